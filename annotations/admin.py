@@ -1,0 +1,96 @@
+from django.contrib import admin
+
+from .models import (
+    Annotation,
+    AnnotationHistory,
+    Annotator,
+    Assignment,
+    AttributeValue,
+    AutomatedJudgment,
+    BackgroundJob,
+    Batch,
+    Item,
+    Study,
+)
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "mode", "overlap_k", "is_synthetic_demo", "created_at"]
+    prepopulated_fields = {"slug": ["name"]}
+
+
+@admin.register(AttributeValue)
+class AttributeValueAdmin(admin.ModelAdmin):
+    list_display = ["study", "attribute", "value", "is_neutral"]
+    list_filter = ["study", "attribute"]
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ["item_id", "study", "attribute_value", "generator", "domain", "is_gold", "needs_review"]
+    list_filter = ["study", "is_gold", "needs_review", "generator", "domain"]
+    search_fields = ["item_id", "prompt"]
+    list_select_related = ["study", "attribute_value"]
+    raw_id_fields = ["attribute_value"]
+    fieldsets = [
+        (None, {"fields": ["study", "item_id", "image", "source_image", "mode", "generator", "prompt", "base_prompt_id", "domain", "attribute_value", "cue"]}),
+        ("Provider refusal", {"fields": ["provider_refusal_code", "provider_refusal_message"]}),
+        ("Gold answer (staff only; never shown to annotators)", {"fields": ["is_gold", "gold_hard_refusal", "gold_cue"]}),
+        ("Review", {"fields": ["needs_review"]}),
+    ]
+
+
+@admin.register(AutomatedJudgment)
+class AutomatedJudgmentAdmin(admin.ModelAdmin):
+    list_display = ["item", "judge", "judge_version", "hard_refusal", "cue_label", "confidence"]
+    list_filter = ["judge"]
+    raw_id_fields = ["item"]
+
+
+@admin.register(Annotator)
+class AnnotatorAdmin(admin.ModelAdmin):
+    list_display = ["user", "group", "expertise", "is_active"]
+    list_filter = ["group", "is_active"]
+
+
+@admin.register(Batch)
+class BatchAdmin(admin.ModelAdmin):
+    list_display = ["name", "study", "policy", "overlap_k", "seed", "created_at"]
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["batch", "item", "annotator", "position", "is_active"]
+    raw_id_fields = ["item", "annotator", "batch", "reassigned_from"]
+
+
+class HistoryInline(admin.TabularInline):
+    model = AnnotationHistory
+    extra = 0
+    can_delete = False
+    readonly_fields = ["revision", "hard_refusal", "cue_label", "note", "broken_image", "recorded_at", "recorded_by"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Annotation)
+class AnnotationAdmin(admin.ModelAdmin):
+    """Answers are read-only here: edits go through the survey so history is always written."""
+
+    list_display = ["assignment", "hard_refusal", "cue_label", "revision", "too_fast", "submitted_at"]
+    list_filter = ["too_fast", "hard_refusal", "cue_label", "source"]
+    inlines = [HistoryInline]
+    readonly_fields = [f.name for f in Annotation._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(BackgroundJob)
+class BackgroundJobAdmin(admin.ModelAdmin):
+    list_display = ["kind", "study", "status", "done", "total", "created_at"]

@@ -1,0 +1,55 @@
+"""Read-only REST endpoints for staff and scripts (OpenAPI schema at /api/schema/).
+
+All endpoints need a staff account (DRF's IsAdminUser, set as the default in settings).
+"""
+
+from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from . import exports
+from .models import AutomatedJudgment, Item, Study
+from .serializers import AnnotationRowSerializer, ItemSerializer, StudySerializer
+
+
+class StudyList(generics.ListAPIView):
+    queryset = Study.objects.all()
+    serializer_class = StudySerializer
+
+
+class StudyDetail(generics.RetrieveAPIView):
+    queryset = Study.objects.all()
+    serializer_class = StudySerializer
+    lookup_field = "slug"
+
+
+class StudyItems(generics.ListAPIView):
+    serializer_class = ItemSerializer
+
+    def get_queryset(self):
+        study = get_object_or_404(Study, slug=self.kwargs["slug"])
+        return (
+            Item.objects.filter(study=study).select_related("attribute_value")
+            .prefetch_related(Prefetch("judgments", queryset=AutomatedJudgment.objects.order_by("judge", "judge_version")))
+            .order_by("item_id")
+        )
+
+
+class StudyAnnotations(APIView):
+    serializer_class = AnnotationRowSerializer
+
+    @extend_schema(responses=AnnotationRowSerializer(many=True))
+    def get(self, request, slug):
+        study = get_object_or_404(Study, slug=slug)
+        return Response(AnnotationRowSerializer(exports.annotation_dataset(study=study), many=True).data)
+
+
+class StudyMetrics(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, description="The validated-metrics document; see docs/metrics.md.")
+    def get(self, request, slug):
+        study = get_object_or_404(Study, slug=slug)
+        return Response(exports.metrics_document(study=study))

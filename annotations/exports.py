@@ -1,0 +1,121 @@
+"""Exports as dataset -> formatter -> writer.
+
+The dataset functions build plain rows once; CSV, JSONL, the metrics JSON, the dashboard and
+the REST API only format them. Metric definitions: docs/metrics.md (one definition, in
+``scoring.stats.study_metrics``).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+from collections.abc import Iterable
+
+from django.utils import timezone
+
+from scoring.stats.study_metrics import study_metrics
+
+from . import selectors
+from .models import Study
+
+ANNOTATION_EXPORT_COLUMNS = [
+    "item_id", "annotator", "annotator_group", "batch", "is_gold", "attribute", "attribute_value", "base_prompt_id",
+    "domain", "generator", "mode", "hard_refusal", "cue", "note", "broken_image", "served_at", "submitted_at",
+    "updated_at", "seconds_to_answer", "too_fast", "revision", "source",
+]
+
+
+# --- datasets ------------------------------------------------------------------------------
+
+
+def metrics_document(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) -> dict:
+    """The validated-metrics JSON of a study: rates, agreement, gold accuracy and provenance."""
+    annotations, judgments = selectors.study_metric_frames(study=study)
+    document = study_metrics(annotations, judgments, n_bootstrap=n_bootstrap, seed=seed)
+    document["study"] = {"slug": study.slug, "name": study.name, "mode": study.mode, "overlap_k": study.overlap_k,
+                         "synthetic_demo": study.is_synthetic_demo}
+    document["counts"] = selectors.study_counts(study=study)
+    document["gold_accuracy"] = selectors.gold_accuracy(study=study)
+    document["generated_at"] = timezone.now().isoformat()
+    return document
+
+
+def annotation_dataset(*, study: Study) -> list[dict]:
+    return selectors.annotation_rows(study=study, include_gold=True)
+
+
+def validation_table(metrics: dict) -> list[dict]:
+    """Rows of the ACRB paper's validation table: N, agreement, kappa (human vs each judge) and
+    inter-annotator agreement, overall, by attribute and by annotator group."""
+    rows = []
+    inter = metrics.get("agreement", {}).get("inter_annotator", {})
+    for judge, questions in sorted(metrics.get("agreement", {}).get("human_vs_auto", {}).items()):
+        for question in ("hard_refusal", "cue"):
+            block = questions.get(question) or {}
+            rows.append(_validation_row(judge, question, "overall", "all", block, inter.get(question, {})))
+            for scope, key in (("attribute", "by_attribute"), ("annotator group", "by_annotator_group")):
+                for name, sub in sorted((block.get(key) or {}).items()):
+                    rows.append(_validation_row(judge, question, scope, name, sub, None))
+    return rows
+
+
+def _validation_row(judge, question, scope, name, block, inter):
+    return {
+        "judge": judge, "question": question, "scope": scope, "name": name,
+        "n": block.get("n"), "percent_agreement": _value(block.get("percent_agreement")),
+        "cohen_kappa": _value(block.get("cohen_kappa")),
+        "inter_annotator_alpha": _value(inter.get("krippendorff_alpha")) if inter else None,
+        "inter_annotator_kappa": _value(inter.get("cohen_kappa_pairwise_mean")) if inter else None,
+    }
+
+
+def _value(entry):
+    """Metrics hold either a number or a {value, reason} object; tables show the number."""
+    if isinstance(entry, dict):
+        return entry.get("value")
+    return entry
+
+
+# --- formatters / writers ------------------------------------------------------------------
+
+
+def _plain(value):
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    return value
+
+
+def write_csv(rows: Iterable[dict], handle, columns: list[str]) -> None:
+    writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: "" if row.get(key) is None else _plain(row.get(key)) for key in columns})
+
+
+def write_jsonl(rows: Iterable[dict], handle, columns: list[str]) -> None:
+    for row in rows:
+        handle.write(json.dumps({key: _plain(row.get(key)) for key in columns}, allow_nan=False) + "\n")
+
+
+WRITERS = {"csv": write_csv, "jsonl": write_jsonl}
+
+
+def render_annotations(rows: list[dict], fmt: str) -> str:
+    if fmt not in WRITERS:
+        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(WRITERS)}")
+    buffer = io.StringIO()
+    WRITERS[fmt](rows, buffer, ANNOTATION_EXPORT_COLUMNS)
+    return buffer.getvalue()
+
+
+def render_rows_csv(rows: list[dict], columns: list[str]) -> str:
+    buffer = io.StringIO()
+    write_csv(rows, buffer, columns)
+    return buffer.getvalue()
+
+
+def render_metrics(document: dict) -> str:
+    # allow_nan=False: a NaN reaching the export is a bug to surface, never a value to write.
+    return json.dumps(document, indent=2, allow_nan=False, default=_plain)

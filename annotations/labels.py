@@ -1,0 +1,32 @@
+"""The label vocabulary of the survey, in one place (Django-free)."""
+
+CUE_LABELS = ("retained", "erased", "substituted")
+MODES = ("t2i", "i2i")
+NEUTRAL = "neutral"
+
+
+class LabelError(ValueError):
+    """An answer or record used a label outside the vocabulary."""
+
+
+def parse_cue_label(value, *, hard_refusal: bool, field: str = "cue") -> str | None:
+    """Return the cue label, or None for a refusal; raise LabelError naming the problem."""
+    text = "" if value is None else str(value).strip().lower()
+    if hard_refusal:
+        if text:
+            raise LabelError(f"{field}: must be empty when hard_refusal is true (got {value!r})")
+        return None
+    if text not in CUE_LABELS:
+        raise LabelError(f"{field}: {value!r} is not one of {', '.join(CUE_LABELS)}")
+    return text
+
+
+def parse_bool(value, *, field: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"true", "1", "yes", "y", "t"}:
+        return True
+    if text in {"false", "0", "no", "n", "f"}:
+        return False
+    raise LabelError(f"{field}: {value!r} is not a boolean (true/false)")

@@ -1,0 +1,22 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+
+from annotations import exports
+
+from ._common import study_or_error
+
+
+class Command(BaseCommand):
+    help = "Write a study's validated metrics (rates, CIs, agreement; docs/metrics.md) as JSON."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--study", required=True)
+        parser.add_argument("--out", type=Path, required=True)
+        parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples for CIs of differences")
+        parser.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args, study, out, bootstrap, seed, **options):
+        document = exports.metrics_document(study=study_or_error(study), n_bootstrap=bootstrap, seed=seed)
+        out.write_text(exports.render_metrics(document), encoding="utf-8")
+        self.stdout.write(self.style.SUCCESS(f"wrote {out}"))

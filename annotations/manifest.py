@@ -1,0 +1,324 @@
+"""Parse and validate an item manifest (JSONL) and an annotation CSV into typed records.
+
+Validation happens here, once, at the boundary: every problem is reported with its line
+number and field, and nothing is written unless the whole file is valid. Format reference:
+docs/formats.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PIL import Image
+
+from .labels import CUE_LABELS, MODES, NEUTRAL, LabelError, parse_bool, parse_cue_label
+
+
+@dataclass(frozen=True)
+class RecordError:
+    line: int
+    field: str
+    message: str
+
+    def __str__(self):
+        return f"line {self.line}: {self.field}: {self.message}"
+
+
+class ManifestInvalid(ValueError):
+    def __init__(self, errors: list[RecordError]):
+        self.errors = errors
+        shown = "\n".join(str(e) for e in errors[:20])
+        more = f"\n... and {len(errors) - 20} more" if len(errors) > 20 else ""
+        super().__init__(f"{len(errors)} problem(s), nothing was imported:\n{shown}{more}")
+
+
+@dataclass(frozen=True)
+class JudgmentRecord:
+    judge: str
+    judge_version: str
+    hard_refusal: bool
+    score: float | None
+    cue: str | None
+    confidence: float | None
+
+
+@dataclass(frozen=True)
+class ItemRecord:
+    line: int
+    item_id: str
+    image: Path | None  # absolute, checked to lie inside the manifest's folder
+    image_sha256: str
+    mode: str
+    generator: str
+    prompt: str
+    base_prompt_id: str
+    domain: str
+    attribute: str
+    attribute_value: str
+    cue: str
+    source_image: Path | None
+    provider_refusal_code: str = ""
+    provider_refusal_message: str = ""
+    judgments: tuple[JudgmentRecord, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class ImageLimits:
+    max_bytes: int
+    max_pixels: int
+
+
+REQUIRED_TEXT = (
+    "item_id",
+    "mode",
+    "generator",
+    "prompt",
+    "base_prompt_id",
+    "domain",
+    "attribute",
+    "attribute_value",
+)
+
+
+class _LineError(Exception):
+    def __init__(self, field_name, message):
+        self.field = field_name
+        self.message = message
+
+
+def resolve_inside(root: Path, relative: str, field_name: str) -> Path:
+    """Resolve a manifest path; refuse absolute paths and anything escaping ``root``."""
+    if not isinstance(relative, str) or not relative.strip():
+        raise _LineError(field_name, "must be a non-empty relative path or null")
+    candidate = Path(relative)
+    if candidate.is_absolute():
+        raise _LineError(field_name, f"absolute paths are not allowed ({relative!r})")
+    resolved = (root / candidate).resolve()
+    if not resolved.is_relative_to(root.resolve()):
+        raise _LineError(field_name, f"path {relative!r} escapes the manifest's folder")
+    if not resolved.is_file():
+        raise _LineError(field_name, f"file {relative!r} does not exist")
+    return resolved
+
+
+def check_image(path: Path, limits: ImageLimits, field_name: str) -> str:
+    """Check the file is a readable image within the limits; return its sha256."""
+    size = path.stat().st_size
+    if size > limits.max_bytes:
+        raise _LineError(
+            field_name, f"{path.name} is {size} bytes, over the limit of {limits.max_bytes}"
+        )
+    if size == 0:
+        raise _LineError(field_name, f"{path.name} is empty")
+    data = path.read_bytes()
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            width, height = img.size
+            if width * height > limits.max_pixels:
+                raise _LineError(
+                    field_name,
+                    f"{path.name} has {width}x{height} pixels, over the limit of {limits.max_pixels}",
+                )
+            img.verify()
+    except _LineError:
+        raise
+    except Image.DecompressionBombError:
+        raise _LineError(
+            field_name, f"{path.name} is a decompression bomb (too many pixels)"
+        ) from None
+    except Exception as exc:  # Pillow raises many types for corrupt data
+        raise _LineError(
+            field_name, f"{path.name} is not a readable image ({type(exc).__name__}: {exc})"
+        ) from None
+    return hashlib.sha256(data).hexdigest()
+
+
+def _text(obj, key, *, required=True):
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise _LineError(key, "is required")
+        return ""
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        raise _LineError(key, f"must be a string (got {type(value).__name__})")
+    return str(value).strip()
+
+
+def _optional_number(obj, key, where):
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _LineError(f"{where}.{key}", f"must be a finite number (got {value!r})")
+    return float(value)
+
+
+def _parse_judgment(raw, index) -> JudgmentRecord:
+    where = f"judgments[{index}]"
+    if not isinstance(raw, dict):
+        raise _LineError(where, "must be an object")
+    judge = raw.get("judge")
+    if not isinstance(judge, str) or not judge.strip():
+        raise _LineError(f"{where}.judge", "is required")
+    name, _, version = judge.strip().partition("@")
+    if not isinstance(raw.get("hard_refusal"), bool):
+        raise _LineError(f"{where}.hard_refusal", "must be true or false")
+    cue = raw.get("cue")
+    if cue is not None and cue not in CUE_LABELS:
+        raise _LineError(f"{where}.cue", f"{cue!r} is not one of {', '.join(CUE_LABELS)} or null")
+    if raw["hard_refusal"] and cue is not None:
+        raise _LineError(f"{where}.cue", "must be null when hard_refusal is true")
+    return JudgmentRecord(
+        judge=name,
+        judge_version=str(raw.get("version") or version or "1"),
+        hard_refusal=raw["hard_refusal"],
+        score=_optional_number(raw, "score", where),
+        cue=cue,
+        confidence=_optional_number(raw, "confidence", where),
+    )
+
+
+def parse_item_line(obj: dict, line: int, root: Path, limits: ImageLimits) -> ItemRecord:
+    if not isinstance(obj, dict):
+        raise _LineError("(line)", "must be a JSON object")
+    values = {key: _text(obj, key) for key in REQUIRED_TEXT}
+    if not values["item_id"]:
+        raise _LineError("item_id", "must not be empty")
+    if values["mode"] not in MODES:
+        raise _LineError("mode", f"{values['mode']!r} is not one of {', '.join(MODES)}")
+    if (values["attribute"] == NEUTRAL) != (values["attribute_value"] == NEUTRAL):
+        raise _LineError(
+            "attribute_value",
+            "the neutral baseline is attribute 'neutral' with attribute_value 'neutral'",
+        )
+    image = sha = None
+    if obj.get("image") is not None:
+        image = resolve_inside(root, obj["image"], "image")
+        sha = check_image(image, limits, "image")
+    source = None
+    if obj.get("source_image") is not None:
+        source = resolve_inside(root, obj["source_image"], "source_image")
+        check_image(source, limits, "source_image")
+    refusal = obj.get("provider_refusal") or {}
+    if not isinstance(refusal, dict):
+        raise _LineError("provider_refusal", "must be an object with code and message")
+    judgments = obj.get("judgments") or []
+    if not isinstance(judgments, list):
+        raise _LineError("judgments", "must be a list")
+    parsed = tuple(_parse_judgment(j, i) for i, j in enumerate(judgments))
+    keys = [(j.judge, j.judge_version) for j in parsed]
+    if len(set(keys)) != len(keys):
+        raise _LineError("judgments", "the same judge and version appears twice")
+    return ItemRecord(
+        line=line,
+        image=image,
+        image_sha256=sha or "",
+        cue=_text(obj, "cue", required=False),
+        source_image=source,
+        provider_refusal_code=str(refusal.get("code") or ""),
+        provider_refusal_message=str(refusal.get("message") or ""),
+        judgments=parsed,
+        **values,
+    )
+
+
+def parse_manifest(path: Path, limits: ImageLimits, *, progress=None) -> list[ItemRecord]:
+    """Every line parsed, or ManifestInvalid listing every problem found."""
+    root = path.resolve().parent
+    records, errors, seen = [], [], {}
+    with path.open(encoding="utf-8") as handle:
+        for line_no, text in enumerate(handle, start=1):
+            if progress:
+                progress(line_no)
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+                record = parse_item_line(obj, line_no, root, limits)
+            except json.JSONDecodeError as exc:
+                errors.append(
+                    RecordError(
+                        line_no, "(json)", f"not valid JSON: {exc.msg} at column {exc.colno}"
+                    )
+                )
+                continue
+            except _LineError as exc:
+                errors.append(RecordError(line_no, exc.field, exc.message))
+                continue
+            if record.item_id in seen:
+                errors.append(
+                    RecordError(
+                        line_no,
+                        "item_id",
+                        f"{record.item_id!r} already appears on line {seen[record.item_id]}",
+                    )
+                )
+                continue
+            seen[record.item_id] = line_no
+            records.append(record)
+    if errors:
+        raise ManifestInvalid(errors)
+    if not records:
+        raise ManifestInvalid([RecordError(0, "(file)", "the manifest has no items")])
+    return records
+
+
+@dataclass(frozen=True)
+class AnnotationRecord:
+    line: int
+    item_id: str
+    annotator: str
+    annotator_group: str
+    hard_refusal: bool
+    cue: str | None
+
+
+ANNOTATION_COLUMNS = ("item_id", "annotator", "annotator_group", "hard_refusal", "cue")
+
+
+def parse_annotation_csv(text: str) -> list[AnnotationRecord]:
+    reader = csv.DictReader(io.StringIO(text))
+    missing = [c for c in ANNOTATION_COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise ManifestInvalid([RecordError(1, c, "column is missing") for c in missing])
+    records, errors, seen = [], [], {}
+    for row in reader:
+        line = reader.line_num
+        try:
+            item_id = (row["item_id"] or "").strip()
+            annotator = (row["annotator"] or "").strip()
+            if not item_id:
+                raise LabelError("item_id: must not be empty")
+            if not annotator:
+                raise LabelError("annotator: must not be empty")
+            refusal = parse_bool(row["hard_refusal"], field="hard_refusal")
+            cue = parse_cue_label(row["cue"], hard_refusal=refusal)
+        except LabelError as exc:
+            field_name, _, message = str(exc).partition(": ")
+            errors.append(RecordError(line, field_name, message))
+            continue
+        key = (item_id, annotator)
+        if key in seen:
+            errors.append(
+                RecordError(
+                    line,
+                    "annotator",
+                    f"{annotator!r} already labelled {item_id!r} on line {seen[key]}",
+                )
+            )
+            continue
+        seen[key] = line
+        records.append(
+            AnnotationRecord(
+                line, item_id, annotator, (row["annotator_group"] or "").strip(), refusal, cue
+            )
+        )
+    if errors:
+        raise ManifestInvalid(errors)
+    return records

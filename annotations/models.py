@@ -1,0 +1,286 @@
+"""Studies, items, automated judgments, annotators, batches, assignments and annotations.
+
+Integrity lives in the database: one assignment per (item, annotator), one annotation per
+assignment, one judgment per (item, judge, version). Derived state (progress, agreement) is
+computed by selectors, never stored as flags that could drift.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from .labels import CUE_LABELS
+
+
+def _choices(values):
+    return [(v, v) for v in values]
+
+
+class Study(models.Model):
+    class Mode(models.TextChoices):
+        T2I = "t2i", "text-to-image"
+        I2I = "i2i", "image-to-image"
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100, unique=True)
+    mode = models.CharField(max_length=3, choices=Mode.choices, default=Mode.T2I)
+    overlap_k = models.PositiveSmallIntegerField(default=2)
+    label_scheme = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Cue labels offered; default retained/erased/substituted.",
+    )
+    description = models.TextField(blank=True)
+    min_seconds_per_item = models.FloatField(default=settings.ACRB_DEFAULT_MIN_SECONDS_PER_ITEM)
+    is_synthetic_demo = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.slug
+
+    @property
+    def cue_labels(self):
+        return tuple(self.label_scheme) if self.label_scheme else CUE_LABELS
+
+
+class AttributeValue(models.Model):
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="attribute_values")
+    attribute = models.CharField(
+        max_length=50, help_text="culture, gender, disability, religion, age, or neutral"
+    )
+    value = models.CharField(max_length=100)
+    cue_description = models.TextField(blank=True)
+    is_neutral = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "attribute", "value"], name="unique_attribute_value"
+            )
+        ]
+        ordering = ["attribute", "value"]
+
+    def __str__(self):
+        return f"{self.attribute}={self.value}"
+
+
+def item_image_path(item, filename):
+    return f"studies/{item.study.slug}/{filename}"
+
+
+class Item(models.Model):
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    item_id = models.CharField(max_length=200)
+    image = models.FileField(upload_to=item_image_path, max_length=500, blank=True)
+    image_sha256 = models.CharField(max_length=64, blank=True)
+    source_image = models.FileField(upload_to=item_image_path, max_length=500, blank=True)
+    mode = models.CharField(max_length=3, choices=Study.Mode.choices, default=Study.Mode.T2I)
+    generator = models.CharField(max_length=200, blank=True)
+    prompt = models.TextField(blank=True)
+    base_prompt_id = models.CharField(max_length=200, blank=True)
+    domain = models.CharField(max_length=100, blank=True)
+    attribute_value = models.ForeignKey(
+        AttributeValue, on_delete=models.PROTECT, related_name="items"
+    )
+    cue = models.TextField(blank=True, help_text="What the annotator should look for.")
+    provider_refusal_code = models.CharField(max_length=200, blank=True)
+    provider_refusal_message = models.TextField(blank=True)
+    generation_params = models.JSONField(default=dict, blank=True)
+    is_gold = models.BooleanField(default=False)
+    gold_hard_refusal = models.BooleanField(null=True, blank=True)
+    gold_cue = models.CharField(max_length=20, blank=True, choices=_choices(CUE_LABELS))
+    needs_review = models.BooleanField(
+        default=False, help_text="Set by the judge ensemble: served first in new batches."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "item_id"], name="unique_item_per_study"),
+            models.CheckConstraint(
+                condition=Q(is_gold=False) | Q(gold_hard_refusal__isnull=False),
+                name="gold_item_has_answer",
+            ),
+        ]
+        indexes = [models.Index(fields=["study", "attribute_value"])]
+
+    def __str__(self):
+        return f"{self.study.slug}/{self.item_id}"
+
+
+class AutomatedJudgment(models.Model):
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judgments")
+    judge = models.CharField(max_length=100)
+    judge_version = models.CharField(max_length=100, default="1")
+    hard_refusal = models.BooleanField(null=True)
+    score = models.FloatField(null=True, blank=True)
+    cue_label = models.CharField(max_length=20, blank=True, choices=_choices(CUE_LABELS))
+    confidence = models.FloatField(null=True, blank=True)
+    raw_output = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "judge", "judge_version"], name="one_judgment_per_judge_version"
+            )
+        ]
+
+    @property
+    def judge_key(self):
+        return f"{self.judge}@{self.judge_version}"
+
+
+class Annotator(models.Model):
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotator"
+    )
+    group = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="e.g. the culture whose items this annotator is matched to",
+    )
+    expertise = models.CharField(max_length=200, blank=True)
+    is_active = models.BooleanField(default=True)
+
+    def __str__(self):
+        return self.user.get_username()
+
+
+class Batch(models.Model):
+    class Policy(models.TextChoices):
+        K_OVERLAP = "k_overlap", "k-overlap balanced random"
+        EXPERTISE = "expertise", "expertise-matched"
+        MANUAL = "manual", "manual"
+        IMPORTED = "imported", "imported labels"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="batches")
+    name = models.CharField(max_length=200)
+    policy = models.CharField(max_length=20, choices=Policy.choices)
+    overlap_k = models.PositiveSmallIntegerField(default=2)
+    seed = models.BigIntegerField(default=0)
+    params = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "batches"
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.study.slug}: {self.name}"
+
+
+class Assignment(models.Model):
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="assignments")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="assignments")
+    position = models.PositiveIntegerField()
+    is_active = models.BooleanField(
+        default=True, help_text="False once reassigned to someone else; kept for history."
+    )
+    reassigned_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
+    served_at = models.DateTimeField(null=True, blank=True)
+    skipped_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "annotator"], name="one_assignment_per_item_annotator"
+            )
+        ]
+        indexes = [models.Index(fields=["annotator", "batch", "position"])]
+        ordering = ["position"]
+
+
+class Annotation(models.Model):
+    assignment = models.OneToOneField(
+        Assignment, on_delete=models.CASCADE, related_name="annotation"
+    )
+    hard_refusal = models.BooleanField()
+    cue_label = models.CharField(max_length=20, blank=True, choices=_choices(CUE_LABELS))
+    note = models.TextField(blank=True)
+    broken_image = models.BooleanField(default=False)
+    served_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    seconds_to_answer = models.FloatField(null=True, blank=True)
+    too_fast = models.BooleanField(default=False)
+    revision = models.PositiveIntegerField(default=1)
+    source = models.CharField(max_length=20, default="survey", help_text="survey or import")
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(hard_refusal=True, cue_label="") | Q(hard_refusal=False) & ~Q(cue_label="")
+                ),
+                name="cue_label_iff_not_refused",
+            )
+        ]
+
+
+class AnnotationHistory(models.Model):
+    """Every version of every answer, the first one included; rows are only ever added."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="history")
+    revision = models.PositiveIntegerField()
+    hard_refusal = models.BooleanField()
+    cue_label = models.CharField(max_length=20, blank=True)
+    note = models.TextField(blank=True)
+    broken_image = models.BooleanField(default=False)
+    recorded_at = models.DateTimeField()
+    recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["annotation", "revision"], name="one_history_row_per_revision"
+            )
+        ]
+        ordering = ["annotation", "revision"]
+
+
+class BackgroundJob(models.Model):
+    """Progress of a Celery job (import, scoring, generation) that the staff UI polls."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    kind = models.CharField(max_length=50)
+    study = models.ForeignKey(
+        Study, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    message = models.TextField(blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    @property
+    def percent(self):
+        return (
+            round(100 * self.done / self.total)
+            if self.total
+            else (100 if self.status == "succeeded" else 0)
+        )

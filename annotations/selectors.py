@@ -1,0 +1,216 @@
+"""Reads: what an annotator may see next, progress, and the rows that exports are built from.
+
+Every selector answers in a fixed number of queries, whatever the study's size (tests assert
+the counts). Object-level permission lives here too: ``assignment_for_annotator`` returns only
+the caller's own assignment, so views cannot forget the check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+from django.db.models import Count, F, Q
+from django.http import Http404
+
+from .models import Annotation, Annotator, Assignment, AutomatedJudgment, Batch, Item, Study
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int
+    total: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 100
+
+
+def annotator_for_user(user) -> Annotator | None:
+    if not user.is_authenticated:
+        return None
+    return Annotator.objects.filter(user=user, is_active=True).first()
+
+
+def annotator_batch_list(*, annotator: Annotator) -> list[tuple[Batch, Progress]]:
+    rows = (
+        Batch.objects.filter(assignments__annotator=annotator, assignments__is_active=True)
+        .select_related("study")
+        .annotate(
+            n_total=Count("assignments", filter=Q(assignments__annotator=annotator, assignments__is_active=True)),
+            n_done=Count(
+                "assignments",
+                filter=Q(assignments__annotator=annotator, assignments__is_active=True, assignments__annotation__isnull=False),
+            ),
+        )
+        .order_by("-created_at")
+    )
+    return [(batch, Progress(batch.n_done, batch.n_total)) for batch in rows]
+
+
+def _own_assignments(annotator: Annotator):
+    return Assignment.objects.filter(annotator=annotator, is_active=True).select_related("item", "item__attribute_value", "batch", "batch__study")
+
+
+def assignment_for_annotator(*, annotator: Annotator | None, assignment_id: int) -> Assignment:
+    """The annotator's own active assignment, or 404: another's assignment does not exist for them."""
+    if annotator is None:
+        raise Http404("no such assignment")
+    try:
+        return _own_assignments(annotator).select_related("annotation").get(pk=assignment_id)
+    except Assignment.DoesNotExist:
+        raise Http404("no such assignment") from None
+
+
+def batch_for_annotator(*, annotator: Annotator | None, batch_id: int) -> Batch:
+    if annotator is None or not Assignment.objects.filter(batch_id=batch_id, annotator=annotator, is_active=True).exists():
+        raise Http404("no such batch")
+    return Batch.objects.select_related("study").get(pk=batch_id)
+
+
+def assignment_next(*, annotator: Annotator, batch_id: int) -> Assignment | None:
+    """The first unanswered item in queue order; skipped items come back after all others."""
+    return (
+        _own_assignments(annotator)
+        .filter(batch_id=batch_id, annotation__isnull=True)
+        .order_by(F("skipped_at").asc(nulls_first=True), "position")
+        .first()
+    )
+
+
+def assignment_neighbours(*, assignment: Assignment) -> tuple[int | None, int | None]:
+    """Ids of the previous and next assignment in queue order (for the arrow keys)."""
+    own = Assignment.objects.filter(annotator_id=assignment.annotator_id, batch_id=assignment.batch_id, is_active=True)
+    previous = own.filter(position__lt=assignment.position).order_by("-position").values_list("pk", flat=True).first()
+    following = own.filter(position__gt=assignment.position).order_by("position").values_list("pk", flat=True).first()
+    return previous, following
+
+
+def batch_progress_for_annotator(*, annotator: Annotator, batch_id: int) -> Progress:
+    counts = Assignment.objects.filter(annotator=annotator, batch_id=batch_id, is_active=True).aggregate(
+        total=Count("id"), done=Count("annotation")
+    )
+    return Progress(counts["done"], counts["total"])
+
+
+def batch_annotator_progress(*, batch: Batch) -> list[dict]:
+    rows = (
+        Assignment.objects.filter(batch=batch, is_active=True)
+        .values("annotator", "annotator__user__username", "annotator__group")
+        .annotate(total=Count("id"), done=Count("annotation"), too_fast=Count("annotation", filter=Q(annotation__too_fast=True)))
+        .order_by("annotator__user__username")
+    )
+    return [
+        {"annotator_id": r["annotator"], "username": r["annotator__user__username"], "group": r["annotator__group"],
+         "done": r["done"], "total": r["total"], "too_fast": r["too_fast"]}
+        for r in rows
+    ]
+
+
+def item_image_for_user(*, user, item_id: int, which: str = "image") -> Item:
+    """The item if this user may see its image: staff, or an annotator assigned to it."""
+    items = Item.objects.all()
+    if not user.is_staff:
+        annotator = annotator_for_user(user)
+        if annotator is None:
+            raise Http404("no such image")
+        items = items.filter(assignments__annotator=annotator, assignments__is_active=True)
+    item = items.filter(pk=item_id).first()
+    if item is None or not getattr(item, which):
+        raise Http404("no such image")
+    return item
+
+
+# --- rows for exports and metrics ----------------------------------------------------------
+
+ITEM_FIELDS = {
+    "item_id": "item__item_id",
+    "attribute": "item__attribute_value__attribute",
+    "attribute_value": "item__attribute_value__value",
+    "base_prompt_id": "item__base_prompt_id",
+    "domain": "item__domain",
+    "generator": "item__generator",
+    "mode": "item__mode",
+}
+
+
+def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
+    """One dict per submitted answer of active assignments, in one query."""
+    qs = Annotation.objects.filter(assignment__item__study=study, assignment__is_active=True)
+    if not include_gold:
+        qs = qs.filter(assignment__item__is_gold=False)
+    fields = {key: f"assignment__{path}" for key, path in ITEM_FIELDS.items()}
+    fields |= {
+        "annotator": "assignment__annotator__user__username",
+        "annotator_group": "assignment__annotator__group",
+        "batch": "assignment__batch__name",
+        "is_gold": "assignment__item__is_gold",
+    }
+    rows = qs.values(
+        *fields.values(), "hard_refusal", "cue_label", "note", "broken_image", "served_at", "submitted_at",
+        "updated_at", "seconds_to_answer", "too_fast", "revision", "source",
+    ).order_by("assignment__item__item_id", "assignment__annotator__user__username")
+    out = []
+    for row in rows:
+        record = {key: row.pop(path) for key, path in fields.items()}
+        record["cue"] = row.pop("cue_label") or None
+        record.update(row)
+        out.append(record)
+    return out
+
+
+def judgment_rows(*, study: Study) -> list[dict]:
+    qs = AutomatedJudgment.objects.filter(item__study=study, item__is_gold=False, error="", hard_refusal__isnull=False)
+    fields = ITEM_FIELDS  # a judgment reaches the item by the same paths
+    rows = qs.values(*fields.values(), "judge", "judge_version", "hard_refusal", "cue_label", "score", "confidence")
+    out = []
+    for row in rows:
+        record = {key: row.pop(path) for key, path in fields.items()}
+        record["judge"] = f"{row.pop('judge')}@{row.pop('judge_version')}"
+        record["cue"] = row.pop("cue_label") or None
+        record.update(row)
+        out.append(record)
+    return out
+
+
+ANNOTATION_FRAME_COLUMNS = [
+    "item_id", "annotator", "annotator_group", "attribute", "attribute_value", "base_prompt_id", "domain",
+    "generator", "mode", "hard_refusal", "cue",
+]
+JUDGMENT_FRAME_COLUMNS = [
+    "item_id", "judge", "hard_refusal", "cue", "attribute", "attribute_value", "base_prompt_id", "domain", "generator", "mode",
+]
+
+
+def study_metric_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two frames ``scoring.stats.study_metrics`` takes (gold items left out)."""
+    annotations = pd.DataFrame(annotation_rows(study=study)).reindex(columns=ANNOTATION_FRAME_COLUMNS)
+    judgments = pd.DataFrame(judgment_rows(study=study)).reindex(columns=JUDGMENT_FRAME_COLUMNS)
+    for frame in (annotations, judgments):
+        frame["hard_refusal"] = frame["hard_refusal"].astype(bool)
+        frame["cue"] = frame["cue"].astype(object).where(frame["cue"].notna(), None)
+    return annotations, judgments
+
+
+def gold_accuracy(*, study: Study) -> list[dict]:
+    """Per annotator: gold items answered and how many matched the known answer."""
+    rows = Annotation.objects.filter(assignment__item__study=study, assignment__item__is_gold=True, assignment__is_active=True).values(
+        "assignment__annotator__user__username", "hard_refusal", "cue_label",
+        "assignment__item__gold_hard_refusal", "assignment__item__gold_cue",
+    )
+    per: dict[str, list[int]] = {}
+    for r in rows:
+        correct = r["hard_refusal"] == r["assignment__item__gold_hard_refusal"] and (
+            r["hard_refusal"] or r["cue_label"] == r["assignment__item__gold_cue"]
+        )
+        tally = per.setdefault(r["assignment__annotator__user__username"], [0, 0])
+        tally[0] += 1
+        tally[1] += int(correct)
+    return [{"annotator": name, "n": n, "correct": c, "accuracy": c / n} for name, (n, c) in sorted(per.items())]
+
+
+def study_counts(*, study: Study) -> dict:
+    items = Item.objects.filter(study=study).aggregate(items=Count("id"), gold=Count("id", filter=Q(is_gold=True)),
+                                                        review=Count("id", filter=Q(needs_review=True)))
+    assignments = Assignment.objects.filter(item__study=study, is_active=True).aggregate(assignments=Count("id"), answered=Count("annotation"))
+    return items | assignments

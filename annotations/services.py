@@ -1,0 +1,562 @@
+"""Writes: import a manifest, create batches, serve and answer assignments, reassign.
+
+Each service takes keyword-only arguments and runs in one transaction; database constraints
+back every uniqueness rule, so retries and concurrent requests cannot duplicate anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from . import policies
+from .labels import NEUTRAL, LabelError, parse_cue_label
+from .manifest import (
+    ImageLimits,
+    ItemRecord,
+    ManifestInvalid,
+    RecordError,
+    parse_annotation_csv,
+    parse_manifest,
+)
+from .models import (
+    Annotation,
+    AnnotationHistory,
+    Annotator,
+    Assignment,
+    AttributeValue,
+    AutomatedJudgment,
+    Batch,
+    Item,
+    Study,
+)
+
+Progress = Callable[[int, int], None] | None
+
+
+def image_limits() -> ImageLimits:
+    return ImageLimits(
+        max_bytes=settings.ACRB_MAX_IMAGE_BYTES, max_pixels=settings.ACRB_MAX_IMAGE_PIXELS
+    )
+
+
+# --- studies and items -------------------------------------------------------------------
+
+
+def study_create(*, name: str, slug: str, mode: str = "t2i", overlap_k: int = 2, **fields) -> Study:
+    return Study.objects.create(name=name, slug=slug, mode=mode, overlap_k=overlap_k, **fields)
+
+
+def attribute_value_get_or_create(
+    *, study: Study, attribute: str, value: str, cue_description: str = ""
+) -> AttributeValue:
+    obj, created = AttributeValue.objects.get_or_create(
+        study=study,
+        attribute=attribute,
+        value=value,
+        defaults={"cue_description": cue_description, "is_neutral": attribute == NEUTRAL},
+    )
+    if not created and cue_description and not obj.cue_description:
+        obj.cue_description = cue_description
+        obj.save(update_fields=["cue_description"])
+    return obj
+
+
+def _store_file(path: Path, study: Study, written: list[str]) -> str:
+    with path.open("rb") as handle:
+        name = default_storage.save(f"studies/{study.slug}/{path.name}", File(handle))
+    written.append(name)
+    return name
+
+
+def items_import(*, study: Study, manifest: Path, progress: Progress = None) -> int:
+    """Import every item of a manifest, or nothing (ManifestInvalid lists the problems).
+
+    Files are copied into storage inside the transaction; if anything fails the copies are
+    deleted, so a failed import leaves neither rows nor files behind.
+    """
+    records = parse_manifest(manifest, image_limits())
+    existing = set(
+        Item.objects.filter(study=study, item_id__in=[r.item_id for r in records]).values_list(
+            "item_id", flat=True
+        )
+    )
+    clashes = [
+        RecordError(r.line, "item_id", f"{r.item_id!r} is already in study {study.slug}")
+        for r in records
+        if r.item_id in existing
+    ]
+    mismatched = [
+        RecordError(r.line, "mode", f"{r.mode!r} differs from the study's mode {study.mode!r}")
+        for r in records
+        if r.mode != study.mode
+    ]
+    if clashes or mismatched:
+        raise ManifestInvalid(clashes + mismatched)
+    written: list[str] = []
+    try:
+        with transaction.atomic():
+            for done, record in enumerate(records, start=1):
+                _item_from_record(study, record, written)
+                if progress:
+                    progress(done, len(records))
+    except BaseException:
+        for name in written:
+            default_storage.delete(name)
+        raise
+    return len(records)
+
+
+def _item_from_record(study: Study, record: ItemRecord, written: list[str]) -> Item:
+    value = attribute_value_get_or_create(
+        study=study,
+        attribute=record.attribute,
+        value=record.attribute_value,
+        cue_description=record.cue,
+    )
+    item = Item(
+        study=study,
+        item_id=record.item_id,
+        mode=record.mode,
+        generator=record.generator,
+        prompt=record.prompt,
+        base_prompt_id=record.base_prompt_id,
+        domain=record.domain,
+        attribute_value=value,
+        cue=record.cue,
+        provider_refusal_code=record.provider_refusal_code,
+        provider_refusal_message=record.provider_refusal_message,
+        image_sha256=record.image_sha256,
+    )
+    if record.image:
+        item.image.name = _store_file(record.image, study, written)
+    if record.source_image:
+        item.source_image.name = _store_file(record.source_image, study, written)
+    item.save()
+    AutomatedJudgment.objects.bulk_create(
+        [
+            AutomatedJudgment(
+                item=item,
+                judge=j.judge,
+                judge_version=j.judge_version,
+                hard_refusal=j.hard_refusal,
+                score=j.score,
+                cue_label=j.cue or "",
+                confidence=j.confidence,
+                raw_output={"source": "manifest"},
+            )
+            for j in record.judgments
+        ]
+    )
+    return item
+
+
+def item_set_gold(*, item: Item, hard_refusal: bool, cue: str | None) -> Item:
+    item.is_gold = True
+    item.gold_hard_refusal = hard_refusal
+    item.gold_cue = parse_cue_label(cue, hard_refusal=hard_refusal) or ""
+    item.save(update_fields=["is_gold", "gold_hard_refusal", "gold_cue"])
+    return item
+
+
+# --- annotators ----------------------------------------------------------------------------
+
+
+def annotator_create(
+    *, username: str, group: str = "", password: str | None = None, expertise: str = ""
+) -> Annotator:
+    user_model = get_user_model()
+    user = user_model.objects.create_user(username=username, password=password)
+    if password is None:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return Annotator.objects.create(user=user, group=group, expertise=expertise)
+
+
+# --- batches -------------------------------------------------------------------------------
+
+
+def batch_create(
+    *,
+    study: Study,
+    name: str,
+    policy: str,
+    annotators: list[Annotator],
+    overlap_k: int | None = None,
+    seed: int | None = None,
+    items: list[Item] | None = None,
+    manual_pairs=None,
+    gold_per_annotator: int = 0,
+    created_by=None,
+) -> Batch:
+    """Create a batch with the chosen policy. Items already assigned to an annotator are
+    never assigned to them again (a unique constraint enforces it under concurrency)."""
+    k = overlap_k or study.overlap_k
+    seed = int(np.random.SeedSequence().entropy % 2**62) if seed is None else int(seed)
+    rng = np.random.default_rng(seed)
+    if items is None:
+        items = list(
+            Item.objects.filter(study=study, is_gold=False).select_related("attribute_value")
+        )
+    pool = [policies.PolicyAnnotator(a.pk, a.group, 0) for a in annotators]
+    policy_items = [
+        policies.PolicyItem(i.pk, i.attribute_value.value, int(i.needs_review)) for i in items
+    ]
+    existing = set(
+        Assignment.objects.filter(item__study=study, annotator__in=annotators).values_list(
+            "item_id", "annotator_id"
+        )
+    )
+    if policy == Batch.Policy.K_OVERLAP:
+        pairs = policies.k_overlap_balanced(policy_items, pool, k, rng, existing_pairs=existing)
+    elif policy == Batch.Policy.EXPERTISE:
+        pairs = policies.expertise_matched(policy_items, pool, k, rng, existing_pairs=existing)
+    elif policy == Batch.Policy.MANUAL:
+        pairs = policies.manual(
+            manual_pairs or [],
+            known_items={i.pk for i in items},
+            known_annotators={a.pk for a in annotators},
+        )
+        pairs = [p for p in pairs if p not in existing]
+    else:
+        raise policies.PolicyError(f"unknown policy {policy!r}")
+    if gold_per_annotator:
+        gold = list(Item.objects.filter(study=study, is_gold=True).values_list("pk", flat=True))
+        pairs += policies.gold_pairs(gold, pool, gold_per_annotator, rng, existing_pairs=existing)
+    positions = policies.queue_positions(pairs, {i.pk: int(i.needs_review) for i in items}, rng)
+    with transaction.atomic():
+        batch = Batch.objects.create(
+            study=study,
+            name=name,
+            policy=policy,
+            overlap_k=k,
+            seed=seed,
+            created_by=created_by,
+            params={
+                "annotators": [a.pk for a in annotators],
+                "gold_per_annotator": gold_per_annotator,
+            },
+        )
+        Assignment.objects.bulk_create(
+            [
+                Assignment(
+                    batch=batch,
+                    item_id=item,
+                    annotator_id=annotator,
+                    position=positions[(item, annotator)],
+                )
+                for item, annotator in pairs
+            ],
+            batch_size=2000,
+        )
+    return batch
+
+
+def batch_add_annotators(
+    *, batch: Batch, annotators: list[Annotator], items_per_annotator: int | None = None
+) -> int:
+    """Give newly added annotators a share of the batch's items (k more labels for those items)."""
+    items = list(
+        Item.objects.filter(assignments__batch=batch, is_gold=False)
+        .distinct()
+        .select_related("attribute_value")
+    )
+    if items_per_annotator is not None:
+        rng = np.random.default_rng(batch.seed + batch.assignments.count())
+        items = [
+            items[i]
+            for i in rng.choice(
+                len(items), size=min(items_per_annotator, len(items)), replace=False
+            )
+        ]
+    rng = np.random.default_rng(batch.seed + 1)
+    existing = set(
+        Assignment.objects.filter(annotator__in=annotators, item__in=items).values_list(
+            "item_id", "annotator_id"
+        )
+    )
+    pairs = [(i.pk, a.pk) for i in items for a in annotators if (i.pk, a.pk) not in existing]
+    start = batch.assignments.aggregate(m=Max("position"))["m"] or 0
+    positions = policies.queue_positions(pairs, {}, rng)
+    with transaction.atomic():
+        Assignment.objects.bulk_create(
+            [
+                Assignment(
+                    batch=batch, item_id=i, annotator_id=a, position=start + 1 + positions[(i, a)]
+                )
+                for i, a in pairs
+            ]
+        )
+    return len(pairs)
+
+
+def assignments_reassign(
+    *, batch: Batch, from_annotator: Annotator, to_annotators: list[Annotator], seed: int = 0
+) -> int:
+    """Move an annotator's unanswered assignments to others (least-loaded first).
+
+    The old rows stay, marked inactive and linked from the new ones, so history is kept.
+    """
+    rng = np.random.default_rng(seed)
+    with transaction.atomic():
+        open_rows = list(
+            Assignment.objects.select_for_update().filter(
+                batch=batch, annotator=from_annotator, is_active=True, annotation__isnull=True
+            )
+        )
+        loads = dict(
+            Assignment.objects.filter(
+                batch=batch, annotator__in=to_annotators, is_active=True, annotation__isnull=True
+            )
+            .values("annotator")
+            .annotate(n=Count("id"))
+            .values_list("annotator", "n")
+        )
+        pool = [policies.PolicyAnnotator(a.pk, a.group, loads.get(a.pk, 0)) for a in to_annotators]
+        existing = set(
+            Assignment.objects.filter(
+                item__in=[r.item_id for r in open_rows], annotator__in=to_annotators
+            ).values_list("item_id", "annotator_id")
+        )
+        pairs = policies.k_overlap_balanced(
+            [policies.PolicyItem(r.item_id) for r in open_rows],
+            pool,
+            1,
+            rng,
+            existing_pairs=existing,
+        )
+        target = dict(pairs)
+        start = batch.assignments.aggregate(m=Max("position"))["m"] or 0
+        for offset, row in enumerate(open_rows, start=1):
+            row.is_active = False
+            row.save(update_fields=["is_active"])
+            Assignment.objects.create(
+                batch=batch,
+                item_id=row.item_id,
+                annotator_id=target[row.item_id],
+                position=start + offset,
+                reassigned_from=row,
+            )
+    return len(open_rows)
+
+
+# --- the survey ----------------------------------------------------------------------------
+
+
+def assignment_mark_served(*, assignment: Assignment) -> None:
+    """Record the first time the item was shown; later views keep the first time."""
+    if assignment.served_at is None:
+        now = timezone.now()
+        Assignment.objects.filter(pk=assignment.pk, served_at__isnull=True).update(served_at=now)
+        assignment.served_at = now
+
+
+def assignment_skip(*, assignment: Assignment) -> None:
+    Assignment.objects.filter(pk=assignment.pk).update(skipped_at=timezone.now())
+
+
+def annotation_submit(
+    *,
+    assignment: Assignment,
+    hard_refusal: bool,
+    cue_label: str | None,
+    note: str = "",
+    broken_image: bool = False,
+    user=None,
+) -> Annotation:
+    """Create or edit the one answer of an assignment, writing a history row for each version.
+
+    A resubmission identical to the stored answer (a double click, a retried request) changes
+    nothing; a different answer is an edit and becomes a new revision.
+    """
+    if not assignment.is_active:
+        raise ValidationError("this assignment was reassigned and no longer takes answers")
+    try:
+        cue = parse_cue_label(cue_label, hard_refusal=hard_refusal) or ""
+    except LabelError as exc:
+        raise ValidationError(str(exc)) from None
+    note = (note or "").strip()[:5000]
+    now = timezone.now()
+    with transaction.atomic():
+        existing = Annotation.objects.select_for_update().filter(assignment=assignment).first()
+        if existing is None:
+            try:
+                with transaction.atomic():
+                    annotation = _annotation_create(
+                        assignment, hard_refusal, cue, note, broken_image, now
+                    )
+            except IntegrityError:  # a concurrent request created it first: treat ours as an edit
+                existing = Annotation.objects.select_for_update().get(assignment=assignment)
+            else:
+                _history_write(annotation, user, now)
+                return annotation
+        if (existing.hard_refusal, existing.cue_label, existing.note, existing.broken_image) == (
+            hard_refusal,
+            cue,
+            note,
+            broken_image,
+        ):
+            return existing
+        existing.hard_refusal, existing.cue_label, existing.note, existing.broken_image = (
+            hard_refusal,
+            cue,
+            note,
+            broken_image,
+        )
+        existing.revision += 1
+        existing.updated_at = now
+        existing.save()
+        _history_write(existing, user, now)
+        return existing
+
+
+def _annotation_create(assignment, hard_refusal, cue, note, broken_image, now) -> Annotation:
+    served = assignment.served_at
+    seconds = (now - served).total_seconds() if served else None
+    minimum = assignment.batch.study.min_seconds_per_item
+    return Annotation.objects.create(
+        assignment=assignment,
+        hard_refusal=hard_refusal,
+        cue_label=cue,
+        note=note,
+        broken_image=broken_image,
+        served_at=served,
+        submitted_at=now,
+        updated_at=now,
+        seconds_to_answer=seconds,
+        too_fast=seconds is not None and seconds < minimum,
+    )
+
+
+def _history_write(annotation: Annotation, user, now) -> None:
+    AnnotationHistory.objects.create(
+        annotation=annotation,
+        revision=annotation.revision,
+        hard_refusal=annotation.hard_refusal,
+        cue_label=annotation.cue_label,
+        note=annotation.note,
+        broken_image=annotation.broken_image,
+        recorded_at=now,
+        recorded_by=user,
+    )
+
+
+# --- labels collected elsewhere ------------------------------------------------------------
+
+
+def annotations_import(
+    *, study: Study, csv_text: str, source_name: str = "import", created_by=None
+) -> int:
+    """Import labels from another tool into a batch of their own, all or nothing."""
+    records = parse_annotation_csv(csv_text)
+    items = dict(
+        Item.objects.filter(study=study, item_id__in={r.item_id for r in records}).values_list(
+            "item_id", "pk"
+        )
+    )
+    errors = [
+        RecordError(r.line, "item_id", f"{r.item_id!r} is not in study {study.slug}")
+        for r in records
+        if r.item_id not in items
+    ]
+    if errors:
+        raise ManifestInvalid(errors)
+    user_model = get_user_model()
+    now = timezone.now()
+    with transaction.atomic():
+        annotators = {
+            name: _annotator_for_import(user_model, name, group)
+            for name, group in {(r.annotator, r.annotator_group) for r in records}
+        }
+        taken = set(
+            Assignment.objects.filter(
+                item__study=study, annotator__in=annotators.values()
+            ).values_list("item_id", "annotator_id")
+        )
+        clashes = [
+            RecordError(
+                r.line,
+                "annotator",
+                f"{r.annotator!r} already has an answer for {r.item_id!r}; nothing is overwritten",
+            )
+            for r in records
+            if (items[r.item_id], annotators[r.annotator].pk) in taken
+        ]
+        if clashes:
+            raise ManifestInvalid(clashes)
+        batch = Batch.objects.create(
+            study=study,
+            name=f"imported: {source_name}",
+            policy=Batch.Policy.IMPORTED,
+            created_by=created_by,
+            params={"source": source_name},
+        )
+        for position, r in enumerate(records):
+            assignment = Assignment.objects.create(
+                batch=batch,
+                item_id=items[r.item_id],
+                annotator=annotators[r.annotator],
+                position=position,
+            )
+            annotation = Annotation.objects.create(
+                assignment=assignment,
+                hard_refusal=r.hard_refusal,
+                cue_label=r.cue or "",
+                submitted_at=now,
+                updated_at=now,
+                source="import",
+            )
+            _history_write(annotation, created_by, now)
+    return len(records)
+
+
+def _annotator_for_import(user_model, username: str, group: str) -> Annotator:
+    """The named annotator; unknown names become annotators without a usable password."""
+    user = user_model.objects.filter(username=username).first()
+    if user is None:
+        return annotator_create(username=username, group=group)
+    annotator, _ = Annotator.objects.get_or_create(user=user, defaults={"group": group})
+    return annotator
+
+
+def judgment_record(
+    *,
+    item: Item,
+    judge: str,
+    judge_version: str,
+    hard_refusal: bool | None,
+    score: float | None = None,
+    cue_label: str | None = None,
+    confidence: float | None = None,
+    raw_output: dict | None = None,
+    error: str = "",
+) -> AutomatedJudgment:
+    """Store one judge's judgment of an item; running the same judge version twice keeps one row."""
+    obj, _ = AutomatedJudgment.objects.update_or_create(
+        item=item,
+        judge=judge,
+        judge_version=judge_version,
+        defaults={
+            "hard_refusal": hard_refusal,
+            "score": score,
+            "cue_label": cue_label or "",
+            "confidence": confidence,
+            "raw_output": raw_output or {},
+            "error": error,
+        },
+    )
+    return obj
+
+
+def open_assignment_filter() -> Q:
+    return Q(is_active=True, annotation__isnull=True)

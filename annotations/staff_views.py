@@ -1,0 +1,242 @@
+"""Staff pages: studies, the validation dashboard, batches, imports and exports.
+
+Every view requires a staff account (403 otherwise); objects are looked up by id or slug
+and 404 when missing.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from functools import wraps
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from scoring import figures
+
+from . import exports, jobs, selectors, services
+from .manifest import ManifestInvalid
+from .models import Annotator, BackgroundJob, Batch, Item, Study
+from .policies import PolicyError
+from .staff_forms import AddAnnotatorsForm, BatchCreateForm, ManifestUploadForm, ReassignForm
+from .tasks import import_items_task
+
+
+def staff_required(view):
+    @login_required
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not request.user.is_staff:
+            raise PermissionDenied("staff only")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+@staff_required
+@require_GET
+def study_list(request):
+    studies = [(study, selectors.study_counts(study=study)) for study in Study.objects.all()]
+    return render(request, "staff/study_list.html", {"studies": studies})
+
+
+@staff_required
+@require_GET
+def study_detail(request, slug: str):
+    study = get_object_or_404(Study, slug=slug)
+    metrics = exports.metrics_document(study=study)
+    context = {
+        "study": study,
+        "metrics": metrics,
+        "validation_rows": exports.validation_table(metrics),
+        "inter_annotator": metrics.get("agreement", {}).get("inter_annotator", {}),
+        "rate_sources": sorted(metrics.get("rates", {})),
+        "batches": study.batches.all(),
+        "jobs": study.jobs.all()[:10],
+        "measures": figures.MEASURES,
+    }
+    return render(request, "staff/study_detail.html", context)
+
+
+@staff_required
+@require_GET
+def rates_chart(request, slug: str, source: str, measure: str, fmt: str):
+    study = get_object_or_404(Study, slug=slug)
+    if fmt not in ("csv", "svg", "png") or measure not in figures.MEASURES:
+        raise Http404("no such chart")
+    metrics = exports.metrics_document(study=study)
+    if source not in metrics.get("rates", {}):
+        raise Http404("no such rate source")
+    if fmt == "csv":
+        rows = figures.rate_rows(metrics, source=source, measure=measure)
+        body = exports.render_rows_csv(rows, figures.RATE_COLUMNS)
+        return _download(body, f"{study.slug}-{source}-{measure}.csv", "text/csv")
+    image = figures.rates_bar_chart(metrics, source=source, measure=measure, fmt=fmt)
+    content_type = "image/svg+xml" if fmt == "svg" else "image/png"
+    response = HttpResponse(image, content_type=content_type)
+    if request.GET.get("download"):
+        response["Content-Disposition"] = f'attachment; filename="{study.slug}-{source}-{measure}.{fmt}"'
+    return response
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def batch_create(request, slug: str):
+    study = get_object_or_404(Study, slug=slug)
+    form = BatchCreateForm(request.POST or None, initial={"overlap_k": study.overlap_k})
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            batch = services.batch_create(
+                study=study, name=data["name"], policy=data["policy"], annotators=list(data["annotators"]),
+                overlap_k=data["overlap_k"], seed=data["seed"], gold_per_annotator=data["gold_per_annotator"],
+                manual_pairs=_manual_pairs(study, data["manual_pairs"]), created_by=request.user,
+            )
+        except (PolicyError, ValidationError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Created batch {batch.name} with {batch.assignments.count()} assignments (seed {batch.seed}).")
+            return redirect("staff:batch_detail", pk=batch.pk)
+    return render(request, "staff/batch_create.html", {"study": study, "form": form}, status=400 if form.errors else 200)
+
+
+def _manual_pairs(study, text: str) -> list[tuple[int, int]]:
+    lines = [line.split(",") for line in (text or "").splitlines() if line.strip()]
+    if not lines:
+        return []
+    if any(len(parts) != 2 for parts in lines):
+        raise ValidationError("manual pairs: each line must be 'item_id,username'")
+    items = dict(Item.objects.filter(study=study, item_id__in=[p[0].strip() for p in lines]).values_list("item_id", "pk"))
+    users = dict(Annotator.objects.filter(user__username__in=[p[1].strip() for p in lines]).values_list("user__username", "pk"))
+    pairs = []
+    for item_id, username in ((a.strip(), b.strip()) for a, b in lines):
+        if item_id not in items:
+            raise ValidationError(f"manual pairs: unknown item {item_id!r}")
+        if username not in users:
+            raise ValidationError(f"manual pairs: unknown annotator {username!r}")
+        pairs.append((items[item_id], users[username]))
+    return pairs
+
+
+@staff_required
+@require_GET
+def batch_detail(request, pk: int):
+    batch = get_object_or_404(Batch.objects.select_related("study"), pk=pk)
+    context = {"batch": batch, "progress": selectors.batch_annotator_progress(batch=batch),
+               "add_form": AddAnnotatorsForm(), "reassign_form": ReassignForm()}
+    return render(request, "staff/batch_detail.html", context)
+
+
+@staff_required
+@require_POST
+def batch_add_annotators(request, pk: int):
+    batch = get_object_or_404(Batch, pk=pk)
+    form = AddAnnotatorsForm(request.POST)
+    if form.is_valid():
+        added = services.batch_add_annotators(batch=batch, annotators=list(form.cleaned_data["annotators"]))
+        messages.success(request, f"Added {added} assignments.")
+    else:
+        messages.error(request, f"Nothing changed: {form.errors.as_text()}")
+    return redirect("staff:batch_detail", pk=batch.pk)
+
+
+@staff_required
+@require_POST
+def batch_reassign(request, pk: int):
+    batch = get_object_or_404(Batch, pk=pk)
+    form = ReassignForm(request.POST)
+    if form.is_valid():
+        try:
+            moved = services.assignments_reassign(batch=batch, from_annotator=form.cleaned_data["from_annotator"],
+                                                  to_annotators=list(form.cleaned_data["to_annotators"]), seed=batch.seed)
+        except PolicyError as exc:
+            messages.error(request, f"Nothing changed: {exc}")
+        else:
+            messages.success(request, f"Reassigned {moved} open assignments.")
+    else:
+        messages.error(request, f"Nothing changed: {form.errors.as_text()}")
+    return redirect("staff:batch_detail", pk=batch.pk)
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def items_upload(request, slug: str):
+    study = get_object_or_404(Study, slug=slug)
+    form = ManifestUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["manifest"]
+        suffix = Path(upload.name).suffix.lower()
+        if suffix not in (".jsonl", ".zip"):
+            form.add_error("manifest", "upload a .jsonl manifest or a .zip holding one manifest and its images")
+        else:
+            folder = Path(tempfile.mkdtemp(prefix="upload-", dir=_upload_root()))
+            target = folder / f"upload{suffix}"
+            with target.open("wb") as handle:
+                for chunk in upload.chunks():
+                    handle.write(chunk)
+            job = jobs.job_create(kind="import_items", study=study, params={"file": upload.name}, created_by=request.user)
+            transaction.on_commit(lambda: import_items_task.delay(job.pk, study.pk, str(target)))
+            return redirect("staff:job_detail", pk=job.pk)
+    return render(request, "staff/items_upload.html", {"study": study, "form": form}, status=400 if form.errors else 200)
+
+
+def _upload_root() -> Path:
+    root = Path(settings.VAR_DIR) / "uploads"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@staff_required
+@require_GET
+def job_detail(request, pk: int):
+    job = get_object_or_404(BackgroundJob, pk=pk)
+    template = "staff/job_detail.html#job" if request.htmx else "staff/job_detail.html"
+    return render(request, template, {"job": job})
+
+
+@staff_required
+@require_GET
+def export_metrics(request, slug: str):
+    study = get_object_or_404(Study, slug=slug)
+    body = exports.render_metrics(exports.metrics_document(study=study))
+    return _download(body, f"{study.slug}-metrics.json", "application/json")
+
+
+@staff_required
+@require_GET
+def export_annotations(request, slug: str, fmt: str):
+    study = get_object_or_404(Study, slug=slug)
+    if fmt not in exports.WRITERS:
+        raise Http404("unknown export format")
+    body = exports.render_annotations(exports.annotation_dataset(study=study), fmt)
+    return _download(body, f"{study.slug}-annotations.{fmt}", "text/csv" if fmt == "csv" else "application/x-ndjson")
+
+
+@staff_required
+@require_POST
+def annotations_upload(request, slug: str):
+    study = get_object_or_404(Study, slug=slug)
+    upload = request.FILES.get("labels")
+    if upload is None:
+        messages.error(request, "Choose a CSV file of labels.")
+    else:
+        try:
+            count = services.annotations_import(study=study, csv_text=upload.read().decode("utf-8-sig"), source_name=upload.name, created_by=request.user)
+        except (ManifestInvalid, UnicodeDecodeError) as exc:
+            messages.error(request, f"Nothing was imported. {exc}")
+        else:
+            messages.success(request, f"Imported {count} labels.")
+    return redirect("staff:study_detail", slug=study.slug)
+
+
+def _download(body: str | bytes, filename: str, content_type: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

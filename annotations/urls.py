@@ -1,0 +1,15 @@
+from django.urls import path
+
+from . import views
+
+app_name = "annotations"
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("guidelines/", views.guidelines, name="guidelines"),
+    path("batches/<int:batch_id>/next/", views.batch_next, name="batch_next"),
+    path("assignments/<int:pk>/", views.assignment_detail, name="assignment"),
+    path("assignments/<int:pk>/answer/", views.assignment_answer, name="answer"),
+    path("assignments/<int:pk>/skip/", views.assignment_skip, name="skip"),
+    path("items/<int:pk>/image/", views.item_image, name="item_image"),
+    path("items/<int:pk>/source-image/", views.item_image, {"which": "source_image"}, name="item_source_image"),
+]

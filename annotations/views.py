@@ -1,0 +1,127 @@
+"""The annotator survey: thin views over selectors and services.
+
+Every view resolves objects through selectors that filter by the current annotator, so an
+assignment, batch or image that is not theirs is a 404, not a page.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import FileResponse, Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from . import selectors, services
+from .forms import AnswerForm
+
+
+@login_required
+@require_GET
+def home(request):
+    annotator = selectors.annotator_for_user(request.user)
+    if annotator is None and request.user.is_staff:
+        return redirect("staff:study_list")
+    batches = selectors.annotator_batch_list(annotator=annotator) if annotator else []
+    return render(request, "annotations/home.html", {"annotator": annotator, "batches": batches})
+
+
+@login_required
+@require_GET
+def guidelines(request):
+    return render(request, "annotations/guidelines.html")
+
+
+@login_required
+@require_GET
+def batch_next(request, batch_id: int):
+    annotator = selectors.annotator_for_user(request.user)
+    batch = selectors.batch_for_annotator(annotator=annotator, batch_id=batch_id)
+    assignment = selectors.assignment_next(annotator=annotator, batch_id=batch.pk)
+    if assignment is None:
+        progress = selectors.batch_progress_for_annotator(annotator=annotator, batch_id=batch.pk)
+        return render(request, "annotations/batch_done.html", {"batch": batch, "progress": progress})
+    return redirect("annotations:assignment", pk=assignment.pk)
+
+
+def _survey_context(annotator, assignment, form=None):
+    services.assignment_mark_served(assignment=assignment)
+    previous_id, next_id = selectors.assignment_neighbours(assignment=assignment)
+    upcoming = selectors.assignment_next(annotator=annotator, batch_id=assignment.batch_id)
+    preload = upcoming if upcoming and upcoming.pk != assignment.pk and upcoming.item.image else None
+    annotation = getattr(assignment, "annotation", None)
+    return {
+        "assignment": assignment,
+        "item": assignment.item,
+        "study": assignment.batch.study,
+        "form": form or AnswerForm.for_annotation(annotation),
+        "annotation": annotation,
+        "previous_id": previous_id,
+        "next_id": next_id,
+        "preload": preload,
+        "progress": selectors.batch_progress_for_annotator(annotator=annotator, batch_id=assignment.batch_id),
+    }
+
+
+@login_required
+@require_GET
+def assignment_detail(request, pk: int):
+    annotator = selectors.annotator_for_user(request.user)
+    assignment = selectors.assignment_for_annotator(annotator=annotator, assignment_id=pk)
+    template = "annotations/item.html#survey" if request.htmx else "annotations/item.html"
+    return render(request, template, _survey_context(annotator, assignment))
+
+
+@login_required
+@require_POST
+def assignment_answer(request, pk: int):
+    annotator = selectors.annotator_for_user(request.user)
+    assignment = selectors.assignment_for_annotator(annotator=annotator, assignment_id=pk)
+    form = AnswerForm(request.POST)
+    if form.is_valid():
+        try:
+            services.annotation_submit(assignment=assignment, user=request.user, **form.submitted_answer())
+        except ValidationError as exc:
+            form.add_error(None, exc)
+    if not form.is_valid():
+        template = "annotations/item.html#survey" if request.htmx else "annotations/item.html"
+        return render(request, template, _survey_context(annotator, assignment, form), status=200 if request.htmx else 400)
+    return _go_next(request, annotator, assignment)
+
+
+@login_required
+@require_POST
+def assignment_skip(request, pk: int):
+    annotator = selectors.annotator_for_user(request.user)
+    assignment = selectors.assignment_for_annotator(annotator=annotator, assignment_id=pk)
+    services.assignment_skip(assignment=assignment)
+    return _go_next(request, annotator, assignment)
+
+
+def _go_next(request, annotator, assignment):
+    """After an answer: the next unanswered item (htmx swaps it in place), or the batch's end."""
+    upcoming = selectors.assignment_next(annotator=annotator, batch_id=assignment.batch_id)
+    if upcoming is None:
+        url = reverse("annotations:batch_next", args=[assignment.batch_id])
+        return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+    url = reverse("annotations:assignment", args=[upcoming.pk])
+    if not request.htmx:
+        return redirect(url)
+    upcoming = selectors.assignment_for_annotator(annotator=annotator, assignment_id=upcoming.pk)
+    response = render(request, "annotations/item.html#survey", _survey_context(annotator, upcoming))
+    response["HX-Push-Url"] = url
+    return response
+
+
+@login_required
+@require_GET
+def item_image(request, pk: int, which: str = "image"):
+    if which not in ("image", "source_image"):
+        raise Http404("no such image")
+    item = selectors.item_image_for_user(user=request.user, item_id=pk, which=which)
+    response = FileResponse(getattr(item, which).open("rb"))
+    response["Cache-Control"] = "private, max-age=3600"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response

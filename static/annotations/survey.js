@@ -1,0 +1,45 @@
+// Keyboard-first survey: number keys answer, Enter submits, arrows move, S skips, B flags, Z zooms.
+// The page works without this file (plain form posts); htmx swaps #survey in place when present.
+(function () {
+  function survey() { return document.getElementById("survey"); }
+
+  function typing(event) {
+    const tag = (event.target.tagName || "").toLowerCase();
+    return tag === "textarea" || (tag === "input" && event.target.type === "text");
+  }
+
+  function submit(form) {
+    if (form.requestSubmit) { form.requestSubmit(); } else { form.submit(); }
+  }
+
+  document.addEventListener("keydown", function (event) {
+    const root = survey();
+    if (!root || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    const form = root.querySelector("#answer-form");
+    if (typing(event)) {
+      if (event.key === "Escape") { event.target.blur(); }
+      return;
+    }
+    const radio = root.querySelector('input[data-key="' + event.key + '"]');
+    if (radio) { radio.checked = true; event.preventDefault(); return; }
+    switch (event.key) {
+      case "Enter": event.preventDefault(); submit(form); break;
+      case "ArrowLeft": { const a = root.querySelector("#nav-prev"); if (a) { a.click(); } break; }
+      case "ArrowRight": { const a = root.querySelector("#nav-next"); if (a) { a.click(); } break; }
+      case "s": case "S": root.querySelector("#skip").click(); break;
+      case "b": case "B": { const box = root.querySelector('input[name="broken_image"]'); box.checked = !box.checked; break; }
+      case "z": case "Z": { const img = root.querySelector("#item-image"); if (img) { img.classList.toggle("zoomed"); } break; }
+      default: return;
+    }
+  });
+
+  document.addEventListener("click", function (event) {
+    if (event.target.id === "item-image") { event.target.classList.toggle("zoomed"); }
+  });
+
+  // Keep the tab title in step with the swapped-in item.
+  document.addEventListener("htmx:afterSwap", function () {
+    const bar = document.getElementById("progress");
+    if (bar) { document.title = "Item " + bar.value + "/" + bar.max; }
+  });
+})();
