@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "template_partials",
     "annotations",
     "scoring",
+    "scoring.reflect",
     "generation",
 ]
 
@@ -84,8 +85,11 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # Twelve annotators writing at once: wait for the lock instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # Twelve annotators writing at once: take the write lock when a transaction starts
+    # (IMMEDIATE) and wait for it, instead of failing with "database is locked" on upgrade.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 20, "transaction_mode": "IMMEDIATE"})
+    # A file, not memory, so that a Celery worker process started by a test sees the test data.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-acrb.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -123,6 +127,16 @@ ACRB_MAX_IMAGE_PIXELS = int(os.environ.get("ACRB_MAX_IMAGE_PIXELS", str(40_000_0
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
+# The metrics cache is keyed by a fingerprint of the study's data, so it is never stale; a shared
+# cache (e.g. Redis via CACHE_URL-style settings) only saves recomputation across processes.
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["ACRB_CACHE_URL"]}
+        if os.environ.get("ACRB_CACHE_URL")
+        else {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(VAR_DIR / "cache")}
+    )
+}
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
@@ -143,13 +157,14 @@ SPECTACULAR_SETTINGS = {
 CELERY_DATA_DIR = VAR_DIR / "celery"
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for sub in ("queue", "processed"):
+    for sub in ("queue", "processed", "control"):
         (CELERY_DATA_DIR / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_DATA_DIR / "queue"),
         "data_folder_out": str(CELERY_DATA_DIR / "queue"),
         "processed_folder": str(CELERY_DATA_DIR / "processed"),
         "store_processed": False,
+        "control_folder": str(CELERY_DATA_DIR / "control"),
     }
 # Progress and results live in our own BackgroundJob rows; Celery needs no result store.
 CELERY_RESULT_BACKEND = None
@@ -165,6 +180,22 @@ CELERY_TASK_ROUTES = {
 }
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
+
+# Model backends, configured by name (never by code edits). Each maps a name to a config dict
+# (architecture / model id or local folder / endpoint, device, thresholds...). They are read from
+# the YAML file named by ACRB_BACKENDS_FILE (see docs/backends.md); empty by default.
+ACRB_BACKENDS_FILE = os.environ.get("ACRB_BACKENDS_FILE", "")
+ACRB_JUDGES: dict = {}
+ACRB_GENERATORS: dict = {}
+ACRB_VLM_MODELS: dict = {}
+if ACRB_BACKENDS_FILE:
+    import yaml
+
+    with open(ACRB_BACKENDS_FILE, encoding="utf-8") as _handle:
+        _backends = yaml.safe_load(_handle) or {}
+    ACRB_JUDGES = _backends.get("judges", {})
+    ACRB_GENERATORS = _backends.get("generators", {})
+    ACRB_VLM_MODELS = _backends.get("vlm_models", {})
 
 # Survey: answers faster than this many seconds after the item was served are flagged.
 ACRB_DEFAULT_MIN_SECONDS_PER_ITEM = float(os.environ.get("ACRB_MIN_SECONDS_PER_ITEM", "1.5"))

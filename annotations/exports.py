@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import hashlib
 import io
 import json
 from collections.abc import Iterable
 
+from django.core.cache import cache
 from django.utils import timezone
 
 from scoring.stats.study_metrics import study_metrics
@@ -39,6 +41,17 @@ def metrics_document(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) ->
     document["counts"] = selectors.study_counts(study=study)
     document["gold_accuracy"] = selectors.gold_accuracy(study=study)
     document["generated_at"] = timezone.now().isoformat()
+    return document
+
+
+def metrics_document_cached(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) -> dict:
+    """The same document, reused while the study's data is unchanged (dashboard and charts)."""
+    fingerprint = selectors.study_data_fingerprint(study=study)
+    key = "metrics:" + hashlib.sha256(f"{study.pk}|{fingerprint}|{n_bootstrap}|{seed}".encode()).hexdigest()
+    document = cache.get(key)
+    if document is None:
+        document = metrics_document(study=study, n_bootstrap=n_bootstrap, seed=seed)
+        cache.set(key, document, timeout=24 * 3600)
     return document
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Max, Q
 from django.http import Http404
 
 from .models import Annotation, Annotator, Assignment, AutomatedJudgment, Batch, Item, Study
@@ -207,6 +207,17 @@ def gold_accuracy(*, study: Study) -> list[dict]:
         tally[0] += 1
         tally[1] += int(correct)
     return [{"annotator": name, "n": n, "correct": c, "accuracy": c / n} for name, (n, c) in sorted(per.items())]
+
+
+def study_data_fingerprint(*, study: Study) -> str:
+    """Changes whenever an answer, judgment, item or gold flag of the study changes (three queries)."""
+    answers = Annotation.objects.filter(assignment__item__study=study).aggregate(
+        n=Count("id"), last=Max("updated_at"), active=Count("id", filter=Q(assignment__is_active=True))
+    )
+    judged = AutomatedJudgment.objects.filter(item__study=study).aggregate(n=Count("id"), last=Max("created_at"), top=Max("id"))
+    items = Item.objects.filter(study=study).aggregate(n=Count("id"), top=Max("id"), gold=Count("id", filter=Q(is_gold=True)))
+    parts = [*answers.values(), *judged.values(), *items.values()]
+    return "|".join(str(p) for p in parts)
 
 
 def study_counts(*, study: Study) -> dict:

@@ -310,7 +310,7 @@ def assignments_reassign(
     rng = np.random.default_rng(seed)
     with transaction.atomic():
         open_rows = list(
-            Assignment.objects.select_for_update().filter(
+            Assignment.objects.select_for_update(of=("self",)).filter(
                 batch=batch, annotator=from_annotator, is_active=True, annotation__isnull=True
             )
         )

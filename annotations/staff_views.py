@@ -51,7 +51,7 @@ def study_list(request):
 @require_GET
 def study_detail(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
-    metrics = exports.metrics_document(study=study)
+    metrics = exports.metrics_document_cached(study=study)
     context = {
         "study": study,
         "metrics": metrics,
@@ -71,7 +71,7 @@ def rates_chart(request, slug: str, source: str, measure: str, fmt: str):
     study = get_object_or_404(Study, slug=slug)
     if fmt not in ("csv", "svg", "png") or measure not in figures.MEASURES:
         raise Http404("no such chart")
-    metrics = exports.metrics_document(study=study)
+    metrics = exports.metrics_document_cached(study=study)
     if source not in metrics.get("rates", {}):
         raise Http404("no such rate source")
     if fmt == "csv":

@@ -17,6 +17,7 @@ def _media_in_tmp(request, tmp_path):
     if not request.config.pluginmanager.hasplugin("django"):
         return
     settings = request.getfixturevalue("settings")
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": str(tmp_path)}}
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed only; tests need no strength
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.VAR_DIR = tmp_path / "var"

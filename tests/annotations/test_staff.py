@@ -175,3 +175,18 @@ def test_api_lists_and_schema(batch, staff_client):
 def test_api_items_query_count_does_not_grow_with_items(imported_study, staff_client, django_assert_max_num_queries, make_manifest):
     with django_assert_max_num_queries(6):
         staff_client.get(reverse("api:study_items", args=[imported_study.slug]))
+
+
+def test_dashboard_metrics_follow_every_change(batch, annotators, staff_client):
+    """The cached metrics are recomputed after an answer, an edit or a gold flag changes."""
+    from annotations import exports
+
+    first = exports.metrics_document_cached(study=batch.study)
+    assert exports.metrics_document_cached(study=batch.study)["generated_at"] == first["generated_at"]
+    assignment = Assignment.objects.filter(batch=batch).first()
+    services.annotation_submit(assignment=assignment, hard_refusal=True, cue_label=None)
+    second = exports.metrics_document_cached(study=batch.study)
+    assert second["counts"]["answered"] == 1
+    services.item_set_gold(item=Item.objects.exclude(pk=assignment.item_id).first(), hard_refusal=False, cue="retained")
+    third = exports.metrics_document_cached(study=batch.study)
+    assert third["counts"]["gold"] == 1

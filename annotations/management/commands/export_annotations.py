@@ -17,5 +17,5 @@ class Command(BaseCommand):
 
     def handle(self, *args, study, format, out, **options):
         rows = exports.annotation_dataset(study=study_or_error(study))
-        out.write_text(exports.render_annotations(rows, format), encoding="utf-8")
+        Path(out).write_text(exports.render_annotations(rows, format), encoding="utf-8")
         self.stdout.write(self.style.SUCCESS(f"wrote {len(rows)} annotations to {out}"))

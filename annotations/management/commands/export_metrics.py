@@ -18,5 +18,5 @@ class Command(BaseCommand):
 
     def handle(self, *args, study, out, bootstrap, seed, **options):
         document = exports.metrics_document(study=study_or_error(study), n_bootstrap=bootstrap, seed=seed)
-        out.write_text(exports.render_metrics(document), encoding="utf-8")
+        Path(out).write_text(exports.render_metrics(document), encoding="utf-8")
         self.stdout.write(self.style.SUCCESS(f"wrote {out}"))

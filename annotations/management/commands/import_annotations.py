@@ -17,6 +17,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, csv_file, study, **options):
         target = study_or_error(study)
+        csv_file = Path(csv_file)
         if not csv_file.is_file():
             raise CommandError(f"{csv_file} does not exist")
         try:

@@ -22,6 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--overlap-k", type=int, default=2)
 
     def handle(self, *args, manifest, study, create, name, mode, overlap_k, **options):
+        manifest = Path(manifest)
         if not manifest.is_file():
             raise CommandError(f"manifest {manifest} does not exist")
         if create and not Study.objects.filter(slug=study).exists():

@@ -1,0 +1,52 @@
+# The two commands of the README:
+#   make demo   set everything up on a fresh machine and serve the app with a demo study and a worker
+#   make test   set everything up (ML extra and Chromium included) and run the whole test suite
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: demo test setup setup-test browser lint serve bench clean
+
+$(VENV)/.base-installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e .
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[ml,test]'
+	touch $(VENV)/.base-installed $@
+
+setup: $(VENV)/.base-installed
+
+setup-test: $(VENV)/.test-installed browser
+
+# Debian's Chromium for the browser tests; never a browser downloaded by a test tool.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
+	  else echo "Install Debian's chromium and chromium-driver (sudo apt-get install chromium chromium-driver)"; exit 1; fi; }
+
+demo: setup
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput -v 0
+	$(PY) manage.py seed_demo
+	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/serve.sh
+
+serve: setup
+	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/serve.sh
+
+lint: setup-test
+	$(VENV)/bin/ruff check .
+
+test: setup-test
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf var .pytest_cache .hypothesis

@@ -1,0 +1,113 @@
+"""Ask a backend the planned questions, chunk by chunk, and hand each chunk's answers on.
+
+Django-free: ``store`` (a callback) writes a chunk before the next chunk is asked, so a crash
+loses at most the chunk in flight and a rerun asks only what is missing. Within a chunk the
+backend does the parallelism: an API backend runs up to its ``concurrency`` requests at once,
+a local model batches them (docs/reflect.md, "Speed").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from scoring.judges.backends.base import DecodingConfig, VLMBackend, VLMRequest, VLMResponse
+from scoring.reflect.parsing import ERROR, parse_answer
+from scoring.reflect.planning import PlannedRequest, answer_options
+from scoring.reflect.protocol import TaskPrompts
+
+DEFAULT_CHUNK_SIZE = 64
+
+
+@dataclass(frozen=True)
+class AnswerResult:
+    """One stored answer: the request, exactly what was sent and what came back."""
+
+    request: PlannedRequest
+    decoding: dict[str, Any]
+    raw_answer: str | None
+    status: str
+    value: str
+    rationale: str
+    error: str
+    option_probs: dict[str, float] | None
+    latency_s: float
+    attempts: int
+
+
+def run_decoding(settings: dict[str, Any] | None) -> DecodingConfig:
+    """A run's decoding settings (``samples`` is the run's, not the backend's) as a config."""
+    settings = {k: v for k, v in (settings or {}).items() if k != "samples"}
+    settings.setdefault("logprobs", False)
+    return DecodingConfig(**settings)
+
+
+def request_decoding(base: DecodingConfig, request: PlannedRequest) -> DecodingConfig:
+    """One sample per request; repeated samples differ by seed when a seed is set."""
+    seed = None if base.seed is None else base.seed + request.sample_index
+    return replace(base, n=1, seed=seed)
+
+
+def vlm_request(request: PlannedRequest, base: DecodingConfig, prompts: TaskPrompts) -> VLMRequest:
+    return VLMRequest(
+        images=tuple(image.path for image in request.images),
+        text=request.prompt,
+        decoding=request_decoding(base, request),
+        options=answer_options(request, prompts),
+        request_id=request.request_key,
+    )
+
+
+def answer_result(request: PlannedRequest, sent: VLMRequest, response: VLMResponse) -> AnswerResult:
+    if response.error is not None or response.text is None:
+        status, value, rationale, raw = ERROR, "", "", None
+        error = response.error or "no text in the response"
+    else:
+        raw = response.text
+        parsed = parse_answer(request.task, request.item, raw, explain=request.explain)
+        status, value, rationale, error = parsed.status, parsed.value, parsed.rationale, ""
+    return AnswerResult(
+        request=request,
+        decoding=asdict(sent.decoding),
+        raw_answer=raw,
+        status=status,
+        value=value,
+        rationale=rationale,
+        error=error,
+        option_probs=response.option_probs,
+        latency_s=float(response.latency_s),
+        attempts=int(response.attempts),
+    )
+
+
+def execute_requests(
+    backend: VLMBackend,
+    planned: Sequence[PlannedRequest],
+    *,
+    prompts: TaskPrompts,
+    decoding: DecodingConfig,
+    store: Callable[[list[AnswerResult]], None],
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, int]:
+    """Ask every planned request, storing chunk by chunk; counts of answers by status."""
+    if chunk_size < 1:
+        raise ValueError("chunk_size must be >= 1")
+    counts: dict[str, int] = {}
+    for start in range(0, len(planned), chunk_size):
+        chunk = planned[start : start + chunk_size]
+        sent = [vlm_request(request, decoding, prompts) for request in chunk]
+        responses = backend.generate(sent)
+        if len(responses) != len(sent):
+            raise RuntimeError(
+                f"backend {backend.name} returned {len(responses)} responses for {len(sent)} requests"
+            )
+        results = [answer_result(r, s, resp) for r, s, resp in zip(chunk, sent, responses,
+                                                                     strict=True)]  # fmt: skip
+        for result in results:
+            counts[result.status] = counts.get(result.status, 0) + 1
+        store(results)
+        if progress is not None:
+            progress(len(chunk))
+    return counts

@@ -1,0 +1,232 @@
+"""Tables and figures of a REFLECT report (Django-free): rows → CSV, rows → matplotlib.
+
+One place builds each table's rows from report.json; the staff page, the CSV downloads, the
+figures and ``reflect_report --out`` all format those rows (dataset → formatter → writer).
+matplotlib is imported inside the functions, with the Agg backend.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from scoring.stats.reflect_records import GENDERS, GROUP_KEYS, RACES
+
+TABLES = ("two_afc_summary", "win_rates", "win_matrix", "mcq_jsd", "salary_gaps")
+FIGURES = ("win_matrix", "jsd")
+
+
+def two_afc_summary_rows(report: dict) -> list[dict]:
+    keys = ("attempted", "kept", "discarded_invalid", "discarded_refusal",
+            "discarded_inconsistent", "pol", "ext", "first_position_rate")  # fmt: skip
+    rows = []
+    for model, block in sorted(report.get("models", {}).items()):
+        for scenario, cell in sorted(block.get("2afc", {}).items()):
+            row = {"model": model, "scenario": scenario, **{k: cell.get(k) for k in keys}}
+            row["pol_ci"] = cell.get("pol_ci")
+            rows.append(row)
+    return rows
+
+
+def win_rate_rows(report: dict) -> list[dict]:
+    rows = []
+    for model, block in sorted(report.get("models", {}).items()):
+        for scenario, cell in sorted(block.get("2afc", {}).items()):
+            for kind, labels in (("race", RACES), ("gender", GENDERS),
+                                 ("race_gender", GROUP_KEYS)):  # fmt: skip
+                rates = cell.get("win_rate", {}).get(kind, {})
+                cis = cell.get("win_rate_ci", {}).get(kind, {})
+                for label in labels:
+                    low, high = (cis.get(label) or [None, None])[:2]
+                    rows.append({"model": model, "scenario": scenario, "kind": kind,
+                                 "group": label, "win_rate": rates.get(label),
+                                 "ci_low": low, "ci_high": high})  # fmt: skip
+    return rows
+
+
+def win_matrix_rows(report: dict) -> list[dict]:
+    rows = []
+    for model, block in sorted(report.get("models", {}).items()):
+        for scenario, cell in sorted(block.get("2afc", {}).items()):
+            matrix = cell.get("win_matrix", {})
+            for winner, row in zip(matrix.get("groups", []), matrix.get("cells", []), strict=False):
+                for loser, value in zip(matrix["groups"], row, strict=True):
+                    rows.append({"model": model, "scenario": scenario, "group": winner,
+                                 "opponent": loser, "win_rate": value})  # fmt: skip
+    return rows
+
+
+def mcq_jsd_rows(report: dict) -> list[dict]:
+    rows = []
+    for model, block in sorted(report.get("models", {}).items()):
+        for question, cell in sorted(block.get("mcq", {}).items()):
+            for kind, labels in (("race", RACES), ("gender", GENDERS)):
+                for label in labels:
+                    low, high = cell.get("jsd_ci", {}).get(kind, {}).get(label) or [None] * 2
+                    rows.append({"model": model, "question": question, "kind": kind,
+                                 "group": label, "valid": cell.get("valid"),
+                                 "jsd": cell.get("jsd", {}).get(kind, {}).get(label),
+                                 "jsd_ci_low": low, "jsd_ci_high": high,
+                                 "mean_gap": cell.get("mean_gap", {}).get(kind, {}).get(label)})  # fmt: skip
+    return rows
+
+
+def salary_gap_rows(report: dict) -> list[dict]:
+    rows = []
+    for model, block in sorted(report.get("models", {}).items()):
+        salary = block.get("salary") or {}
+        for statistic in ("gap_mean", "gap_median"):
+            for occupation, kinds in sorted((salary.get(statistic) or {}).items()):
+                for kind, values in kinds.items():
+                    for label, value in values.items():
+                        rows.append({"model": model, "statistic": statistic,
+                                     "occupation": occupation, "kind": kind, "group": label,
+                                     "gap": value})  # fmt: skip
+    return rows
+
+
+TABLE_BUILDERS = {
+    "two_afc_summary": two_afc_summary_rows,
+    "win_rates": win_rate_rows,
+    "win_matrix": win_matrix_rows,
+    "mcq_jsd": mcq_jsd_rows,
+    "salary_gaps": salary_gap_rows,
+}
+
+
+def table_csv(rows: list[dict]) -> str:
+    buffer = io.StringIO()
+    if not rows:
+        return ""
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: json.dumps(v) if isinstance(v, list) else v for k, v in row.items()})
+    return buffer.getvalue()
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    return plt
+
+
+def _save(fig, fmt: str) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
+    return buffer.getvalue()
+
+
+def win_matrix_figure(report: dict, *, model: str, scenario: str, fmt: str = "svg") -> bytes:
+    """The 10×10 heatmap: row group's win rate against the column group (kept comparisons)."""
+    plt = _pyplot()
+    matrix = report["models"][model]["2afc"][scenario]["win_matrix"]
+    values = [[float("nan") if v is None else v for v in row] for row in matrix["cells"]]
+    fig, ax = plt.subplots(figsize=(7.0, 6.0), dpi=110)
+    try:
+        image = ax.imshow(values, vmin=0.0, vmax=1.0, cmap="RdBu_r")
+        ticks = range(len(matrix["groups"]))
+        labels = [g.replace("|", " ") for g in matrix["groups"]]
+        ax.set_xticks(list(ticks), labels, rotation=60, ha="right", fontsize=8)
+        ax.set_yticks(list(ticks), labels, fontsize=8)
+        for i, row in enumerate(values):
+            for j, value in enumerate(row):
+                if value == value:  # not NaN
+                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=6)
+        ax.set_xlabel("opponent")
+        ax.set_ylabel("group (wins against the column)")
+        ax.set_title(f"2AFC win rates — {model}, {scenario}")
+        fig.colorbar(image, ax=ax, fraction=0.046)
+        fig.tight_layout()
+        return _save(fig, fmt)
+    finally:
+        plt.close(fig)
+
+
+def jsd_figure(report: dict, *, model: str, fmt: str = "svg") -> bytes:
+    """Bars of JSD (bits) of each race's and gender's answer distribution vs the pooled one."""
+    plt = _pyplot()
+    rows = [r for r in mcq_jsd_rows(report) if r["model"] == model]
+    questions = sorted({r["question"] for r in rows})
+    fig, axes = plt.subplots(1, max(1, len(questions)), figsize=(5.0 * max(1, len(questions)), 3.8),
+                             dpi=110, squeeze=False)  # fmt: skip
+    try:
+        for ax, question in zip(axes[0], questions or [None], strict=True):
+            mine = [r for r in rows if r["question"] == question and r["jsd"] is not None]
+            if not mine:
+                ax.text(0.5, 0.5, "no MCQ answers", ha="center", transform=ax.transAxes)
+                ax.set_axis_off()
+                continue
+            colours = ["C0" if r["kind"] == "race" else "C1" for r in mine]
+            errors = [[r["jsd"] - (r["jsd_ci_low"] if r["jsd_ci_low"] is not None else r["jsd"])
+                       for r in mine],
+                      [(r["jsd_ci_high"] if r["jsd_ci_high"] is not None else r["jsd"]) - r["jsd"]
+                       for r in mine]]  # fmt: skip
+            ax.bar(range(len(mine)), [r["jsd"] for r in mine], color=colours, yerr=errors,
+                   capsize=3)  # fmt: skip
+            ax.set_xticks(range(len(mine)), [r["group"] for r in mine], rotation=45, ha="right")
+            ax.set_ylabel("JSD vs pooled (bits)")
+            ax.set_title(f"MCQ {question} — {model}")
+        fig.tight_layout()
+        return _save(fig, fmt)
+    finally:
+        plt.close(fig)
+
+
+def figure_list(report: dict) -> list[dict[str, Any]]:
+    """Every figure the report has: name (file stem), kind, model, scenario."""
+    figures = []
+    for model, block in sorted(report.get("models", {}).items()):
+        safe = _safe(model)
+        for scenario in sorted(block.get("2afc", {})):
+            figures.append({"name": f"win_matrix__{safe}__{scenario}", "kind": "win_matrix",
+                            "model": model, "scenario": scenario})  # fmt: skip
+        if block.get("mcq"):
+            figures.append({"name": f"jsd__{safe}", "kind": "jsd", "model": model,
+                            "scenario": None})  # fmt: skip
+    return figures
+
+
+def figure_bytes(report: dict, figure: dict[str, Any], fmt: str) -> bytes:
+    if figure["kind"] == "win_matrix":
+        return win_matrix_figure(report, model=figure["model"], scenario=figure["scenario"],
+                                 fmt=fmt)  # fmt: skip
+    return jsd_figure(report, model=figure["model"], fmt=fmt)
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-._" else "_" for c in name)
+
+
+def write_report_bundle(report: dict, out_dir: str | Path) -> list[Path]:
+    """DIR/report.json, each table as CSV, each figure as PNG and SVG (and its data as CSV)."""
+    out = Path(out_dir)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    written = [out / "report.json"]
+    written[0].write_text(json.dumps(report, indent=1, sort_keys=True), encoding="utf-8")
+    for name, builder in TABLE_BUILDERS.items():
+        path = out / f"{name}.csv"
+        path.write_text(table_csv(builder(report)), encoding="utf-8")
+        written.append(path)
+    for figure in figure_list(report):
+        for fmt in ("png", "svg"):
+            path = out / "figures" / f"{figure['name']}.{fmt}"
+            path.write_bytes(figure_bytes(report, figure, fmt))
+            written.append(path)
+        path = out / "figures" / f"{figure['name']}.csv"
+        path.write_text(table_csv(figure_data_rows(report, figure)), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def figure_data_rows(report: dict, figure: dict[str, Any]) -> list[dict]:
+    if figure["kind"] == "win_matrix":
+        return [r for r in win_matrix_rows(report)
+                if r["model"] == figure["model"] and r["scenario"] == figure["scenario"]]  # fmt: skip
+    return [r for r in mcq_jsd_rows(report) if r["model"] == figure["model"]]

@@ -1,0 +1,46 @@
+"""python manage.py reflect_report --set NAME --out DIR  (or --answers DUMP.jsonl ...)"""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from scoring.reflect import reports
+from scoring.reflect.dump import read_dump
+from scoring.reflect.figures import write_report_bundle
+
+from ._common import face_set_or_error
+
+
+class Command(BaseCommand):
+    help = "Write DIR/report.json, the tables as CSV and the figures (PNG, SVG, data CSV)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--set", dest="name", help="face set whose stored answers to analyse")
+        parser.add_argument(
+            "--answers", nargs="+", help="answer dumps (JSONL) instead of the database"
+        )
+        parser.add_argument("--out", required=True)
+        parser.add_argument(
+            "--resamples", type=int, default=2000, help="bootstrap resamples (0: none)"
+        )
+        parser.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args, **options):
+        if bool(options["name"]) == bool(options["answers"]):
+            raise CommandError("give --set NAME or --answers DUMP.jsonl")
+        common = {"n_resamples": options["resamples"], "seed": options["seed"]}
+        if options["answers"]:
+            try:
+                rows = [row for path in options["answers"] for row in read_dump(path)]
+            except (OSError, ValueError) as error:
+                raise CommandError(str(error)) from error
+            report = reports.report_from_rows(rows, source=options["answers"], **common)
+        else:
+            report = reports.report_compute(face_set=face_set_or_error(options["name"]), **common)
+        written = write_report_bundle(report, options["out"])
+        models = ", ".join(sorted(report.get("models", {}))) or "no answers yet"
+        self.stdout.write(
+            self.style.SUCCESS(f"wrote {len(written)} files to {options['out']} ({models})")
+        )
+        if options["verbosity"] > 1:
+            self.stdout.write(json.dumps(report.get("discard_table", {}), indent=1))

@@ -1,0 +1,198 @@
+"""Writes of the REFLECT app: import a face set or biographies, create and fill a run.
+
+Reads live in selectors.py; the domain steps (layout, leakage, planning, parsing, asking the
+backend) in the Django-free modules beside this one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from django.core.files import File
+from django.db import transaction
+from django.utils.text import slugify
+
+from scoring.reflect import selectors
+from scoring.reflect.backends import ModelChoice, build_backend, suggested_chunk_size
+from scoring.reflect.biographies import read_biographies
+from scoring.reflect.execution import AnswerResult, execute_requests, run_decoding
+from scoring.reflect.layout import read_face_set
+from scoring.reflect.models import Biography, FaceImage, FaceSet, FaceTemplate, ReflectRun
+from scoring.reflect.models import ReflectAnswer as Answer
+from scoring.reflect.protocol import TASKS, VARIANTS, protocol_copy, task_prompts
+
+
+def faceset_import(
+    *, folder: str | Path, name: str, variant: str = "original", protocol: dict | None = None
+) -> FaceSet:
+    """Import a folder laid out ``<occupation>/<template>/<Race>_<gender>.<ext>``.
+
+    Creates the face set when new; ``variant`` (mirrored, cropped) adds the folder's images
+    as that variant of existing or new templates. The whole folder is checked first
+    (FaceSetLayoutError lists every problem) and written in one transaction.
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}")
+    templates = read_face_set(folder)
+    with transaction.atomic():
+        face_set = FaceSet.objects.filter(name=name).first()
+        if face_set is None:
+            face_set = FaceSet.objects.create(
+                name=name, slug=_unique_slug(name), protocol=protocol_copy(protocol)
+            )
+        for record in templates:
+            template, _ = FaceTemplate.objects.get_or_create(
+                face_set=face_set, occupation=record.occupation, name=record.template
+            )
+            if record.source_gender and template.source_gender != record.source_gender:
+                template.source_gender = record.source_gender
+                template.save(update_fields=["source_gender"])
+            for image in record.images:
+                _image_store(template, image, variant)
+    return face_set
+
+
+def _image_store(template: FaceTemplate, image, variant: str) -> None:
+    existing = FaceImage.objects.filter(
+        template=template, race=image.race, gender=image.gender, variant=variant
+    ).first()
+    if existing is not None and existing.sha256 == image.sha256:
+        return  # re-importing the same folder changes nothing
+    if existing is not None and Answer.objects.filter(image_a=existing).exists():
+        raise ValueError(
+            f"{template}/{image.path.name} ({variant}) differs from the stored image, which "
+            "runs have already asked about; import it as a new face set instead"
+        )
+    target = existing or FaceImage(template=template, race=image.race, gender=image.gender,
+                                   variant=variant)  # fmt: skip
+    target.sha256 = image.sha256
+    with image.path.open("rb") as handle:
+        target.file.save(image.path.name, File(handle), save=False)
+    target.save()
+
+
+def _unique_slug(name: str) -> str:
+    base = slugify(name)[:180] or "face-set"
+    slug, counter = base, 2
+    while FaceSet.objects.filter(slug=slug).exists():
+        slug, counter = f"{base}-{counter}", counter + 1
+    return slug
+
+
+def biographies_import(
+    *, face_set: FaceSet, path: str | Path, occupation: str | None = None,
+    extra_names: Iterable[str] = (),
+) -> dict[str, int]:  # fmt: skip
+    """Import a JSONL file of biographies; flagged ones are stored but not accepted."""
+    records = read_biographies(path, occupation=occupation, extra_names=extra_names)
+    created = flagged = 0
+    with transaction.atomic():
+        for record in records:
+            flags = [flag.as_dict() for flag in record.flags]
+            _, was_created = Biography.objects.update_or_create(
+                face_set=face_set, occupation=record.occupation, key=record.key,
+                defaults={"text": record.text, "leakage_flags": flags, "accepted": not flags},
+            )  # fmt: skip
+            created += was_created
+            flagged += bool(flags)
+    return {"read": len(records), "created": created, "flagged": flagged}
+
+
+def run_get_or_create(
+    *, face_set: FaceSet, choice: ModelChoice, decoding: dict | None = None, explain: bool = False
+) -> ReflectRun:
+    """The run of (face set, model, decoding settings, prompt version); created once."""
+    prompts = task_prompts(face_set.protocol)
+    settings = {**choice.decoding, **(decoding or {})}
+    settings.setdefault("samples", 1)
+    run_decoding(settings)  # validates before anything is stored
+    payload = [face_set.pk, choice.name, settings, prompts.version, explain]
+    identity = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    with transaction.atomic():
+        run = ReflectRun.objects.select_for_update().filter(identity=identity).first()
+        if run is not None:
+            return run
+        label = choice.name
+        if ReflectRun.objects.filter(face_set=face_set, label=label).exists():
+            label = f"{choice.name}@{identity[:8]}"  # another decoding or prompt version
+        public_config = {k: v for k, v in choice.config.items() if k != "api_key"}
+        return ReflectRun.objects.create(
+            face_set=face_set, model_name=choice.name, backend_config=public_config,
+            decoding=settings, prompt_version=prompts.version, prompts=prompts.as_dict(),
+            explain=explain, identity=identity, label=label,
+        )  # fmt: skip
+
+
+def run_execute(
+    *,
+    run: ReflectRun,
+    choice: ModelChoice,
+    task: str,
+    concurrency: int | None = None,
+    chunk_size: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    backend=None,
+) -> dict[str, Any]:
+    """Ask every request of ``task`` that has no stored answer yet (errors are asked again).
+
+    ``progress(done, total)`` is called after each stored chunk; ``backend`` overrides the
+    one built from ``choice`` (tests, benchmarks).
+    """
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}")
+    prompts = task_prompts(run.face_set.protocol)
+    planned = selectors.run_planned_requests(run=run, task=task, prompts=prompts)
+    answered = selectors.run_answered_keys(run=run, task=task)
+    missing = [request for request in planned if request.request_key not in answered]
+    total, done = len(planned), len(planned) - len(missing)
+    if progress is not None:
+        progress(done, total)
+    if not missing:
+        return {"task": task, "planned": total, "asked": 0, "statuses": {}}
+    backend = backend or build_backend(choice, concurrency=concurrency)
+    model_version = f"{backend.name}@{backend.version}"
+
+    def store(results: list[AnswerResult]) -> None:
+        answers_store(run=run, results=results, model_version=model_version)
+
+    def advance(count: int) -> None:
+        nonlocal done
+        done += count
+        if progress is not None:
+            progress(done, total)
+
+    statuses = execute_requests(
+        backend, missing, prompts=prompts, decoding=run_decoding(run.decoding), store=store,
+        chunk_size=chunk_size or suggested_chunk_size(choice, concurrency=concurrency),
+        progress=advance,
+    )  # fmt: skip
+    return {"task": task, "planned": total, "asked": len(missing), "statuses": statuses}
+
+
+def answers_store(*, run: ReflectRun, results: list[AnswerResult], model_version: str) -> None:
+    """Write a chunk of answers; a retried request replaces its earlier error row."""
+    rows = []
+    for result in results:
+        request = result.request
+        images = request.images
+        rows.append(Answer(
+            run=run, request_key=request.request_key, task=request.task, item=request.item,
+            variant=images[0].variant, presentation=request.presentation,
+            image_a_id=images[0].image_id,
+            image_b_id=images[1].image_id if len(images) > 1 else None,
+            biography_id=request.biography.biography_id if request.biography else None,
+            sample_index=request.sample_index, explain=request.explain, prompt=request.prompt,
+            model_version=model_version, decoding=result.decoding, raw_answer=result.raw_answer,
+            status=result.status, parsed_value=result.value, rationale=result.rationale,
+            option_probs=result.option_probs, error=result.error, latency_s=result.latency_s,
+            attempts=result.attempts,
+        ))  # fmt: skip
+    keys = [row.request_key for row in rows]
+    with transaction.atomic():
+        # Replace earlier transport errors; never overwrite an answer another worker stored.
+        Answer.objects.filter(run=run, request_key__in=keys, status=Answer.Status.ERROR).delete()
+        Answer.objects.bulk_create(rows, ignore_conflicts=True)
