@@ -1,0 +1,102 @@
+"""Cluster bootstrap over base prompts, stratified by domain (docs/metrics.md, "Cluster bootstrap").
+
+Minimal pairs share a base prompt, so items are not independent: a resample draws whole base
+prompts with replacement, separately inside each domain so every domain keeps its size. The
+resample is a matrix of cluster indices; the vectorised path turns it into per-cluster draw
+counts and multiplies them with per-cluster sums, so 10,000 resamples cost one matrix product.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def encode(labels) -> tuple[np.ndarray, list]:
+    """Integer codes and the sorted distinct labels (as plain Python strings or values)."""
+    codes, uniques = pd.factorize(pd.Series(labels), sort=True)
+    return codes.astype(np.int64), [u.item() if hasattr(u, "item") else u for u in uniques]
+
+
+def cluster_strata(cluster_labels, stratum_labels) -> tuple[np.ndarray, np.ndarray]:
+    """Per-item cluster codes and, per cluster, its stratum code.
+
+    A cluster is a (stratum, cluster label) pair, so a base prompt that (unusually) appears in two
+    domains counts as two clusters, one per domain.
+    """
+    stratum_codes, _ = pd.factorize(pd.Series(np.asarray(stratum_labels)).astype(str), sort=True)
+    cluster_label_codes, cluster_labels = pd.factorize(
+        pd.Series(np.asarray(cluster_labels)).astype(str), sort=True
+    )
+    pairs, cluster_codes = np.unique(
+        stratum_codes.astype(np.int64) * max(len(cluster_labels), 1) + cluster_label_codes,
+        return_inverse=True,
+    )
+    stratum_of_cluster = pairs // max(len(cluster_labels), 1)
+    return cluster_codes.astype(np.int64), stratum_of_cluster.astype(np.int64)
+
+
+def stratified_cluster_indices(
+    stratum_of_cluster, *, n_resamples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """(n_resamples, n_clusters) matrix of drawn cluster indices, stratified by stratum.
+
+    Within stratum s with m_s clusters, each resample draws m_s of its clusters with replacement.
+    """
+    stratum_of_cluster = np.asarray(stratum_of_cluster, dtype=np.int64)
+    columns = []
+    for stratum in np.unique(stratum_of_cluster):
+        members = np.flatnonzero(stratum_of_cluster == stratum)
+        draws = rng.integers(0, members.size, size=(n_resamples, members.size))
+        columns.append(members[draws])
+    if not columns:
+        return np.zeros((n_resamples, 0), dtype=np.int64)
+    return np.concatenate(columns, axis=1)
+
+
+def draw_counts(indices: np.ndarray, n_clusters: int) -> np.ndarray:
+    """How often each cluster was drawn in each resample: (n_resamples, n_clusters)."""
+    n_resamples = indices.shape[0]
+    offsets = (np.arange(n_resamples, dtype=np.int64) * n_clusters)[:, None]
+    flat = np.bincount((indices + offsets).ravel(), minlength=n_resamples * n_clusters)
+    return flat.reshape(n_resamples, n_clusters).astype(float)
+
+
+def cluster_sums(cluster_codes, column_codes, values, *, n_clusters: int, n_columns: int):
+    """Sum of ``values`` per (cluster, column): an (n_clusters, n_columns) matrix."""
+    flat = np.asarray(cluster_codes) * n_columns + np.asarray(column_codes)
+    sums = np.bincount(
+        flat, weights=np.asarray(values, dtype=float), minlength=n_clusters * n_columns
+    )
+    return sums.reshape(n_clusters, n_columns)
+
+
+def resampled_rates(counts, cluster_successes, cluster_totals) -> np.ndarray:
+    """Per-resample rate of each column; NaN where a resample has no observation for a column."""
+    successes = counts @ cluster_successes
+    totals = counts @ cluster_totals
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(totals > 0, successes / np.where(totals > 0, totals, 1.0), np.nan)
+
+
+def delta_of_rates(rates: np.ndarray) -> np.ndarray:
+    """max - min along the last axis over the defined (non-NaN) rates; NaN when fewer than two."""
+    rates = np.atleast_2d(rates)
+    defined = np.isfinite(rates)
+    enough = defined.sum(axis=-1) >= 2
+    high = np.where(defined, rates, -np.inf).max(axis=-1)
+    low = np.where(defined, rates, np.inf).min(axis=-1)
+    return np.where(enough, high - low, np.nan)
+
+
+def percentile_interval(
+    samples, *, confidence: float = 0.95
+) -> tuple[float | None, float | None, int]:
+    """Percentile interval over the finite samples, and how many were finite."""
+    samples = np.asarray(samples, dtype=float)
+    finite = samples[np.isfinite(samples)]
+    if finite.size == 0:
+        return None, None, 0
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.percentile(finite, [tail, 100.0 - tail])
+    return float(low), float(high), int(finite.size)

@@ -1,0 +1,297 @@
+"""Rates per attribute value, their disparity Δ, ratios, and its uncertainty.
+
+Definitions: docs/metrics.md, "Disparity". Every rate carries a Wilson interval; Δ, max/min and
+the ratios to the neutral baseline and to a reference value carry cluster-bootstrap percentile
+intervals (base prompts resampled within domain); Δ has a within-base-prompt permutation test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from scoring.stats import bootstrap
+from scoring.stats.proportions import wilson_bounds
+from scoring.stats.result import finite_or_none
+
+NEUTRAL = "neutral"
+
+
+def rate_table(frame: pd.DataFrame, *, outcome: str, by: list[str], confidence: float = 0.95):
+    """n, successes, rate, ci_low, ci_high per group of ``by``; rows whose outcome is NA are not counted."""
+    counted = frame[frame[outcome].notna()]
+    grouped = counted.groupby(by, sort=True, observed=True)[outcome]
+    table = grouped.agg(n="size", successes=lambda s: int(s.astype(bool).sum())).reset_index()
+    table["rate"] = table["successes"] / table["n"]
+    table["ci_low"], table["ci_high"] = wilson_bounds(
+        table["successes"], table["n"], confidence=confidence
+    )
+    return table
+
+
+def delta_summary(rates: Mapping[str, float | None]) -> dict:
+    """Δ = max − min over the defined rates, the values at max and min, and ratio = max / min."""
+    defined = {value: rate for value, rate in rates.items() if rate is not None}
+    if len(defined) < 2:
+        reason = "fewer than two attribute values with a defined rate"
+        return {
+            "delta": None,
+            "delta_reason": reason,
+            "max_value": None,
+            "min_value": None,
+            "ratio": None,
+            "ratio_reason": reason,
+        }
+    # Ties resolve to the alphabetically first value, so the result never depends on input order.
+    ordered = sorted(defined.items())
+    max_value, max_rate = max(ordered, key=lambda item: item[1])
+    min_value, min_rate = min(ordered, key=lambda item: item[1])
+    summary = {"delta": max_rate - min_rate, "max_value": max_value, "min_value": min_value}
+    if min_rate == 0:
+        summary.update(ratio=None, ratio_reason="the minimum rate is 0")
+    else:
+        summary["ratio"] = max_rate / min_rate
+    return summary
+
+
+def _interval(samples, prefix: str, *, confidence: float, n_bootstrap: int) -> dict:
+    low, high, n_finite = bootstrap.percentile_interval(samples, confidence=confidence)
+    block = {f"{prefix}_ci_low": low, f"{prefix}_ci_high": high}
+    if n_bootstrap == 0:
+        block[f"{prefix}_ci_reason"] = "no bootstrap resamples (n_bootstrap = 0 or not requested)"
+    elif n_finite == 0:
+        block[f"{prefix}_ci_reason"] = "undefined in every bootstrap resample"
+    elif n_finite < n_bootstrap:
+        block[f"{prefix}_ci_resamples_used"] = n_finite
+    return block
+
+
+def _max_over_min(rates: np.ndarray) -> np.ndarray:
+    defined = np.isfinite(rates)
+    enough = defined.sum(axis=-1) >= 2
+    high = np.where(defined, rates, -np.inf).max(axis=-1)
+    low = np.where(defined, rates, np.inf).min(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(enough & (low > 0), high / np.where(low > 0, low, 1.0), np.nan)
+
+
+def _ratio_to(rate, base_rate, base_name: str) -> dict:
+    if rate is None or base_rate is None:
+        return {"ratio": None, "reason": "a rate in the ratio is undefined"}
+    if base_rate == 0:
+        return {"ratio": None, "reason": f"the {base_name} rate is 0"}
+    return {"ratio": rate / base_rate}
+
+
+def value_entry(successes: float, n: float, *, confidence: float, bounds=None) -> dict:
+    """The per-value record: n, successes, rate and Wilson interval (null with a reason when n = 0).
+
+    ``bounds`` passes a Wilson interval already computed for many values at once.
+    """
+    n, successes = int(n), int(successes)
+    if n == 0:
+        return {
+            "n": 0,
+            "successes": 0,
+            "rate": None,
+            "ci_low": None,
+            "ci_high": None,
+            "reason": "no observations (n = 0)",
+        }
+    low, high = bounds if bounds is not None else wilson_bounds(successes, n, confidence=confidence)
+    return {
+        "n": n,
+        "successes": successes,
+        "rate": successes / n,
+        "ci_low": finite_or_none(low),
+        "ci_high": finite_or_none(high),
+    }
+
+
+class ClusterResample:
+    """One set of stratified cluster-bootstrap draws over a frame's rows, reusable across measures."""
+
+    def __init__(
+        self,
+        frame: pd.DataFrame,
+        *,
+        n_resamples: int,
+        rng: np.random.Generator,
+        cluster: str = "base_prompt_id",
+        stratum: str = "domain",
+    ):
+        self.cluster_codes, stratum_of_cluster = bootstrap.cluster_strata(
+            frame[cluster], frame[stratum]
+        )
+        self.n_clusters = len(stratum_of_cluster)
+        self.n_resamples = int(n_resamples)
+        self.indices = bootstrap.stratified_cluster_indices(
+            stratum_of_cluster, n_resamples=self.n_resamples, rng=rng
+        )
+        self.counts = bootstrap.draw_counts(self.indices, self.n_clusters)
+
+
+def attribute_columns(
+    frame: pd.DataFrame,
+    *,
+    attribute_column: str = "attribute",
+    value_column: str = "attribute_value",
+):
+    """Per-row code of its (attribute, value) pair, and the sorted pairs (as strings)."""
+    attribute_codes, attributes = pd.factorize(frame[attribute_column], sort=True)
+    value_codes, values = pd.factorize(frame[value_column], sort=True)
+    attributes, values = [str(a) for a in attributes], [str(v) for v in values]
+    pair_codes, inverse = np.unique(
+        attribute_codes * len(values) + value_codes, return_inverse=True
+    )
+    columns = [(attributes[c // len(values)], values[c % len(values)]) for c in pair_codes]
+    return inverse.astype(np.int64), columns
+
+
+def disparity_report(
+    frame: pd.DataFrame,
+    success,
+    counted,
+    *,
+    resample: ClusterResample | None = None,
+    confidence: float = 0.95,
+    reference: Mapping[str, str] | None = None,
+    attribute_column: str = "attribute",
+    value_column: str = "attribute_value",
+    columns: tuple | None = None,
+) -> dict:
+    """Per attribute: per-value rates, Δ, max/min ratio, ratios to neutral and reference, with CIs.
+
+    ``success`` and ``counted`` are per-row booleans: a row enters a rate's n when counted, its
+    numerator when also a success. ``resample`` (built on the same frame) supplies the bootstrap;
+    ``columns`` may pass ``attribute_columns(frame)`` when several measures share one frame.
+    """
+    success = np.asarray(success, dtype=bool)
+    counted = np.asarray(counted, dtype=bool)
+    if len(frame) == 0:
+        return {}
+    if columns is None:
+        columns = attribute_columns(
+            frame, attribute_column=attribute_column, value_column=value_column
+        )
+    column_codes, columns = columns
+    if resample is None:
+        cluster_codes, n_clusters = np.zeros(len(frame), dtype=np.int64), 1
+    else:
+        cluster_codes, n_clusters = resample.cluster_codes, resample.n_clusters
+    sums = {
+        name: bootstrap.cluster_sums(
+            cluster_codes, column_codes, weights, n_clusters=n_clusters, n_columns=len(columns)
+        )
+        for name, weights in (("successes", success & counted), ("totals", counted))
+    }
+    point_successes, point_totals = sums["successes"].sum(axis=0), sums["totals"].sum(axis=0)
+    boot_rates = None
+    if resample is not None and resample.n_resamples > 0:
+        boot_rates = bootstrap.resampled_rates(resample.counts, sums["successes"], sums["totals"])
+    n_bootstrap = 0 if resample is None else resample.n_resamples
+    neutral_column = columns.index((NEUTRAL, NEUTRAL)) if (NEUTRAL, NEUTRAL) in columns else None
+    report = {}
+    context = _Context(
+        point_successes, point_totals, boot_rates, neutral_column, confidence, n_bootstrap
+    )
+    for attribute in sorted({attribute for attribute, _ in columns}):
+        positions = [i for i, (a, _) in enumerate(columns) if a == attribute]
+        report[attribute] = _attribute_block(
+            attribute,
+            {columns[i][1]: i for i in positions},
+            context,
+            reference=(reference or {}).get(attribute),
+        )
+    return report
+
+
+class _Context:
+    def __init__(self, successes, totals, boot_rates, neutral_column, confidence, n_bootstrap):
+        self.successes, self.totals, self.boot_rates = successes, totals, boot_rates
+        self.neutral_column, self.confidence, self.n_bootstrap = (
+            neutral_column,
+            confidence,
+            n_bootstrap,
+        )
+        self.wilson_low, self.wilson_high = wilson_bounds(successes, totals, confidence=confidence)
+
+    def rate(self, column):
+        if column is None or self.totals[column] == 0:
+            return None
+        return float(self.successes[column] / self.totals[column])
+
+    def interval(self, samples, prefix):
+        if self.boot_rates is None:
+            return _interval(np.array([]), prefix, confidence=self.confidence, n_bootstrap=0)
+        return _interval(samples, prefix, confidence=self.confidence, n_bootstrap=self.n_bootstrap)
+
+    def boot(self, column):
+        return self.boot_rates[:, column] if self.boot_rates is not None else None
+
+
+def _ratio_entry(context: _Context, column: int, base_column: int | None, base_name: str, key: str):
+    ratio = _ratio_to(context.rate(column), context.rate(base_column), base_name)
+    entry = {key: ratio["ratio"]}
+    if "reason" in ratio:
+        entry[f"{key}_reason"] = ratio["reason"]
+    samples = None
+    if context.boot_rates is not None and base_column is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            samples = context.boot(column) / context.boot(base_column)
+    entry.update(context.interval(samples if samples is not None else np.array([]), key))
+    return entry
+
+
+def _attribute_block(attribute: str, value_columns: dict, context: _Context, *, reference=None):
+    values = {}
+    reference_column = value_columns.get(reference) if reference is not None else None
+    for value, column in value_columns.items():
+        entry = value_entry(
+            context.successes[column],
+            context.totals[column],
+            confidence=context.confidence,
+            bounds=(context.wilson_low[column], context.wilson_high[column]),
+        )
+        if attribute != NEUTRAL:
+            entry.update(
+                _ratio_entry(context, column, context.neutral_column, "neutral", "ratio_to_neutral")
+            )
+            if reference is not None:
+                entry.update(
+                    _ratio_entry(
+                        context, column, reference_column, "reference", "ratio_to_reference"
+                    )
+                )
+        values[value] = entry
+    block = {
+        "values": values,
+        "n": int(sum(context.totals[c] for c in value_columns.values())),
+        "n_values": len(values),
+    }
+    if reference is not None:
+        block["reference_value"] = reference
+    if attribute == NEUTRAL:
+        reason = "the neutral baseline is excluded from Δ"
+        block.update(
+            delta=None,
+            delta_reason=reason,
+            max_value=None,
+            min_value=None,
+            ratio=None,
+            ratio_reason=reason,
+        )
+        return block
+    block.update(
+        delta_summary({value: context.rate(column) for value, column in value_columns.items()})
+    )
+    if context.boot_rates is not None:
+        boot = context.boot_rates[:, list(value_columns.values())]
+        block.update(context.interval(bootstrap.delta_of_rates(boot), "delta"))
+        block.update(context.interval(_max_over_min(boot), "ratio"))
+    else:
+        block.update(context.interval(None, "delta"))
+        block.update(context.interval(None, "ratio"))
+    return block

@@ -1,0 +1,191 @@
+"""Inter-annotator and human-vs-automated agreement of a study (docs/metrics.md, "Study export:
+agreement"). Called by ``study_metrics``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from scoring.stats.agreement import (
+    cohen_kappa,
+    confusion_matrix_dict,
+    percent_agreement,
+    precision_recall,
+)
+from scoring.stats.agreement_multirater import (
+    fleiss_kappa_modal,
+    gwet_ac1,
+    item_label_counts,
+    pairwise_cohen_kappa,
+    percent_agreement_items,
+)
+from scoring.stats.krippendorff_alpha import krippendorff_alpha
+from scoring.stats.result import Stat
+
+REFUSAL_LABELS = ["false", "true"]
+CUE_LABELS = ["retained", "erased", "substituted"]
+QUESTIONS = {"hard_refusal": REFUSAL_LABELS, "cue": CUE_LABELS}
+
+
+def question_labels(frame: pd.DataFrame, question: str) -> pd.DataFrame:
+    """Rows that answer ``question`` with a ``label`` column: every row for hard_refusal (labels
+    "true"/"false"); for cue, only rows not marking refusal that carry a cue."""
+    if question == "hard_refusal":
+        return frame.assign(
+            label=np.where(frame["hard_refusal"].to_numpy(dtype=bool), "true", "false")
+        )
+    keep = ~frame["hard_refusal"].to_numpy(dtype=bool) & frame["cue"].notna().to_numpy()
+    return frame[keep].assign(label=frame.loc[keep, "cue"].astype(str))
+
+
+def put(block: dict, name: str, stat: Stat, *, interval: bool = False) -> None:
+    """Write a Stat as ``name`` (+ ``name_reason`` when undefined, + ``name_ci_low/high`` if asked)."""
+    block[name] = stat.value
+    if not stat.defined:
+        block[f"{name}_reason"] = stat.reason
+    if interval:
+        block[f"{name}_ci_low"], block[f"{name}_ci_high"] = stat.ci_low, stat.ci_high
+
+
+def _inter_annotator_question(
+    rows: pd.DataFrame, labels: list, *, min_pair_items, n_bootstrap, confidence, seed
+) -> dict:
+    per_item = rows.groupby("item_id")["annotator"].transform("size")
+    rows = rows[per_item >= 2]
+    items, raters, values = (
+        rows["item_id"].to_numpy(),
+        rows["annotator"].to_numpy(),
+        rows["label"].to_numpy(),
+    )
+    _, counts, _ = item_label_counts(items, values, categories=labels)
+    block = {
+        "n_items": int(counts.shape[0]),
+        "n_annotations": int(len(rows)),
+        "n_annotators": int(rows["annotator"].nunique()),
+    }
+    put(block, "percent_agreement", percent_agreement_items(counts))
+    pairwise = pairwise_cohen_kappa(
+        items, raters, values, categories=labels, min_items=min_pair_items
+    )
+    put(block, "cohen_kappa_pairwise_mean", pairwise)
+    block["cohen_kappa_pairs"] = pairwise.extra["pairs"]
+    block["cohen_kappa_min_pair_items"] = min_pair_items
+    fleiss = fleiss_kappa_modal(counts)
+    put(block, "fleiss_kappa", fleiss)
+    block["fleiss_kappa_n_items"] = fleiss.n or 0
+    block["fleiss_kappa_annotations_per_item"] = fleiss.extra.get("ratings_per_item")
+    alpha = krippendorff_alpha(
+        items,
+        raters,
+        values,
+        level="nominal",
+        categories=labels,
+        n_bootstrap=n_bootstrap,
+        confidence=confidence,
+        seed=seed,
+    )
+    put(block, "krippendorff_alpha", alpha, interval=True)
+    put(block, "gwet_ac1", gwet_ac1(counts, n_categories=len(labels)))
+    return block
+
+
+def inter_annotator_agreement(
+    annotations: pd.DataFrame,
+    *,
+    min_pair_items: int,
+    n_bootstrap: int,
+    confidence: float,
+    seed: int,
+) -> dict:
+    """Per question, over items with ≥ 2 annotations answering it."""
+    return {
+        question: _inter_annotator_question(
+            question_labels(annotations, question),
+            labels,
+            min_pair_items=min_pair_items,
+            n_bootstrap=n_bootstrap,
+            confidence=confidence,
+            seed=seed,
+        )
+        for question, labels in QUESTIONS.items()
+    }
+
+
+def _pair_block(pairs: pd.DataFrame, labels: list, *, confidence: float, full: bool) -> dict:
+    human, auto = pairs["label_human"].to_numpy(), pairs["label_auto"].to_numpy()
+    block = {"n": int(len(pairs))}
+    put(block, "percent_agreement", percent_agreement(human, auto))
+    put(
+        block,
+        "cohen_kappa",
+        cohen_kappa(human, auto, labels=labels, confidence=confidence),
+        interval=full,
+    )
+    if full:
+        block["confusion_matrix"] = confusion_matrix_dict(
+            human, auto, labels=labels, row_name="human", column_name="auto"
+        )
+    return block
+
+
+def majority_labels(rows: pd.DataFrame) -> pd.Series:
+    """Per item, the label more than half of its annotations give; items without one are left out."""
+    counts = rows.groupby(["item_id", "label"]).size()
+    totals = counts.groupby(level="item_id").transform("sum")
+    winners = counts[counts * 2 > totals].reset_index()
+    return winners.set_index("item_id")["label"]
+
+
+def _human_vs_judge_question(
+    human: pd.DataFrame, auto: pd.DataFrame, labels: list, *, confidence
+) -> dict:
+    pairs = human.merge(auto, on="item_id", suffixes=("_human", "_auto"))
+    block = _pair_block(pairs, labels, confidence=confidence, full=True)
+    block["by_attribute"] = {
+        str(attribute): _pair_block(group, labels, confidence=confidence, full=False)
+        for attribute, group in pairs.groupby("attribute", sort=True)
+    }
+    block["by_annotator_group"] = {
+        str(group_name): _pair_block(group, labels, confidence=confidence, full=False)
+        for group_name, group in pairs.groupby("annotator_group", sort=True)
+    }
+    consensus = majority_labels(human).rename("label_human").reset_index()
+    against = consensus.merge(
+        auto[["item_id", "label"]].rename(columns={"label": "label_auto"}), on="item_id"
+    )
+    block["vs_majority"] = {
+        "n_items": int(len(against)),
+        "per_class": precision_recall(
+            against["label_human"].to_numpy(), against["label_auto"].to_numpy(), labels=labels
+        ),
+        "confusion_matrix": confusion_matrix_dict(
+            against["label_human"].to_numpy(),
+            against["label_auto"].to_numpy(),
+            labels=labels,
+            row_name="human_majority",
+            column_name="auto",
+        ),
+    }
+    return block
+
+
+def human_vs_auto_agreement(
+    annotations: pd.DataFrame, judgments: pd.DataFrame, *, confidence: float
+) -> dict:
+    """Per judge and question: every (annotation, judgment) pair of one item counts once."""
+    out = {}
+    human_columns = ["item_id", "annotator_group", "attribute", "label"]
+    for judge, frame in judgments.groupby("judge", sort=True):
+        out[str(judge)] = {
+            question: _human_vs_judge_question(
+                question_labels(annotations, question)[human_columns],
+                question_labels(frame, question)[["item_id", "label"]].drop_duplicates(
+                    "item_id", keep="last"
+                ),
+                labels,
+                confidence=confidence,
+            )
+            for question, labels in QUESTIONS.items()
+        }
+    return out

@@ -1,0 +1,169 @@
+"""The study export: every rate, disparity and agreement statistic of one study as JSON-ready data.
+
+The definitions are in docs/metrics.md ("Study export"); the JSON export command, the API and
+the dashboard all call ``study_metrics`` so each number has one definition.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from scoring.stats.study_agreement import (
+    CUE_LABELS,
+    human_vs_auto_agreement,
+    inter_annotator_agreement,
+)
+from scoring.stats.study_rates import MEASURES, rates_breakdown, study_rates
+
+ITEM_COLUMNS = [
+    "item_id",
+    "attribute",
+    "attribute_value",
+    "base_prompt_id",
+    "domain",
+    "generator",
+    "mode",
+]
+ANNOTATION_COLUMNS = [*ITEM_COLUMNS, "annotator", "annotator_group", "hard_refusal", "cue"]
+JUDGMENT_COLUMNS = [*ITEM_COLUMNS, "judge", "hard_refusal", "cue"]
+STRING_COLUMNS = [*ITEM_COLUMNS, "annotator", "annotator_group", "judge"]
+BREAKDOWNS = ("domain", "generator", "mode")
+
+
+def _validated(frame: pd.DataFrame | None, columns: list[str], name: str) -> pd.DataFrame:
+    """A clean copy with the required columns: strings as str, hard_refusal as bool, cue as str or None."""
+    if frame is None or len(frame) == 0:
+        return pd.DataFrame({column: pd.Series(dtype=object) for column in columns}).astype(
+            {"hard_refusal": bool}
+        )
+    missing = [column for column in columns if column not in frame.columns]
+    if missing:
+        raise ValueError(f"{name} is missing column(s): {', '.join(missing)}")
+    clean = frame[columns].reset_index(drop=True).copy()
+    for column in columns:
+        if column in STRING_COLUMNS:
+            clean[column] = (
+                clean[column].astype(object).where(clean[column].notna(), "").astype(str)
+            )
+    # A string "false" would turn into True under astype(bool): accept only real booleans (or 0/1).
+    if not set(clean["hard_refusal"].unique().tolist()) <= {True, False}:
+        raise ValueError(f"{name}: hard_refusal must be true or false on every row")
+    clean["hard_refusal"] = clean["hard_refusal"].astype(bool)
+    cue = clean["cue"].astype(object)
+    clean["cue"] = cue.where(cue.notna() & (cue != ""), None)
+    unknown = sorted(set(clean["cue"].dropna()) - set(CUE_LABELS))
+    if unknown:
+        raise ValueError(f"{name}: unknown cue label(s) {unknown}; expected one of {CUE_LABELS}")
+    return clean
+
+
+def to_plain(value):
+    """Recursively turn numpy scalars/arrays into Python ones; any non-finite float becomes None."""
+    kind = type(value)
+    if kind is dict:
+        return {str(key): to_plain(item) for key, item in value.items()}
+    if kind is list or kind is tuple:
+        return [to_plain(item) for item in value]
+    if value is None or kind is str or kind is int or kind is bool:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if isinstance(value, np.ndarray):
+        return [to_plain(item) for item in value.tolist()]
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating | float):
+        return to_plain(float(value))
+    if isinstance(value, dict):
+        return {str(key): to_plain(item) for key, item in value.items()}
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def _meta(annotations, judgments, *, min_pair_items, confidence, n_bootstrap, seed) -> dict:
+    return {
+        "seed": seed,
+        "n_bootstrap": n_bootstrap,
+        "confidence": confidence,
+        "min_pair_items": min_pair_items,
+        "measures": list(MEASURES),
+        "methods": {
+            "rate_ci": "Wilson score interval",
+            "delta_and_ratio_ci": "percentile cluster bootstrap: base prompts resampled within domain",
+            "pairwise_tests": "chi-square (expected >= 5) or Fisher exact; Holm and Benjamini-Hochberg",
+            "kappa_ci": "large-sample (Fleiss, Cohen & Everitt 1969)",
+            "krippendorff_alpha_ci": "percentile bootstrap over items",
+        },
+        "counts": {
+            "n_items": int(pd.concat([annotations["item_id"], judgments["item_id"]]).nunique()),
+            "n_items_annotated": int(annotations["item_id"].nunique()),
+            "n_annotations": int(len(annotations)),
+            "n_annotators": int(annotations["annotator"].nunique()),
+            "n_judgments": int(len(judgments)),
+            "judges": sorted(judgments["judge"].unique().tolist()),
+        },
+        "definitions": "docs/metrics.md",
+    }
+
+
+def _rates_by(annotations: pd.DataFrame, judgments: pd.DataFrame, *, confidence: float) -> dict:
+    sources = {"human": annotations}
+    for judge, frame in judgments.groupby("judge", sort=True):
+        sources[f"auto:{judge}"] = frame.reset_index(drop=True)
+    return {
+        source: {by: rates_breakdown(frame, by=by, confidence=confidence) for by in BREAKDOWNS}
+        for source, frame in sources.items()
+    }
+
+
+def study_metrics(
+    annotations: pd.DataFrame,
+    judgments: pd.DataFrame,
+    *,
+    min_pair_items: int = 10,
+    confidence: float = 0.95,
+    n_bootstrap: int = 2000,
+    seed: int = 0,
+) -> dict:
+    """Rates, disparities and agreement of one study (docs/metrics.md, "Study export").
+
+    Returns plain JSON-ready data: no numpy types, no NaN; an undefined statistic is null with a
+    sibling ``<name>_reason``.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    if n_bootstrap < 0 or min_pair_items < 1:
+        raise ValueError("n_bootstrap must be >= 0 and min_pair_items >= 1")
+    annotations = _validated(annotations, ANNOTATION_COLUMNS, "annotations")
+    judgments = _validated(judgments, JUDGMENT_COLUMNS, "judgments")
+    result = {
+        "meta": _meta(
+            annotations,
+            judgments,
+            min_pair_items=min_pair_items,
+            confidence=confidence,
+            n_bootstrap=n_bootstrap,
+            seed=seed,
+        ),
+        "rates": study_rates(
+            annotations, judgments, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed
+        ),
+        "rates_by": _rates_by(annotations, judgments, confidence=confidence),
+        "agreement": {
+            "inter_annotator": inter_annotator_agreement(
+                annotations,
+                min_pair_items=min_pair_items,
+                n_bootstrap=n_bootstrap,
+                confidence=confidence,
+                seed=seed,
+            ),
+            "human_vs_auto": human_vs_auto_agreement(annotations, judgments, confidence=confidence),
+        },
+    }
+    return to_plain(result)

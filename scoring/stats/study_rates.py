@@ -1,0 +1,101 @@
+"""Refusal, erasure, substitution and combined rates of a study, per source (pooled human
+annotations, or one automated judge), with Δ, ratios, bootstrap CIs and pairwise tests.
+
+docs/metrics.md, "Study export: rates". Called by ``study_metrics``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from scoring.stats.disparity import (
+    NEUTRAL,
+    ClusterResample,
+    attribute_columns,
+    disparity_report,
+)
+from scoring.stats.hypothesis_tests import pairwise_proportion_tests
+
+MEASURES = ("refusal", "erasure", "substitution", "combined")
+
+
+def measure_outcomes(frame: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per measure, the per-row (success, counted) booleans.
+
+    Refusal counts every row; erasure, substitution and combined (erased or substituted) count
+    the rows not marking refusal that carry a cue label.
+    """
+    refused = frame["hard_refusal"].to_numpy(dtype=bool)
+    cue = frame["cue"].astype(object).where(frame["cue"].notna(), None).to_numpy()
+    erased, substituted = cue == "erased", cue == "substituted"
+    has_cue = ~refused & frame["cue"].notna().to_numpy()
+    everything = np.ones(len(frame), dtype=bool)
+    return {
+        "refusal": (refused, everything),
+        "erasure": (erased, has_cue),
+        "substitution": (substituted, has_cue),
+        "combined": (erased | substituted, has_cue),
+    }
+
+
+def _add_pairwise_tests(report: dict) -> None:
+    for attribute, block in report.items():
+        if attribute == NEUTRAL:
+            continue
+        counts = {
+            value: (entry["successes"], entry["n"]) for value, entry in block["values"].items()
+        }
+        block["pairwise_tests"] = pairwise_proportion_tests(counts)
+
+
+def source_rates(frame: pd.DataFrame, *, confidence: float, n_bootstrap: int, seed: int) -> dict:
+    """All four measures for one source; one set of cluster-bootstrap draws serves every measure."""
+    if len(frame) == 0:
+        return {measure: {} for measure in MEASURES}
+    resample = ClusterResample(frame, n_resamples=n_bootstrap, rng=np.random.default_rng(seed))
+    columns = attribute_columns(frame)
+    out = {}
+    for measure, (success, counted) in measure_outcomes(frame).items():
+        report = disparity_report(
+            frame, success, counted, resample=resample, confidence=confidence, columns=columns
+        )
+        _add_pairwise_tests(report)
+        out[measure] = report
+    return out
+
+
+def study_rates(
+    annotations: pd.DataFrame,
+    judgments: pd.DataFrame,
+    *,
+    confidence: float,
+    n_bootstrap: int,
+    seed: int,
+) -> dict:
+    """``{"human": ..., "auto:<judge>": ...}``: human rates pool annotations; a judge's use its judgments."""
+    rates = {
+        "human": source_rates(
+            annotations, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed
+        )
+    }
+    for judge, frame in judgments.groupby("judge", sort=True):
+        rates[f"auto:{judge}"] = source_rates(
+            frame.reset_index(drop=True), confidence=confidence, n_bootstrap=n_bootstrap, seed=seed
+        )
+    return rates
+
+
+def rates_breakdown(frame: pd.DataFrame, *, by: str, confidence: float) -> dict:
+    """Rates and Δ (Wilson intervals, no bootstrap) within each level of ``by`` (domain, generator, mode)."""
+    out = {}
+    for level, subset in frame.groupby(by, sort=True):
+        subset = subset.reset_index(drop=True)
+        columns = attribute_columns(subset)
+        out[str(level)] = {
+            measure: disparity_report(
+                subset, success, counted, confidence=confidence, columns=columns
+            )
+            for measure, (success, counted) in measure_outcomes(subset).items()
+        }
+    return out

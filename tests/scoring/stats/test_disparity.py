@@ -1,0 +1,176 @@
+"""Rates, Δ, ratios, the cluster bootstrap (vectorised vs a naive loop) and the permutation test."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from statsmodels.stats.proportion import proportion_confint
+
+from scoring.stats import bootstrap
+from scoring.stats.delta_inference import (
+    delta_bootstrap,
+    delta_bootstrap_samples,
+    delta_bootstrap_samples_naive,
+    delta_permutation_test,
+)
+from scoring.stats.disparity import ClusterResample, delta_summary, disparity_report, rate_table
+
+
+def clustered_frame(seed, *, n_prompts=40, effect=0.0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for prompt in range(n_prompts):
+        base = rng.normal(-1.5, 0.7)
+        for value_index, value in enumerate(["Kenyan", "Korean", "US"]):
+            for _ in range(4):
+                p = 1 / (1 + np.exp(-(base + effect * value_index)))
+                rows.append(
+                    ("culture", value, f"bp-{prompt}", f"domain-{prompt % 3}", rng.random() < p)
+                )
+        rows.append(
+            ("neutral", "neutral", f"bp-{prompt}", f"domain-{prompt % 3}", rng.random() < 0.2)
+        )
+    return pd.DataFrame(
+        rows, columns=["attribute", "attribute_value", "base_prompt_id", "domain", "refused"]
+    )
+
+
+def test_delta_summary_ties_and_zero_minimum():
+    summary = delta_summary({"b": 0.3, "a": 0.3, "c": 0.0})
+    assert summary["max_value"] == "a" and summary["min_value"] == "c"
+    assert summary["delta"] == pytest.approx(0.3) and summary["ratio"] is None
+    assert summary["ratio_reason"] == "the minimum rate is 0"
+    assert delta_summary({"a": 0.1, "b": None})["delta"] is None
+
+
+def test_rate_table_skips_na_outcomes_and_uses_wilson():
+    frame = pd.DataFrame({"value": ["a", "a", "a", "b"], "erased": [True, False, None, True]})
+    table = rate_table(frame, outcome="erased", by=["value"]).set_index("value")
+    assert table.loc["a", "n"] == 2 and table.loc["a", "successes"] == 1
+    low, high = proportion_confint(1, 2, method="wilson")
+    assert table.loc["a", "ci_low"] == pytest.approx(low) and table.loc[
+        "a", "ci_high"
+    ] == pytest.approx(high)
+
+
+def test_report_point_estimates_match_hand_counts():
+    frame = clustered_frame(1)
+    report = disparity_report(frame, frame["refused"], np.ones(len(frame), bool))
+    culture = report["culture"]
+    rates = frame[frame.attribute == "culture"].groupby("attribute_value")["refused"].mean()
+    neutral_rate = frame[frame.attribute == "neutral"]["refused"].mean()
+    for value, rate in rates.items():
+        assert culture["values"][value]["rate"] == pytest.approx(rate)
+        assert culture["values"][value]["ratio_to_neutral"] == pytest.approx(rate / neutral_rate)
+    assert culture["delta"] == pytest.approx(rates.max() - rates.min())
+    assert culture["max_value"] == rates.idxmax() and culture["ratio"] == pytest.approx(
+        rates.max() / rates.min()
+    )
+    assert report["neutral"]["delta"] is None and "excluded" in report["neutral"]["delta_reason"]
+
+
+def test_report_with_bootstrap_has_ordered_intervals_and_reference_ratios():
+    frame = clustered_frame(2, effect=0.8)
+    resample = ClusterResample(frame, n_resamples=500, rng=np.random.default_rng(0))
+    report = disparity_report(
+        frame,
+        frame["refused"],
+        np.ones(len(frame), bool),
+        resample=resample,
+        reference={"culture": "US"},
+    )
+    culture = report["culture"]
+    assert culture["delta_ci_low"] <= culture["delta"] <= culture["delta_ci_high"]
+    assert culture["values"]["US"]["ratio_to_reference"] == pytest.approx(1.0)
+    assert culture["values"]["Kenyan"]["ratio_to_neutral_ci_low"] is not None
+
+
+def test_resamples_are_stratified_by_domain():
+    clusters, strata = np.repeat(np.arange(10), 3), np.repeat(np.arange(10) % 2, 3)
+    codes, stratum_of_cluster = bootstrap.cluster_strata(clusters, strata)
+    indices = bootstrap.stratified_cluster_indices(
+        stratum_of_cluster, n_resamples=50, rng=np.random.default_rng(0)
+    )
+    drawn_strata = stratum_of_cluster[indices]
+    assert (np.sum(drawn_strata == 0, axis=1) == 5).all() and (
+        np.sum(drawn_strata == 1, axis=1) == 5
+    ).all()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_vectorised_bootstrap_equals_naive_loop_with_same_indices(seed):
+    frame = clustered_frame(seed)
+    frame = frame[frame.attribute == "culture"]
+    value_codes, _ = bootstrap.encode(frame["attribute_value"])
+    cluster_codes, stratum_of_cluster = bootstrap.cluster_strata(
+        frame["base_prompt_id"], frame["domain"]
+    )
+    indices = bootstrap.stratified_cluster_indices(
+        stratum_of_cluster, n_resamples=300, rng=np.random.default_rng(seed)
+    )
+    success = frame["refused"].to_numpy()
+    fast = delta_bootstrap_samples(success, value_codes, cluster_codes, indices)
+    slow = delta_bootstrap_samples_naive(success, value_codes, cluster_codes, indices)
+    np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12, equal_nan=True)
+
+
+def test_delta_bootstrap_is_seeded():
+    frame = clustered_frame(4)
+    args = (frame["refused"], frame["attribute_value"], frame["base_prompt_id"], frame["domain"])
+    assert delta_bootstrap(*args, n_resamples=200, seed=3) == delta_bootstrap(
+        *args, n_resamples=200, seed=3
+    )
+    assert delta_bootstrap(*args, n_resamples=200, seed=3) != delta_bootstrap(
+        *args, n_resamples=200, seed=4
+    )
+
+
+def test_permutation_test_detects_an_effect_and_not_its_absence():
+    with_effect = clustered_frame(5, n_prompts=60, effect=1.2)
+    with_effect = with_effect[with_effect.attribute == "culture"]
+    p_effect = delta_permutation_test(
+        with_effect["refused"],
+        with_effect["attribute_value"],
+        with_effect["base_prompt_id"],
+        n_permutations=500,
+        seed=1,
+    )
+    assert p_effect.value < 0.01
+    null_p = []
+    for seed in range(20):
+        null = clustered_frame(100 + seed, n_prompts=30, effect=0.0)
+        null = null[null.attribute == "culture"]
+        null_p.append(
+            delta_permutation_test(
+                null["refused"],
+                null["attribute_value"],
+                null["base_prompt_id"],
+                n_permutations=200,
+                seed=seed,
+            ).value
+        )
+    # Under no effect p is roughly uniform: few small values, a middling median.
+    assert np.mean(np.array(null_p) < 0.05) <= 0.2 and 0.2 < np.median(null_p) < 0.8
+
+
+def test_permutation_keeps_labels_within_base_prompt():
+    # One base prompt holds all "a" successes and another all "b" failures: shuffling within base
+    # prompt cannot move a success to b, so Δ never changes and p = 1.
+    success = np.array([1, 1, 0, 0], bool)
+    values = np.array(["a", "a", "b", "b"])
+    clusters = np.array(["p1", "p1", "p2", "p2"])
+    assert delta_permutation_test(success, values, clusters, n_permutations=50).value == 1.0
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 5), st.sampled_from("abc"), st.booleans()), min_size=1, max_size=40
+    )
+)
+def test_bootstrap_delta_stays_in_unit_interval(rows):
+    clusters, values, success = (np.array(c) for c in zip(*rows, strict=True))
+    stat = delta_bootstrap(success, values, clusters, np.zeros(len(rows)), n_resamples=50)
+    if stat.defined:
+        assert 0.0 <= stat.value <= 1.0
+        assert stat.ci_low is None or 0.0 <= stat.ci_low <= stat.ci_high <= 1.0

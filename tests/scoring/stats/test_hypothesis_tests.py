@@ -1,0 +1,99 @@
+"""Pairwise tests and effect sizes against scipy and statsmodels."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import chi2_contingency, fisher_exact
+from statsmodels.stats.contingency_tables import Table2x2
+from statsmodels.stats.multitest import multipletests
+
+from scoring.stats.hypothesis_tests import (
+    benjamini_hochberg_adjust,
+    cohen_d,
+    cohen_h,
+    holm_adjust,
+    odds_ratio,
+    pairwise_proportion_tests,
+    two_proportion_test,
+)
+
+
+def test_large_cells_use_chi_square_matching_scipy():
+    stat = two_proportion_test(40, 100, 25, 100)
+    statistic, p_value, _, _ = chi2_contingency([[40, 60], [25, 75]], correction=False)
+    assert stat.extra["test"] == "chi-square"
+    assert stat.value == pytest.approx(p_value) and stat.extra["statistic"] == pytest.approx(
+        statistic
+    )
+
+
+def test_small_cells_use_fisher_matching_scipy():
+    stat = two_proportion_test(1, 12, 6, 10)
+    assert stat.extra["test"] == "fisher-exact"
+    assert stat.value == pytest.approx(fisher_exact([[1, 11], [6, 4]])[1])
+
+
+def test_degenerate_tables():
+    assert two_proportion_test(0, 10, 0, 12).value == 1.0
+    assert two_proportion_test(0, 0, 3, 10).value is None
+
+
+# multipletests runs gc.collect() on every Holm call, so keep the example count modest.
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=30))
+def test_holm_and_bh_match_multipletests(p_values):
+    np.testing.assert_allclose(holm_adjust(p_values), multipletests(p_values, method="holm")[1])
+    np.testing.assert_allclose(
+        benjamini_hochberg_adjust(p_values), multipletests(p_values, method="fdr_bh")[1]
+    )
+
+
+def test_pairwise_family_is_adjusted_together():
+    rows = pairwise_proportion_tests({"a": (30, 100), "b": (10, 100), "c": (12, 100)})
+    assert [(r["value_a"], r["value_b"]) for r in rows] == [("a", "b"), ("a", "c"), ("b", "c")]
+    raw = [r["p_value"] for r in rows]
+    assert [r["p_holm"] for r in rows] == pytest.approx(multipletests(raw, method="holm")[1])
+    assert [r["p_bh"] for r in rows] == pytest.approx(multipletests(raw, method="fdr_bh")[1])
+
+
+def test_odds_ratio_matches_statsmodels_woolf():
+    table = Table2x2(np.array([[20, 80], [10, 90]]))
+    stat = odds_ratio(20, 80, 10, 90)
+    assert stat.value == pytest.approx(table.oddsratio)
+    low, high = table.oddsratio_confint()
+    assert (stat.ci_low, stat.ci_high) == (pytest.approx(low), pytest.approx(high))
+    assert stat.extra["haldane_correction"] is False
+
+
+def test_odds_ratio_haldane_correction_hand_worked():
+    # [[0, 10], [5, 5]] + 0.5 -> (0.5 * 5.5) / (10.5 * 5.5) = 0.047619...; SE = sqrt(1/0.5 + 1/10.5 + 2/5.5)
+    stat = odds_ratio(0, 10, 5, 5)
+    assert stat.extra["haldane_correction"] is True
+    assert stat.value == pytest.approx(0.5 / 10.5)
+    assert stat.extra["log_standard_error"] == pytest.approx(math.sqrt(2 + 1 / 10.5 + 2 / 5.5))
+    assert odds_ratio(0, 0, 3, 4).value is None
+
+
+def test_cohen_h_hand_worked():
+    assert cohen_h(0.5, 0.5).value == 0.0
+    assert cohen_h(0.167, 0.036).value == pytest.approx(
+        2 * math.asin(math.sqrt(0.167)) - 2 * math.asin(math.sqrt(0.036))
+    )
+    assert cohen_h(None, 0.1).value is None
+
+
+def test_cohen_d_hand_worked():
+    # means 2 and 4, sample variances 1 and 1 -> pooled SD 1 -> d = -2
+    assert cohen_d([1, 2, 3], [3, 4, 5]).value == pytest.approx(-2.0)
+    assert cohen_d([1], [2, 3]).value is None
+    assert cohen_d([1, 1], [1, 1]).reason == "the pooled standard deviation is 0"
+
+
+@given(st.integers(1, 50), st.integers(1, 50), st.integers(1, 50), st.integers(1, 50))
+def test_odds_ratio_inverts_when_rows_swap(a, b, c, d):
+    forward, backward = odds_ratio(a, b, c, d), odds_ratio(c, d, a, b)
+    assert forward.value * backward.value == pytest.approx(1.0)
+    assert forward.ci_low <= forward.value <= forward.ci_high
