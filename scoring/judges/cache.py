@@ -1,0 +1,105 @@
+"""Judgments cached by (judge, version, prompt, image content hash).
+
+Re-running a study scores only what changed: a new image, a new prompt, a new judge
+version. The store is pluggable (``get``/``set`` of JSON-ready dicts by key); a dict and a
+JSON file are here, the web app backs it with a database table. Errors are never cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from scoring.judges.images import image_sha256
+from scoring.judges.records import ItemInput, Judge, JudgmentOutput
+
+
+class CacheStore(Protocol):
+    def get(self, key: str) -> dict[str, Any] | None: ...
+
+    def set(self, key: str, value: dict[str, Any]) -> None: ...
+
+
+class MemoryCacheStore:
+    def __init__(self) -> None:
+        self.data: dict[str, dict[str, Any]] = {}
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.data.get(key)
+
+    def set(self, key: str, value: dict[str, Any]) -> None:
+        self.data[key] = value
+
+
+class JsonFileCacheStore:
+    """One JSON object on disk, rewritten atomically on every ``set`` (small studies, scripts)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self.data: dict[str, dict[str, Any]] = {}
+        if self.path.exists():
+            self.data = json.loads(self.path.read_text(encoding="utf-8") or "{}")
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.data.get(key)
+
+    def set(self, key: str, value: dict[str, Any]) -> None:
+        with self._lock:
+            self.data[key] = value
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(self.data, handle, sort_keys=True)
+            os.replace(tmp, self.path)
+
+
+def cache_key(judge_name: str, judge_version: str, prompt: str, image_hash: str | None) -> str:
+    blob = json.dumps([judge_name, judge_version, prompt, image_hash], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class CachedJudge:
+    """Wraps a judge: cache hits come back with ``cached=True``; only misses are scored."""
+
+    def __init__(self, judge: Judge, store: CacheStore):
+        self.judge = judge
+        self.store = store
+        self.name = judge.name
+        self.version = judge.version
+
+    def cache_prompt(self, item: ItemInput) -> str:
+        return self.judge.cache_prompt(item)
+
+    def key_for(self, item: ItemInput) -> str | None:
+        """None when the image cannot be hashed (missing file): such items are not cached."""
+        try:
+            image_hash = image_sha256(item.image_path) if item.image_path else None
+        except (OSError, ValueError):
+            return None
+        return cache_key(self.name, self.version, self.judge.cache_prompt(item), image_hash)
+
+    def judge_items(self, items: Sequence[ItemInput]) -> list[JudgmentOutput]:
+        outputs: list[JudgmentOutput | None] = [None] * len(items)
+        keys = [self.key_for(item) for item in items]
+        misses = []
+        for index, (item, key) in enumerate(zip(items, keys, strict=True)):
+            stored = self.store.get(key) if key is not None else None
+            if stored is not None:
+                output = JudgmentOutput.from_dict(stored)
+                output.item_id, output.cached = item.item_id, True
+                outputs[index] = output
+            else:
+                misses.append(index)
+        fresh = self.judge.judge_items([items[i] for i in misses]) if misses else []
+        for index, output in zip(misses, fresh, strict=True):
+            outputs[index] = output
+            if keys[index] is not None and output.error is None:
+                self.store.set(keys[index], output.to_dict())
+        return [o for o in outputs if o is not None]

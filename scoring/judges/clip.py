@@ -1,0 +1,156 @@
+"""open_clip models for the judges: loaded from local files only, cached per process.
+
+Weights come from one of:
+- ``architecture="ViT-B-32", pretrained="openai"``: an open_clip tag, resolved in ``cache_dir``
+  (the Hugging Face / open_clip cache). Run workers with ``HF_HUB_OFFLINE=1`` so a missing
+  cache fails loudly instead of downloading.
+- ``architecture="ViT-B-32", pretrained="/models/clip.safetensors"``: a checkpoint file.
+- ``architecture="local-dir:/models/my-clip"``: a folder holding ``open_clip_config.json`` and
+  the weights (open_clip's own export layout).
+``model_config`` optionally names a JSON config (or folder of them) registered with
+``open_clip.add_model_config`` first, for architectures open_clip does not bundle.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+
+@dataclass(frozen=True)
+class ClipConfig:
+    architecture: str = "ViT-B-32"
+    pretrained: str | None = "openai"
+    cache_dir: str | None = None
+    model_config: str | None = None
+    device: str = "cpu"
+    precision: str = "fp32"
+    batch_size: int = 64
+    # Without weights open_clip silently builds a random model: only benchmarks want that.
+    allow_random_weights: bool = False
+
+    def __post_init__(self):
+        has_weights = self.pretrained or self.architecture.startswith("local-dir:")
+        if not has_weights and not self.allow_random_weights:
+            raise ValueError(
+                "CLIP config names no weights: set 'pretrained' (a tag or a checkpoint path) "
+                "or use 'local-dir:<folder>' as the architecture"
+            )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ClipConfig:
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"unknown CLIP config keys: {sorted(unknown)}")
+        return cls(**data)
+
+    def cache_key(self) -> tuple:
+        values = asdict(self)
+        values.pop("batch_size")
+        return tuple(sorted(values.items()))
+
+
+class ClipEncoder:
+    """Normalised image and text embeddings from one loaded open_clip model."""
+
+    def __init__(self, model: Any, preprocess: Any, tokenizer: Any, config: ClipConfig):
+        self.model = model
+        self.preprocess = preprocess
+        self.tokenizer = tokenizer
+        self.config = config
+        self._text_cache: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def version(self) -> str:
+        return f"{self.config.architecture}:{self.config.pretrained}"
+
+    def encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
+        """One L2-normalised row per image, computed ``batch_size`` images at a time."""
+        import torch
+
+        rows = []
+        size = max(1, self.config.batch_size)
+        for start in range(0, len(images), size):
+            batch = torch.stack([self.preprocess(im) for im in images[start : start + size]])
+            batch = batch.to(self.config.device)
+            with torch.inference_mode(), self._autocast():
+                features = self.model.encode_image(batch)
+            rows.append(_normalise(features.float().cpu().numpy()))
+        width = int(self.model.visual.output_dim) if not rows else rows[0].shape[1]
+        return np.concatenate(rows) if rows else np.zeros((0, width), dtype=np.float32)
+
+    def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
+        """Text embeddings, memoised: the judges reuse a handful of fixed descriptions."""
+        import torch
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self._text_cache]
+        if missing:
+            tokens = self.tokenizer(missing).to(self.config.device)
+            with torch.inference_mode(), self._autocast():
+                features = _normalise(self.model.encode_text(tokens).float().cpu().numpy())
+            with self._lock:
+                self._text_cache.update(zip(missing, features, strict=True))
+        return np.stack([self._text_cache[t] for t in texts])
+
+    def _autocast(self):
+        import torch
+
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.config.precision)
+        if dtype is None or not self.config.device.startswith("cuda"):
+            return _null_context()
+        return torch.autocast(device_type="cuda", dtype=dtype)
+
+
+class _null_context:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+
+def _normalise(features: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(features, axis=1, keepdims=True)
+    return (features / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+_ENCODERS: dict[tuple, ClipEncoder] = {}
+_ENCODERS_LOCK = threading.Lock()
+
+
+def load_clip(config: ClipConfig) -> ClipEncoder:
+    """The process-wide encoder for this config, loading it on first use."""
+    key = config.cache_key()
+    with _ENCODERS_LOCK:
+        encoder = _ENCODERS.get(key)
+        if encoder is None:
+            encoder = _ENCODERS[key] = _build_encoder(config)
+        return encoder
+
+
+def clear_clip_cache() -> None:
+    with _ENCODERS_LOCK:
+        _ENCODERS.clear()
+
+
+def _build_encoder(config: ClipConfig) -> ClipEncoder:
+    import open_clip
+
+    if config.model_config:
+        open_clip.add_model_config(config.model_config)
+    model, _, preprocess = open_clip.create_model_and_transforms(
+        config.architecture,
+        pretrained=config.pretrained,
+        precision=config.precision if config.device.startswith("cuda") else "fp32",
+        device=config.device,
+        cache_dir=config.cache_dir,
+    )
+    model.eval()
+    tokenizer = open_clip.get_tokenizer(config.architecture, cache_dir=config.cache_dir)
+    return ClipEncoder(model, preprocess, tokenizer, config)

@@ -1,0 +1,95 @@
+"""Safe image loading for the judges: a pixel budget, clear errors, content hashes."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import warnings
+from pathlib import Path
+
+from PIL import Image, UnidentifiedImageError
+
+# 64 megapixels: far above any generator's output, far below what a decompression bomb asks.
+DEFAULT_MAX_PIXELS = 64_000_000
+
+ImageSource = str | Path | bytes | Image.Image
+
+
+class ImageLoadError(ValueError):
+    """The file is missing, empty, not an image, corrupt or too large."""
+
+
+def read_image_bytes(source: str | Path | bytes) -> bytes:
+    if isinstance(source, bytes):
+        return source
+    path = Path(source)
+    if not path.is_file():
+        raise ImageLoadError(f"image file not found: {path}")
+    return path.read_bytes()
+
+
+def image_sha256(source: str | Path | bytes) -> str:
+    """The content hash used in cache keys: identical bytes score once, whatever the path."""
+    return hashlib.sha256(read_image_bytes(source)).hexdigest()
+
+
+def decode_image(
+    data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str = "image"
+) -> Image.Image:
+    """Decode bytes to an RGB image, refusing empty, corrupt and oversized inputs."""
+    if not data:
+        raise ImageLoadError(f"{name} is empty (0 bytes)")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))
+            width, height = image.size
+            # The header is read lazily: check the pixel count before decoding any pixel data.
+            if width * height > max_pixels:
+                raise ImageLoadError(
+                    f"{name} is {width}x{height} = {width * height} pixels, over the limit of {max_pixels}"
+                )
+            image.load()
+    except ImageLoadError:
+        raise
+    except UnidentifiedImageError as exc:
+        raise ImageLoadError(f"{name} is not a recognised image format") from exc
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise ImageLoadError(f"{name} looks like a decompression bomb: {exc}") from exc
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise ImageLoadError(f"{name} is corrupt or truncated: {exc}") from exc
+    if image.mode != "RGB":
+        image = image.convert("RGBA").convert("RGB") if "A" in image.mode else image.convert("RGB")
+    return image
+
+
+def load_image(source: ImageSource, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Image:
+    """A path, raw bytes or an already-open image, as an RGB ``PIL.Image``."""
+    if isinstance(source, Image.Image):
+        return source.convert("RGB") if source.mode != "RGB" else source
+    name = "image bytes" if isinstance(source, bytes) else str(source)
+    return decode_image(read_image_bytes(source), max_pixels=max_pixels, name=name)
+
+
+def image_data_url(source: ImageSource, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> str:
+    """A base64 ``data:`` URL, as chat-completions APIs take images.
+
+    PNG and JPEG files are sent as they are (after a validity check); anything else is
+    re-encoded to PNG.
+    """
+    if isinstance(source, Image.Image):
+        return _png_data_url(load_image(source))
+    data = read_image_bytes(source)
+    image = decode_image(data, max_pixels=max_pixels, name=str(source)[:80])
+    mime = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg"}
+    for magic, kind in mime.items():
+        if data.startswith(magic):
+            return f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
+    return _png_data_url(image)
+
+
+def _png_data_url(image: Image.Image) -> str:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return f"data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode('ascii')}"

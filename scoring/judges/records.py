@@ -1,0 +1,115 @@
+"""The plain records every judge takes and returns, and the one interface they share."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+logger = logging.getLogger(__name__)
+
+REFUSAL = "refusal"
+NOT_REFUSAL = "not_refusal"
+HARD_REFUSAL_LABELS = (REFUSAL, NOT_REFUSAL)
+
+RETAINED = "retained"
+ERASED = "erased"
+SUBSTITUTED = "substituted"
+CUE_LABELS = (RETAINED, ERASED, SUBSTITUTED)
+
+# An answer that did not parse: recorded as such, never guessed into a label.
+INVALID_LABEL = "invalid"
+
+
+@dataclass(frozen=True)
+class ItemInput:
+    """One generated output to judge.
+
+    ``image_path`` is None when the generator returned no image. ``provider_signal`` carries
+    what an API or a local pipeline said about refusing (e.g. ``{"refused": True, "code":
+    "content_policy_violation", "message": "..."}`` or diffusers' ``{"nsfw_content_detected":
+    True}``); ``returned_text`` is any text the generator sent back with (or instead of) the
+    image. ``cue`` is the attribute the prompt asked for (cue judges need it).
+    """
+
+    item_id: str
+    image_path: str | None = None
+    prompt: str = ""
+    cue: str | None = None
+    generator: str | None = None
+    provider_signal: dict[str, Any] | None = None
+    returned_text: str | None = None
+
+
+@dataclass
+class JudgmentOutput:
+    """One judge's verdict on one item.
+
+    ``label`` is one of the judge's labels, ``"invalid"`` for an unparseable answer, or None
+    when ``error`` says why the item could not be judged. ``member_outputs`` holds each
+    member's own output for an ensemble (store them separately), and is empty otherwise.
+    """
+
+    item_id: str
+    judge_name: str
+    judge_version: str
+    label: str | None = None
+    confidence: float | None = None
+    needs_review: bool = False
+    evidence: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    cached: bool = False
+    member_outputs: list[JudgmentOutput] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JudgmentOutput:
+        data = dict(data)
+        members = [cls.from_dict(m) for m in data.pop("member_outputs", [])]
+        return cls(**data, member_outputs=members)
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """What a Celery task calls: a named, versioned scorer of a batch of items."""
+
+    name: str
+    version: str
+
+    def judge_items(self, items: Sequence[ItemInput]) -> list[JudgmentOutput]: ...
+
+    def cache_prompt(self, item: ItemInput) -> str:
+        """Everything besides the image that the verdict depends on (part of the cache key)."""
+        ...
+
+
+def error_output(judge: Judge, item: ItemInput, error: BaseException | str) -> JudgmentOutput:
+    message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    return JudgmentOutput(
+        item_id=item.item_id,
+        judge_name=judge.name,
+        judge_version=judge.version,
+        error=message,
+        needs_review=True,
+    )
+
+
+def judge_each(
+    judge: Judge, items: Sequence[ItemInput], score: Callable[[ItemInput], JudgmentOutput]
+) -> list[JudgmentOutput]:
+    """Score items one by one, turning an exception into that item's error record."""
+    outputs = []
+    for item in items:
+        try:
+            outputs.append(score(item))
+        except Exception as exc:  # noqa: BLE001 - a bad item must not fail the batch
+            logger.warning("judge %s failed on item %s: %s", judge.name, item.item_id, exc)
+            outputs.append(error_output(judge, item, exc))
+    return outputs

@@ -1,0 +1,138 @@
+"""Build a judge by name from a plain config dict (settings, a database row, a CLI flag).
+
+Every config has ``kind``, ``name`` (stored with each judgment) and ``version``; the other
+keys belong to the kind::
+
+    {"kind": "hard_refusal", "name": "hard_refusal", "version": "1",
+     "clip": {"architecture": "ViT-B-32", "pretrained": "openai", "cache_dir": "/models/clip",
+              "device": "cuda", "batch_size": 128},          # or null: rules only
+     "clip_tau": 0.25, "clip_tau_by_generator": {"sdxl": 0.27},
+     "blank_std_max": 4.0, "refusal_phrases": ["..."]}        # any HardRefusalConfig field
+
+    {"kind": "cue_vlm", "name": "qwen2.5-vl-7b", "version": "1",
+     "backend": {"type": "transformers", "model": "Qwen/Qwen2.5-VL-7B-Instruct",
+                 "device": "cuda", "dtype": "bfloat16", "batch_size": 8},
+     # or {"type": "openai", "endpoint": "http://vllm:8000/v1", "model": "...",
+     #     "api_key_env": "VLLM_API_KEY", "concurrency": 16, "timeout_s": 60, "max_retries": 4}
+     "decoding": {"temperature": 0.0, "max_new_tokens": 16}, "score_options": true}
+
+    {"kind": "cue_clip", "name": "clip_cue", "version": "1", "clip": {...}, "threshold": 0.5}
+
+    {"kind": "ensemble", "name": "cue_ensemble", "version": "1", "min_confidence": 0.6,
+     "min_valid_votes": 2, "members": [{...}, {...}]}
+
+Heavy models are cached per process by the loaders, so building a judge per task is cheap
+after the first. ``device`` overrides every device in the config (a worker's ``--device``);
+``cache`` wraps every non-ensemble judge in a :class:`CachedJudge`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from scoring.judges.cache import CachedJudge, CacheStore
+from scoring.judges.records import Judge
+
+_COMMON = ("kind", "name", "version")
+
+
+def load_judge(
+    config: dict[str, Any], *, device: str | None = None, cache: CacheStore | None = None
+) -> Judge:
+    config = copy.deepcopy(config)
+    kind = config.get("kind")
+    if kind not in _BUILDERS:
+        raise ValueError(f"unknown judge kind {kind!r}; expected one of {sorted(_BUILDERS)}")
+    if not config.get("name"):
+        raise ValueError("a judge config needs a 'name'")
+    if device is not None:
+        _override_device(config, device)
+    judge = _BUILDERS[kind](config, device, cache)
+    if cache is not None and kind != "ensemble":
+        judge = CachedJudge(judge, cache)
+    return judge
+
+
+def _override_device(config: dict[str, Any], device: str) -> None:
+    for key in ("clip", "backend"):
+        if (
+            isinstance(config.get(key), dict)
+            and config[key].get("type", "transformers") != "openai"
+        ):
+            config[key]["device"] = device
+
+
+def _settings(config: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in config.items() if k not in _COMMON}
+
+
+def _build_hard_refusal(
+    config: dict[str, Any], device: str | None, cache: CacheStore | None
+) -> Judge:
+    from scoring.judges.hard_refusal import HardRefusalConfig, HardRefusalJudge
+
+    settings = HardRefusalConfig.from_dict(_settings(config))
+    return HardRefusalJudge(settings, name=config["name"], version=str(config.get("version", "1")))
+
+
+def _build_cue_vlm(config: dict[str, Any], device: str | None, cache: CacheStore | None) -> Judge:
+    from scoring.judges.backends.base import DecodingConfig
+    from scoring.judges.cue_judge import CUE_QUESTION, CueJudge
+
+    return CueJudge(
+        _build_backend(dict(config["backend"])),
+        name=config["name"],
+        version=config.get("version"),
+        template=config.get("template", CUE_QUESTION),
+        decoding=DecodingConfig.from_dict(config.get("decoding")),
+        score_options=config.get("score_options", True),
+    )
+
+
+def _build_backend(backend: dict[str, Any]):
+    kind = backend.pop("type", None)
+    if kind == "transformers":
+        from scoring.judges.backends.transformers_vlm import (
+            TransformersVLMBackend,
+            TransformersVLMConfig,
+        )
+
+        return TransformersVLMBackend(TransformersVLMConfig(**backend))
+    if kind == "openai":
+        from scoring.judges.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
+
+        return OpenAICompatBackend(OpenAICompatConfig(**backend))
+    raise ValueError(f"unknown backend type {kind!r}; expected 'transformers' or 'openai'")
+
+
+def _build_cue_clip(config: dict[str, Any], device: str | None, cache: CacheStore | None) -> Judge:
+    from scoring.judges.backends.clip_zero_shot import ClipZeroShotCueJudge
+    from scoring.judges.clip import ClipConfig
+
+    settings = _settings(config)
+    clip = ClipConfig.from_dict(settings.pop("clip"))
+    return ClipZeroShotCueJudge(
+        clip, name=config["name"], version=str(config.get("version", "1")), **settings
+    )
+
+
+def _build_ensemble(config: dict[str, Any], device: str | None, cache: CacheStore | None) -> Judge:
+    from scoring.judges.ensemble import EnsembleJudge
+
+    settings = _settings(config)
+    members = [
+        load_judge(member, device=device, cache=cache) for member in settings.pop("members", [])
+    ]
+    return EnsembleJudge(
+        members, name=config["name"], version=str(config.get("version", "1")), **settings
+    )
+
+
+_BUILDERS: dict[str, Callable[[dict[str, Any], str | None, CacheStore | None], Judge]] = {
+    "hard_refusal": _build_hard_refusal,
+    "cue_vlm": _build_cue_vlm,
+    "cue_clip": _build_cue_clip,
+    "ensemble": _build_ensemble,
+}
