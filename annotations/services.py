@@ -7,14 +7,11 @@ back every uniqueness rule, so retries and concurrent requests cannot duplicate 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.core.files import File
-from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
@@ -23,11 +20,6 @@ from . import policies
 from .labels import NEUTRAL, LabelError, parse_cue_label
 from .manifest import (
     ImageLimits,
-    ItemRecord,
-    ManifestInvalid,
-    RecordError,
-    parse_annotation_csv,
-    parse_manifest,
 )
 from .models import (
     Annotation,
@@ -70,95 +62,6 @@ def attribute_value_get_or_create(
         obj.cue_description = cue_description
         obj.save(update_fields=["cue_description"])
     return obj
-
-
-def _store_file(path: Path, study: Study, written: list[str]) -> str:
-    with path.open("rb") as handle:
-        name = default_storage.save(f"studies/{study.slug}/{path.name}", File(handle))
-    written.append(name)
-    return name
-
-
-def items_import(*, study: Study, manifest: Path, progress: Progress = None) -> int:
-    """Import every item of a manifest, or nothing (ManifestInvalid lists the problems).
-
-    Files are copied into storage inside the transaction; if anything fails the copies are
-    deleted, so a failed import leaves neither rows nor files behind.
-    """
-    records = parse_manifest(manifest, image_limits())
-    existing = set(
-        Item.objects.filter(study=study, item_id__in=[r.item_id for r in records]).values_list(
-            "item_id", flat=True
-        )
-    )
-    clashes = [
-        RecordError(r.line, "item_id", f"{r.item_id!r} is already in study {study.slug}")
-        for r in records
-        if r.item_id in existing
-    ]
-    mismatched = [
-        RecordError(r.line, "mode", f"{r.mode!r} differs from the study's mode {study.mode!r}")
-        for r in records
-        if r.mode != study.mode
-    ]
-    if clashes or mismatched:
-        raise ManifestInvalid(clashes + mismatched)
-    written: list[str] = []
-    try:
-        with transaction.atomic():
-            for done, record in enumerate(records, start=1):
-                _item_from_record(study, record, written)
-                if progress:
-                    progress(done, len(records))
-    except BaseException:
-        for name in written:
-            default_storage.delete(name)
-        raise
-    return len(records)
-
-
-def _item_from_record(study: Study, record: ItemRecord, written: list[str]) -> Item:
-    value = attribute_value_get_or_create(
-        study=study,
-        attribute=record.attribute,
-        value=record.attribute_value,
-        cue_description=record.cue,
-    )
-    item = Item(
-        study=study,
-        item_id=record.item_id,
-        mode=record.mode,
-        generator=record.generator,
-        prompt=record.prompt,
-        base_prompt_id=record.base_prompt_id,
-        domain=record.domain,
-        attribute_value=value,
-        cue=record.cue,
-        provider_refusal_code=record.provider_refusal_code,
-        provider_refusal_message=record.provider_refusal_message,
-        image_sha256=record.image_sha256,
-    )
-    if record.image:
-        item.image.name = _store_file(record.image, study, written)
-    if record.source_image:
-        item.source_image.name = _store_file(record.source_image, study, written)
-    item.save()
-    AutomatedJudgment.objects.bulk_create(
-        [
-            AutomatedJudgment(
-                item=item,
-                judge=j.judge,
-                judge_version=j.judge_version,
-                hard_refusal=j.hard_refusal,
-                score=j.score,
-                cue_label=j.cue or "",
-                confidence=j.confidence,
-                raw_output={"source": "manifest"},
-            )
-            for j in record.judgments
-        ]
-    )
-    return item
 
 
 def item_set_gold(*, item: Item, hard_refusal: bool, cue: str | None) -> Item:
@@ -398,7 +301,7 @@ def annotation_submit(
             except IntegrityError:  # a concurrent request created it first: treat ours as an edit
                 existing = Annotation.objects.select_for_update().get(assignment=assignment)
             else:
-                _history_write(annotation, user, now)
+                history_write(annotation, user, now)
                 return annotation
         if (existing.hard_refusal, existing.cue_label, existing.note, existing.broken_image) == (
             hard_refusal,
@@ -416,7 +319,7 @@ def annotation_submit(
         existing.revision += 1
         existing.updated_at = now
         existing.save()
-        _history_write(existing, user, now)
+        history_write(existing, user, now)
         return existing
 
 
@@ -438,7 +341,7 @@ def _annotation_create(assignment, hard_refusal, cue, note, broken_image, now) -
     )
 
 
-def _history_write(annotation: Annotation, user, now) -> None:
+def history_write(annotation: Annotation, user, now) -> None:
     AnnotationHistory.objects.create(
         annotation=annotation,
         revision=annotation.revision,
@@ -449,84 +352,6 @@ def _history_write(annotation: Annotation, user, now) -> None:
         recorded_at=now,
         recorded_by=user,
     )
-
-
-# --- labels collected elsewhere ------------------------------------------------------------
-
-
-def annotations_import(
-    *, study: Study, csv_text: str, source_name: str = "import", created_by=None
-) -> int:
-    """Import labels from another tool into a batch of their own, all or nothing."""
-    records = parse_annotation_csv(csv_text)
-    items = dict(
-        Item.objects.filter(study=study, item_id__in={r.item_id for r in records}).values_list(
-            "item_id", "pk"
-        )
-    )
-    errors = [
-        RecordError(r.line, "item_id", f"{r.item_id!r} is not in study {study.slug}")
-        for r in records
-        if r.item_id not in items
-    ]
-    if errors:
-        raise ManifestInvalid(errors)
-    user_model = get_user_model()
-    now = timezone.now()
-    with transaction.atomic():
-        annotators = {
-            name: _annotator_for_import(user_model, name, group)
-            for name, group in {(r.annotator, r.annotator_group) for r in records}
-        }
-        taken = set(
-            Assignment.objects.filter(
-                item__study=study, annotator__in=annotators.values()
-            ).values_list("item_id", "annotator_id")
-        )
-        clashes = [
-            RecordError(
-                r.line,
-                "annotator",
-                f"{r.annotator!r} already has an answer for {r.item_id!r}; nothing is overwritten",
-            )
-            for r in records
-            if (items[r.item_id], annotators[r.annotator].pk) in taken
-        ]
-        if clashes:
-            raise ManifestInvalid(clashes)
-        batch = Batch.objects.create(
-            study=study,
-            name=f"imported: {source_name}",
-            policy=Batch.Policy.IMPORTED,
-            created_by=created_by,
-            params={"source": source_name},
-        )
-        for position, r in enumerate(records):
-            assignment = Assignment.objects.create(
-                batch=batch,
-                item_id=items[r.item_id],
-                annotator=annotators[r.annotator],
-                position=position,
-            )
-            annotation = Annotation.objects.create(
-                assignment=assignment,
-                hard_refusal=r.hard_refusal,
-                cue_label=r.cue or "",
-                submitted_at=now,
-                updated_at=now,
-                source="import",
-            )
-            _history_write(annotation, created_by, now)
-    return len(records)
-
-
-def _annotator_for_import(user_model, username: str, group: str) -> Annotator:
-    """The named annotator; unknown names become annotators without a usable password."""
-    user = user_model.objects.filter(username=username).first()
-    if user is None:
-        return annotator_create(username=username, group=group)
-    annotator, _ = Annotator.objects.get_or_create(user=user, defaults={"group": group})
-    return annotator
 
 
 def judgment_record(
@@ -560,3 +385,7 @@ def judgment_record(
 
 def open_assignment_filter() -> Q:
     return Q(is_active=True, annotation__isnull=True)
+
+
+# Imports are writes too; they live in imports.py and belong to this API.
+from .imports import annotations_import, items_import  # noqa: E402, F401

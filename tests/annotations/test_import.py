@@ -2,7 +2,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotations import services
+from annotations import imports, services
 from annotations.manifest import ManifestInvalid
 from annotations.models import Annotation, AnnotationHistory, AutomatedJudgment, Item
 from tests.conftest import manifest_line, write_image, write_manifest
@@ -35,7 +35,7 @@ def test_failed_import_writes_nothing_and_names_the_line(study, tmp_path, settin
 
 def test_failure_while_writing_rolls_back_rows_and_files(study, make_manifest, settings, monkeypatch):
     calls = {"n": 0}
-    original = services._item_from_record
+    original = imports._item_from_record
 
     def fail_on_third(*args):
         calls["n"] += 1
@@ -43,7 +43,7 @@ def test_failure_while_writing_rolls_back_rows_and_files(study, make_manifest, s
             raise RuntimeError("disk full")
         return original(*args)
 
-    monkeypatch.setattr(services, "_item_from_record", fail_on_third)
+    monkeypatch.setattr(imports, "_item_from_record", fail_on_third)
     with pytest.raises(RuntimeError):
         services.items_import(study=study, manifest=make_manifest(n=5))
     assert Item.objects.count() == 0 and _stored_files(settings) == []
