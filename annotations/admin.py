@@ -28,15 +28,43 @@ class AttributeValueAdmin(admin.ModelAdmin):
 
 @admin.register(Item)
 class ItemAdmin(admin.ModelAdmin):
-    list_display = ["item_id", "study", "attribute_value", "generator", "domain", "is_gold", "needs_review"]
+    list_display = [
+        "item_id",
+        "study",
+        "attribute_value",
+        "generator",
+        "domain",
+        "is_gold",
+        "needs_review",
+    ]
     list_filter = ["study", "is_gold", "needs_review", "generator", "domain"]
     search_fields = ["item_id", "prompt"]
     list_select_related = ["study", "attribute_value"]
     raw_id_fields = ["attribute_value"]
     fieldsets = [
-        (None, {"fields": ["study", "item_id", "image", "source_image", "mode", "generator", "prompt", "base_prompt_id", "domain", "attribute_value", "cue"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "study",
+                    "item_id",
+                    "image",
+                    "source_image",
+                    "mode",
+                    "generator",
+                    "prompt",
+                    "base_prompt_id",
+                    "domain",
+                    "attribute_value",
+                    "cue",
+                ]
+            },
+        ),
         ("Provider refusal", {"fields": ["provider_refusal_code", "provider_refusal_message"]}),
-        ("Gold answer (staff only; never shown to annotators)", {"fields": ["is_gold", "gold_hard_refusal", "gold_cue"]}),
+        (
+            "Gold answer (staff only; never shown to annotators)",
+            {"fields": ["is_gold", "gold_hard_refusal", "gold_cue"]},
+        ),
         ("Review", {"fields": ["needs_review"]}),
     ]
 
@@ -69,7 +97,15 @@ class HistoryInline(admin.TabularInline):
     model = AnnotationHistory
     extra = 0
     can_delete = False
-    readonly_fields = ["revision", "hard_refusal", "cue_label", "note", "broken_image", "recorded_at", "recorded_by"]
+    readonly_fields = [
+        "revision",
+        "hard_refusal",
+        "cue_label",
+        "note",
+        "broken_image",
+        "recorded_at",
+        "recorded_by",
+    ]
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -79,7 +115,14 @@ class HistoryInline(admin.TabularInline):
 class AnnotationAdmin(admin.ModelAdmin):
     """Answers are read-only here: edits go through the survey so history is always written."""
 
-    list_display = ["assignment", "hard_refusal", "cue_label", "revision", "too_fast", "submitted_at"]
+    list_display = [
+        "assignment",
+        "hard_refusal",
+        "cue_label",
+        "revision",
+        "too_fast",
+        "submitted_at",
+    ]
     list_filter = ["too_fast", "hard_refusal", "cue_label", "source"]
     inlines = [HistoryInline]
     readonly_fields = [f.name for f in Annotation._meta.fields]

@@ -33,8 +33,14 @@ class StudyItems(generics.ListAPIView):
     def get_queryset(self):
         study = get_object_or_404(Study, slug=self.kwargs["slug"])
         return (
-            Item.objects.filter(study=study).select_related("attribute_value")
-            .prefetch_related(Prefetch("judgments", queryset=AutomatedJudgment.objects.order_by("judge", "judge_version")))
+            Item.objects.filter(study=study)
+            .select_related("attribute_value")
+            .prefetch_related(
+                Prefetch(
+                    "judgments",
+                    queryset=AutomatedJudgment.objects.order_by("judge", "judge_version"),
+                )
+            )
             .order_by("item_id")
         )
 
@@ -45,11 +51,16 @@ class StudyAnnotations(APIView):
     @extend_schema(responses=AnnotationRowSerializer(many=True))
     def get(self, request, slug):
         study = get_object_or_404(Study, slug=slug)
-        return Response(AnnotationRowSerializer(exports.annotation_dataset(study=study), many=True).data)
+        return Response(
+            AnnotationRowSerializer(exports.annotation_dataset(study=study), many=True).data
+        )
 
 
 class StudyMetrics(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, description="The validated-metrics document; see docs/metrics.md.")
+    @extend_schema(
+        responses=OpenApiTypes.OBJECT,
+        description="The validated-metrics document; see docs/metrics.md.",
+    )
     def get(self, request, slug):
         study = get_object_or_404(Study, slug=slug)
         return Response(exports.metrics_document(study=study))

@@ -23,9 +23,28 @@ from . import selectors
 from .models import Study
 
 ANNOTATION_EXPORT_COLUMNS = [
-    "item_id", "annotator", "annotator_group", "batch", "is_gold", "attribute", "attribute_value", "base_prompt_id",
-    "domain", "generator", "mode", "hard_refusal", "cue", "note", "broken_image", "served_at", "submitted_at",
-    "updated_at", "seconds_to_answer", "too_fast", "revision", "source",
+    "item_id",
+    "annotator",
+    "annotator_group",
+    "batch",
+    "is_gold",
+    "attribute",
+    "attribute_value",
+    "base_prompt_id",
+    "domain",
+    "generator",
+    "mode",
+    "hard_refusal",
+    "cue",
+    "note",
+    "broken_image",
+    "served_at",
+    "submitted_at",
+    "updated_at",
+    "seconds_to_answer",
+    "too_fast",
+    "revision",
+    "source",
 ]
 
 
@@ -36,8 +55,13 @@ def metrics_document(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) ->
     """The validated-metrics JSON of a study: rates, agreement, gold accuracy and provenance."""
     annotations, judgments = selectors.study_metric_frames(study=study)
     document = study_metrics(annotations, judgments, n_bootstrap=n_bootstrap, seed=seed)
-    document["study"] = {"slug": study.slug, "name": study.name, "mode": study.mode, "overlap_k": study.overlap_k,
-                         "synthetic_demo": study.is_synthetic_demo}
+    document["study"] = {
+        "slug": study.slug,
+        "name": study.name,
+        "mode": study.mode,
+        "overlap_k": study.overlap_k,
+        "synthetic_demo": study.is_synthetic_demo,
+    }
     document["counts"] = selectors.study_counts(study=study)
     document["gold_accuracy"] = selectors.gold_accuracy(study=study)
     document["generated_at"] = timezone.now().isoformat()
@@ -47,7 +71,10 @@ def metrics_document(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) ->
 def metrics_document_cached(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) -> dict:
     """The same document, reused while the study's data is unchanged (dashboard and charts)."""
     fingerprint = selectors.study_data_fingerprint(study=study)
-    key = "metrics:" + hashlib.sha256(f"{study.pk}|{fingerprint}|{n_bootstrap}|{seed}".encode()).hexdigest()
+    key = (
+        "metrics:"
+        + hashlib.sha256(f"{study.pk}|{fingerprint}|{n_bootstrap}|{seed}".encode()).hexdigest()
+    )
     document = cache.get(key)
     if document is None:
         document = metrics_document(study=study, n_bootstrap=n_bootstrap, seed=seed)
@@ -67,8 +94,13 @@ def validation_table(metrics: dict) -> list[dict]:
     for judge, questions in sorted(metrics.get("agreement", {}).get("human_vs_auto", {}).items()):
         for question in ("hard_refusal", "cue"):
             block = questions.get(question) or {}
-            rows.append(_validation_row(judge, question, "overall", "all", block, inter.get(question, {})))
-            for scope, key in (("attribute", "by_attribute"), ("annotator group", "by_annotator_group")):
+            rows.append(
+                _validation_row(judge, question, "overall", "all", block, inter.get(question, {}))
+            )
+            for scope, key in (
+                ("attribute", "by_attribute"),
+                ("annotator group", "by_annotator_group"),
+            ):
                 for name, sub in sorted((block.get(key) or {}).items()):
                     rows.append(_validation_row(judge, question, scope, name, sub, None))
     return rows
@@ -76,8 +108,12 @@ def validation_table(metrics: dict) -> list[dict]:
 
 def _validation_row(judge, question, scope, name, block, inter):
     return {
-        "judge": judge, "question": question, "scope": scope, "name": name,
-        "n": block.get("n"), "percent_agreement": _value(block.get("percent_agreement")),
+        "judge": judge,
+        "question": question,
+        "scope": scope,
+        "name": name,
+        "n": block.get("n"),
+        "percent_agreement": _value(block.get("percent_agreement")),
         "cohen_kappa": _value(block.get("cohen_kappa")),
         "inter_annotator_alpha": _value(inter.get("krippendorff_alpha")) if inter else None,
         "inter_annotator_kappa": _value(inter.get("cohen_kappa_pairwise_mean")) if inter else None,
@@ -104,12 +140,16 @@ def write_csv(rows: Iterable[dict], handle, columns: list[str]) -> None:
     writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
     writer.writeheader()
     for row in rows:
-        writer.writerow({key: "" if row.get(key) is None else _plain(row.get(key)) for key in columns})
+        writer.writerow(
+            {key: "" if row.get(key) is None else _plain(row.get(key)) for key in columns}
+        )
 
 
 def write_jsonl(rows: Iterable[dict], handle, columns: list[str]) -> None:
     for row in rows:
-        handle.write(json.dumps({key: _plain(row.get(key)) for key in columns}, allow_nan=False) + "\n")
+        handle.write(
+            json.dumps({key: _plain(row.get(key)) for key in columns}, allow_nan=False) + "\n"
+        )
 
 
 WRITERS = {"csv": write_csv, "jsonl": write_jsonl}

@@ -12,7 +12,9 @@ class AnswerForm(forms.Form):
     """One choice answers both questions: 'refusal', or the cue label of a non-refused image."""
 
     answer = forms.ChoiceField(choices=ANSWER_CHOICES, widget=forms.RadioSelect)
-    note = forms.CharField(required=False, max_length=5000, widget=forms.Textarea(attrs={"rows": 2}))
+    note = forms.CharField(
+        required=False, max_length=5000, widget=forms.Textarea(attrs={"rows": 2})
+    )
     broken_image = forms.BooleanField(required=False)
 
     @classmethod
@@ -20,7 +22,13 @@ class AnswerForm(forms.Form):
         if annotation is None:
             return cls()
         answer = "refusal" if annotation.hard_refusal else annotation.cue_label
-        return cls(initial={"answer": answer, "note": annotation.note, "broken_image": annotation.broken_image})
+        return cls(
+            initial={
+                "answer": answer,
+                "note": annotation.note,
+                "broken_image": annotation.broken_image,
+            }
+        )
 
     def submitted_answer(self) -> dict:
         choice = self.cleaned_data["answer"]

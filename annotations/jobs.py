@@ -8,12 +8,18 @@ from django.utils import timezone
 from .models import BackgroundJob
 
 
-def job_create(*, kind: str, study=None, params: dict | None = None, created_by=None) -> BackgroundJob:
-    return BackgroundJob.objects.create(kind=kind, study=study, params=params or {}, created_by=created_by)
+def job_create(
+    *, kind: str, study=None, params: dict | None = None, created_by=None
+) -> BackgroundJob:
+    return BackgroundJob.objects.create(
+        kind=kind, study=study, params=params or {}, created_by=created_by
+    )
 
 
 def job_start(*, job_id: int, total: int = 0) -> None:
-    BackgroundJob.objects.filter(pk=job_id).update(status=BackgroundJob.Status.RUNNING, total=total, done=0)
+    BackgroundJob.objects.filter(pk=job_id).update(
+        status=BackgroundJob.Status.RUNNING, total=total, done=0
+    )
 
 
 def job_progress(*, job_id: int, done: int, total: int | None = None) -> None:
@@ -29,4 +35,6 @@ def job_advance(*, job_id: int, by: int = 1) -> None:
 
 def job_finish(*, job_id: int, message: str = "", errors: list | None = None) -> None:
     status = BackgroundJob.Status.FAILED if errors else BackgroundJob.Status.SUCCEEDED
-    BackgroundJob.objects.filter(pk=job_id).update(status=status, message=message, errors=errors or [], finished_at=timezone.now())
+    BackgroundJob.objects.filter(pk=job_id).update(
+        status=status, message=message, errors=errors or [], finished_at=timezone.now()
+    )

@@ -37,10 +37,17 @@ def annotator_batch_list(*, annotator: Annotator) -> list[tuple[Batch, Progress]
         Batch.objects.filter(assignments__annotator=annotator, assignments__is_active=True)
         .select_related("study")
         .annotate(
-            n_total=Count("assignments", filter=Q(assignments__annotator=annotator, assignments__is_active=True)),
+            n_total=Count(
+                "assignments",
+                filter=Q(assignments__annotator=annotator, assignments__is_active=True),
+            ),
             n_done=Count(
                 "assignments",
-                filter=Q(assignments__annotator=annotator, assignments__is_active=True, assignments__annotation__isnull=False),
+                filter=Q(
+                    assignments__annotator=annotator,
+                    assignments__is_active=True,
+                    assignments__annotation__isnull=False,
+                ),
             ),
         )
         .order_by("-created_at")
@@ -49,7 +56,9 @@ def annotator_batch_list(*, annotator: Annotator) -> list[tuple[Batch, Progress]
 
 
 def _own_assignments(annotator: Annotator):
-    return Assignment.objects.filter(annotator=annotator, is_active=True).select_related("item", "item__attribute_value", "batch", "batch__study")
+    return Assignment.objects.filter(annotator=annotator, is_active=True).select_related(
+        "item", "item__attribute_value", "batch", "batch__study"
+    )
 
 
 def assignment_for_annotator(*, annotator: Annotator | None, assignment_id: int) -> Assignment:
@@ -63,7 +72,12 @@ def assignment_for_annotator(*, annotator: Annotator | None, assignment_id: int)
 
 
 def batch_for_annotator(*, annotator: Annotator | None, batch_id: int) -> Batch:
-    if annotator is None or not Assignment.objects.filter(batch_id=batch_id, annotator=annotator, is_active=True).exists():
+    if (
+        annotator is None
+        or not Assignment.objects.filter(
+            batch_id=batch_id, annotator=annotator, is_active=True
+        ).exists()
+    ):
         raise Http404("no such batch")
     return Batch.objects.select_related("study").get(pk=batch_id)
 
@@ -80,16 +94,28 @@ def assignment_next(*, annotator: Annotator, batch_id: int) -> Assignment | None
 
 def assignment_neighbours(*, assignment: Assignment) -> tuple[int | None, int | None]:
     """Ids of the previous and next assignment in queue order (for the arrow keys)."""
-    own = Assignment.objects.filter(annotator_id=assignment.annotator_id, batch_id=assignment.batch_id, is_active=True)
-    previous = own.filter(position__lt=assignment.position).order_by("-position").values_list("pk", flat=True).first()
-    following = own.filter(position__gt=assignment.position).order_by("position").values_list("pk", flat=True).first()
+    own = Assignment.objects.filter(
+        annotator_id=assignment.annotator_id, batch_id=assignment.batch_id, is_active=True
+    )
+    previous = (
+        own.filter(position__lt=assignment.position)
+        .order_by("-position")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    following = (
+        own.filter(position__gt=assignment.position)
+        .order_by("position")
+        .values_list("pk", flat=True)
+        .first()
+    )
     return previous, following
 
 
 def batch_progress_for_annotator(*, annotator: Annotator, batch_id: int) -> Progress:
-    counts = Assignment.objects.filter(annotator=annotator, batch_id=batch_id, is_active=True).aggregate(
-        total=Count("id"), done=Count("annotation")
-    )
+    counts = Assignment.objects.filter(
+        annotator=annotator, batch_id=batch_id, is_active=True
+    ).aggregate(total=Count("id"), done=Count("annotation"))
     return Progress(counts["done"], counts["total"])
 
 
@@ -97,12 +123,22 @@ def batch_annotator_progress(*, batch: Batch) -> list[dict]:
     rows = (
         Assignment.objects.filter(batch=batch, is_active=True)
         .values("annotator", "annotator__user__username", "annotator__group")
-        .annotate(total=Count("id"), done=Count("annotation"), too_fast=Count("annotation", filter=Q(annotation__too_fast=True)))
+        .annotate(
+            total=Count("id"),
+            done=Count("annotation"),
+            too_fast=Count("annotation", filter=Q(annotation__too_fast=True)),
+        )
         .order_by("annotator__user__username")
     )
     return [
-        {"annotator_id": r["annotator"], "username": r["annotator__user__username"], "group": r["annotator__group"],
-         "done": r["done"], "total": r["total"], "too_fast": r["too_fast"]}
+        {
+            "annotator_id": r["annotator"],
+            "username": r["annotator__user__username"],
+            "group": r["annotator__group"],
+            "done": r["done"],
+            "total": r["total"],
+            "too_fast": r["too_fast"],
+        }
         for r in rows
     ]
 
@@ -147,8 +183,18 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
         "is_gold": "assignment__item__is_gold",
     }
     rows = qs.values(
-        *fields.values(), "hard_refusal", "cue_label", "note", "broken_image", "served_at", "submitted_at",
-        "updated_at", "seconds_to_answer", "too_fast", "revision", "source",
+        *fields.values(),
+        "hard_refusal",
+        "cue_label",
+        "note",
+        "broken_image",
+        "served_at",
+        "submitted_at",
+        "updated_at",
+        "seconds_to_answer",
+        "too_fast",
+        "revision",
+        "source",
     ).order_by("assignment__item__item_id", "assignment__annotator__user__username")
     out = []
     for row in rows:
@@ -160,9 +206,19 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
 
 
 def judgment_rows(*, study: Study) -> list[dict]:
-    qs = AutomatedJudgment.objects.filter(item__study=study, item__is_gold=False, error="", hard_refusal__isnull=False)
+    qs = AutomatedJudgment.objects.filter(
+        item__study=study, item__is_gold=False, error="", hard_refusal__isnull=False
+    )
     fields = ITEM_FIELDS  # a judgment reaches the item by the same paths
-    rows = qs.values(*fields.values(), "judge", "judge_version", "hard_refusal", "cue_label", "score", "confidence")
+    rows = qs.values(
+        *fields.values(),
+        "judge",
+        "judge_version",
+        "hard_refusal",
+        "cue_label",
+        "score",
+        "confidence",
+    )
     out = []
     for row in rows:
         record = {key: row.pop(path) for key, path in fields.items()}
@@ -174,17 +230,37 @@ def judgment_rows(*, study: Study) -> list[dict]:
 
 
 ANNOTATION_FRAME_COLUMNS = [
-    "item_id", "annotator", "annotator_group", "attribute", "attribute_value", "base_prompt_id", "domain",
-    "generator", "mode", "hard_refusal", "cue",
+    "item_id",
+    "annotator",
+    "annotator_group",
+    "attribute",
+    "attribute_value",
+    "base_prompt_id",
+    "domain",
+    "generator",
+    "mode",
+    "hard_refusal",
+    "cue",
 ]
 JUDGMENT_FRAME_COLUMNS = [
-    "item_id", "judge", "hard_refusal", "cue", "attribute", "attribute_value", "base_prompt_id", "domain", "generator", "mode",
+    "item_id",
+    "judge",
+    "hard_refusal",
+    "cue",
+    "attribute",
+    "attribute_value",
+    "base_prompt_id",
+    "domain",
+    "generator",
+    "mode",
 ]
 
 
 def study_metric_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The two frames ``scoring.stats.study_metrics`` takes (gold items left out)."""
-    annotations = pd.DataFrame(annotation_rows(study=study)).reindex(columns=ANNOTATION_FRAME_COLUMNS)
+    annotations = pd.DataFrame(annotation_rows(study=study)).reindex(
+        columns=ANNOTATION_FRAME_COLUMNS
+    )
     judgments = pd.DataFrame(judgment_rows(study=study)).reindex(columns=JUDGMENT_FRAME_COLUMNS)
     for frame in (annotations, judgments):
         frame["hard_refusal"] = frame["hard_refusal"].astype(bool)
@@ -194,9 +270,14 @@ def study_metric_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def gold_accuracy(*, study: Study) -> list[dict]:
     """Per annotator: gold items answered and how many matched the known answer."""
-    rows = Annotation.objects.filter(assignment__item__study=study, assignment__item__is_gold=True, assignment__is_active=True).values(
-        "assignment__annotator__user__username", "hard_refusal", "cue_label",
-        "assignment__item__gold_hard_refusal", "assignment__item__gold_cue",
+    rows = Annotation.objects.filter(
+        assignment__item__study=study, assignment__item__is_gold=True, assignment__is_active=True
+    ).values(
+        "assignment__annotator__user__username",
+        "hard_refusal",
+        "cue_label",
+        "assignment__item__gold_hard_refusal",
+        "assignment__item__gold_cue",
     )
     per: dict[str, list[int]] = {}
     for r in rows:
@@ -206,22 +287,36 @@ def gold_accuracy(*, study: Study) -> list[dict]:
         tally = per.setdefault(r["assignment__annotator__user__username"], [0, 0])
         tally[0] += 1
         tally[1] += int(correct)
-    return [{"annotator": name, "n": n, "correct": c, "accuracy": c / n} for name, (n, c) in sorted(per.items())]
+    return [
+        {"annotator": name, "n": n, "correct": c, "accuracy": c / n}
+        for name, (n, c) in sorted(per.items())
+    ]
 
 
 def study_data_fingerprint(*, study: Study) -> str:
     """Changes whenever an answer, judgment, item or gold flag of the study changes (three queries)."""
     answers = Annotation.objects.filter(assignment__item__study=study).aggregate(
-        n=Count("id"), last=Max("updated_at"), active=Count("id", filter=Q(assignment__is_active=True))
+        n=Count("id"),
+        last=Max("updated_at"),
+        active=Count("id", filter=Q(assignment__is_active=True)),
     )
-    judged = AutomatedJudgment.objects.filter(item__study=study).aggregate(n=Count("id"), last=Max("created_at"), top=Max("id"))
-    items = Item.objects.filter(study=study).aggregate(n=Count("id"), top=Max("id"), gold=Count("id", filter=Q(is_gold=True)))
+    judged = AutomatedJudgment.objects.filter(item__study=study).aggregate(
+        n=Count("id"), last=Max("created_at"), top=Max("id")
+    )
+    items = Item.objects.filter(study=study).aggregate(
+        n=Count("id"), top=Max("id"), gold=Count("id", filter=Q(is_gold=True))
+    )
     parts = [*answers.values(), *judged.values(), *items.values()]
     return "|".join(str(p) for p in parts)
 
 
 def study_counts(*, study: Study) -> dict:
-    items = Item.objects.filter(study=study).aggregate(items=Count("id"), gold=Count("id", filter=Q(is_gold=True)),
-                                                        review=Count("id", filter=Q(needs_review=True)))
-    assignments = Assignment.objects.filter(item__study=study, is_active=True).aggregate(assignments=Count("id"), answered=Count("annotation"))
+    items = Item.objects.filter(study=study).aggregate(
+        items=Count("id"),
+        gold=Count("id", filter=Q(is_gold=True)),
+        review=Count("id", filter=Q(needs_review=True)),
+    )
+    assignments = Assignment.objects.filter(item__study=study, is_active=True).aggregate(
+        assignments=Count("id"), answered=Count("annotation")
+    )
     return items | assignments

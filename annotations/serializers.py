@@ -6,13 +6,31 @@ from .models import AutomatedJudgment, Item, Study
 class StudySerializer(serializers.ModelSerializer):
     class Meta:
         model = Study
-        fields = ["slug", "name", "mode", "overlap_k", "label_scheme", "description", "is_synthetic_demo", "created_at"]
+        fields = [
+            "slug",
+            "name",
+            "mode",
+            "overlap_k",
+            "label_scheme",
+            "description",
+            "is_synthetic_demo",
+            "created_at",
+        ]
 
 
 class JudgmentSerializer(serializers.ModelSerializer):
     class Meta:
         model = AutomatedJudgment
-        fields = ["judge", "judge_version", "hard_refusal", "score", "cue_label", "confidence", "error", "created_at"]
+        fields = [
+            "judge",
+            "judge_version",
+            "hard_refusal",
+            "score",
+            "cue_label",
+            "confidence",
+            "error",
+            "created_at",
+        ]
 
 
 class ItemSerializer(serializers.ModelSerializer):
@@ -24,8 +42,21 @@ class ItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = Item
         fields = [
-            "item_id", "mode", "generator", "prompt", "base_prompt_id", "domain", "attribute", "attribute_value", "cue",
-            "provider_refusal_code", "provider_refusal_message", "image_sha256", "has_image", "is_gold", "needs_review",
+            "item_id",
+            "mode",
+            "generator",
+            "prompt",
+            "base_prompt_id",
+            "domain",
+            "attribute",
+            "attribute_value",
+            "cue",
+            "provider_refusal_code",
+            "provider_refusal_message",
+            "image_sha256",
+            "has_image",
+            "is_gold",
+            "needs_review",
             "judgments",
         ]
 

@@ -9,19 +9,33 @@ class AnnotatorChoiceField(forms.ModelMultipleChoiceField):
 
 
 def _annotator_field(**kwargs):
-    return AnnotatorChoiceField(queryset=Annotator.objects.filter(is_active=True).select_related("user").order_by("user__username"),
-                                widget=forms.CheckboxSelectMultiple, **kwargs)
+    return AnnotatorChoiceField(
+        queryset=Annotator.objects.filter(is_active=True)
+        .select_related("user")
+        .order_by("user__username"),
+        widget=forms.CheckboxSelectMultiple,
+        **kwargs,
+    )
 
 
 class BatchCreateForm(forms.Form):
     name = forms.CharField(max_length=200)
-    policy = forms.ChoiceField(choices=[c for c in Batch.Policy.choices if c[0] != Batch.Policy.IMPORTED])
+    policy = forms.ChoiceField(
+        choices=[c for c in Batch.Policy.choices if c[0] != Batch.Policy.IMPORTED]
+    )
     overlap_k = forms.IntegerField(min_value=1, max_value=50, initial=2)
     annotators = _annotator_field()
-    seed = forms.IntegerField(required=False, min_value=0, help_text="Leave empty for a fresh random seed (stored on the batch).")
+    seed = forms.IntegerField(
+        required=False,
+        min_value=0,
+        help_text="Leave empty for a fresh random seed (stored on the batch).",
+    )
     gold_per_annotator = forms.IntegerField(min_value=0, initial=0)
-    manual_pairs = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}),
-                                   help_text="Manual policy only: one 'item_id,username' per line.")
+    manual_pairs = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Manual policy only: one 'item_id,username' per line.",
+    )
 
 
 class AddAnnotatorsForm(forms.Form):
@@ -29,9 +43,13 @@ class AddAnnotatorsForm(forms.Form):
 
 
 class ReassignForm(forms.Form):
-    from_annotator = forms.ModelChoiceField(queryset=Annotator.objects.select_related("user").order_by("user__username"))
+    from_annotator = forms.ModelChoiceField(
+        queryset=Annotator.objects.select_related("user").order_by("user__username")
+    )
     to_annotators = _annotator_field()
 
 
 class ManifestUploadForm(forms.Form):
-    manifest = forms.FileField(help_text="A .jsonl manifest, or a .zip holding one manifest and the images it names.")
+    manifest = forms.FileField(
+        help_text="A .jsonl manifest, or a .zip holding one manifest and the images it names."
+    )

@@ -82,7 +82,9 @@ def rates_chart(request, slug: str, source: str, measure: str, fmt: str):
     content_type = "image/svg+xml" if fmt == "svg" else "image/png"
     response = HttpResponse(image, content_type=content_type)
     if request.GET.get("download"):
-        response["Content-Disposition"] = f'attachment; filename="{study.slug}-{source}-{measure}.{fmt}"'
+        response["Content-Disposition"] = (
+            f'attachment; filename="{study.slug}-{source}-{measure}.{fmt}"'
+        )
     return response
 
 
@@ -95,16 +97,30 @@ def batch_create(request, slug: str):
         data = form.cleaned_data
         try:
             batch = services.batch_create(
-                study=study, name=data["name"], policy=data["policy"], annotators=list(data["annotators"]),
-                overlap_k=data["overlap_k"], seed=data["seed"], gold_per_annotator=data["gold_per_annotator"],
-                manual_pairs=_manual_pairs(study, data["manual_pairs"]), created_by=request.user,
+                study=study,
+                name=data["name"],
+                policy=data["policy"],
+                annotators=list(data["annotators"]),
+                overlap_k=data["overlap_k"],
+                seed=data["seed"],
+                gold_per_annotator=data["gold_per_annotator"],
+                manual_pairs=_manual_pairs(study, data["manual_pairs"]),
+                created_by=request.user,
             )
         except (PolicyError, ValidationError) as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Created batch {batch.name} with {batch.assignments.count()} assignments (seed {batch.seed}).")
+            messages.success(
+                request,
+                f"Created batch {batch.name} with {batch.assignments.count()} assignments (seed {batch.seed}).",
+            )
             return redirect("staff:batch_detail", pk=batch.pk)
-    return render(request, "staff/batch_create.html", {"study": study, "form": form}, status=400 if form.errors else 200)
+    return render(
+        request,
+        "staff/batch_create.html",
+        {"study": study, "form": form},
+        status=400 if form.errors else 200,
+    )
 
 
 def _manual_pairs(study, text: str) -> list[tuple[int, int]]:
@@ -113,8 +129,16 @@ def _manual_pairs(study, text: str) -> list[tuple[int, int]]:
         return []
     if any(len(parts) != 2 for parts in lines):
         raise ValidationError("manual pairs: each line must be 'item_id,username'")
-    items = dict(Item.objects.filter(study=study, item_id__in=[p[0].strip() for p in lines]).values_list("item_id", "pk"))
-    users = dict(Annotator.objects.filter(user__username__in=[p[1].strip() for p in lines]).values_list("user__username", "pk"))
+    items = dict(
+        Item.objects.filter(study=study, item_id__in=[p[0].strip() for p in lines]).values_list(
+            "item_id", "pk"
+        )
+    )
+    users = dict(
+        Annotator.objects.filter(user__username__in=[p[1].strip() for p in lines]).values_list(
+            "user__username", "pk"
+        )
+    )
     pairs = []
     for item_id, username in ((a.strip(), b.strip()) for a, b in lines):
         if item_id not in items:
@@ -129,8 +153,12 @@ def _manual_pairs(study, text: str) -> list[tuple[int, int]]:
 @require_GET
 def batch_detail(request, pk: int):
     batch = get_object_or_404(Batch.objects.select_related("study"), pk=pk)
-    context = {"batch": batch, "progress": selectors.batch_annotator_progress(batch=batch),
-               "add_form": AddAnnotatorsForm(), "reassign_form": ReassignForm()}
+    context = {
+        "batch": batch,
+        "progress": selectors.batch_annotator_progress(batch=batch),
+        "add_form": AddAnnotatorsForm(),
+        "reassign_form": ReassignForm(),
+    }
     return render(request, "staff/batch_detail.html", context)
 
 
@@ -140,7 +168,9 @@ def batch_add_annotators(request, pk: int):
     batch = get_object_or_404(Batch, pk=pk)
     form = AddAnnotatorsForm(request.POST)
     if form.is_valid():
-        added = services.batch_add_annotators(batch=batch, annotators=list(form.cleaned_data["annotators"]))
+        added = services.batch_add_annotators(
+            batch=batch, annotators=list(form.cleaned_data["annotators"])
+        )
         messages.success(request, f"Added {added} assignments.")
     else:
         messages.error(request, f"Nothing changed: {form.errors.as_text()}")
@@ -154,8 +184,12 @@ def batch_reassign(request, pk: int):
     form = ReassignForm(request.POST)
     if form.is_valid():
         try:
-            moved = services.assignments_reassign(batch=batch, from_annotator=form.cleaned_data["from_annotator"],
-                                                  to_annotators=list(form.cleaned_data["to_annotators"]), seed=batch.seed)
+            moved = services.assignments_reassign(
+                batch=batch,
+                from_annotator=form.cleaned_data["from_annotator"],
+                to_annotators=list(form.cleaned_data["to_annotators"]),
+                seed=batch.seed,
+            )
         except PolicyError as exc:
             messages.error(request, f"Nothing changed: {exc}")
         else:
@@ -174,17 +208,29 @@ def items_upload(request, slug: str):
         upload = form.cleaned_data["manifest"]
         suffix = Path(upload.name).suffix.lower()
         if suffix not in (".jsonl", ".zip"):
-            form.add_error("manifest", "upload a .jsonl manifest or a .zip holding one manifest and its images")
+            form.add_error(
+                "manifest", "upload a .jsonl manifest or a .zip holding one manifest and its images"
+            )
         else:
             folder = Path(tempfile.mkdtemp(prefix="upload-", dir=_upload_root()))
             target = folder / f"upload{suffix}"
             with target.open("wb") as handle:
                 for chunk in upload.chunks():
                     handle.write(chunk)
-            job = jobs.job_create(kind="import_items", study=study, params={"file": upload.name}, created_by=request.user)
+            job = jobs.job_create(
+                kind="import_items",
+                study=study,
+                params={"file": upload.name},
+                created_by=request.user,
+            )
             transaction.on_commit(lambda: import_items_task.delay(job.pk, study.pk, str(target)))
             return redirect("staff:job_detail", pk=job.pk)
-    return render(request, "staff/items_upload.html", {"study": study, "form": form}, status=400 if form.errors else 200)
+    return render(
+        request,
+        "staff/items_upload.html",
+        {"study": study, "form": form},
+        status=400 if form.errors else 200,
+    )
 
 
 def _upload_root() -> Path:
@@ -216,7 +262,11 @@ def export_annotations(request, slug: str, fmt: str):
     if fmt not in exports.WRITERS:
         raise Http404("unknown export format")
     body = exports.render_annotations(exports.annotation_dataset(study=study), fmt)
-    return _download(body, f"{study.slug}-annotations.{fmt}", "text/csv" if fmt == "csv" else "application/x-ndjson")
+    return _download(
+        body,
+        f"{study.slug}-annotations.{fmt}",
+        "text/csv" if fmt == "csv" else "application/x-ndjson",
+    )
 
 
 @staff_required
@@ -228,7 +278,12 @@ def annotations_upload(request, slug: str):
         messages.error(request, "Choose a CSV file of labels.")
     else:
         try:
-            count = services.annotations_import(study=study, csv_text=upload.read().decode("utf-8-sig"), source_name=upload.name, created_by=request.user)
+            count = services.annotations_import(
+                study=study,
+                csv_text=upload.read().decode("utf-8-sig"),
+                source_name=upload.name,
+                created_by=request.user,
+            )
         except (ManifestInvalid, UnicodeDecodeError) as exc:
             messages.error(request, f"Nothing was imported. {exc}")
         else:

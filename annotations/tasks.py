@@ -23,10 +23,18 @@ def import_items_task(job_id: int, study_id: int, upload_path: str) -> None:
         count = services.items_import(
             study=Study.objects.get(pk=study_id),
             manifest=manifest,
-            progress=lambda done, total: jobs.job_progress(job_id=job_id, done=done, total=total) if done % 50 == 0 or done == total else None,
+            progress=lambda done, total: (
+                jobs.job_progress(job_id=job_id, done=done, total=total)
+                if done % 50 == 0 or done == total
+                else None
+            ),
         )
     except ManifestInvalid as exc:
-        jobs.job_finish(job_id=job_id, message="Nothing was imported.", errors=[str(e) for e in exc.errors][:500])
+        jobs.job_finish(
+            job_id=job_id,
+            message="Nothing was imported.",
+            errors=[str(e) for e in exc.errors][:500],
+        )
     except UploadInvalid as exc:
         jobs.job_finish(job_id=job_id, message="Nothing was imported.", errors=[str(exc)])
     else:

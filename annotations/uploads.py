@@ -20,7 +20,9 @@ def unpack_upload(archive: Path, destination: Path) -> Path:
     if archive.suffix.lower() == ".jsonl":
         return archive
     if not zipfile.is_zipfile(archive):
-        raise UploadInvalid(f"{archive.name}: upload a .jsonl manifest or a .zip holding one manifest and its images")
+        raise UploadInvalid(
+            f"{archive.name}: upload a .jsonl manifest or a .zip holding one manifest and its images"
+        )
     with zipfile.ZipFile(archive) as bundle:
         members = bundle.infolist()
         if len(members) > MAX_ARCHIVE_MEMBERS:
@@ -30,9 +32,13 @@ def unpack_upload(archive: Path, destination: Path) -> Path:
         for member in members:
             name = PurePosixPath(member.filename)
             if name.is_absolute() or ".." in name.parts:
-                raise UploadInvalid(f"{archive.name}: member {member.filename!r} escapes the archive's folder")
+                raise UploadInvalid(
+                    f"{archive.name}: member {member.filename!r} escapes the archive's folder"
+                )
         manifests = [m for m in members if m.filename.endswith(".jsonl") and not m.is_dir()]
         if len(manifests) != 1:
-            raise UploadInvalid(f"{archive.name}: expected exactly one .jsonl manifest, found {len(manifests)}")
+            raise UploadInvalid(
+                f"{archive.name}: expected exactly one .jsonl manifest, found {len(manifests)}"
+            )
         bundle.extractall(destination)
     return destination / manifests[0].filename

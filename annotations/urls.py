@@ -11,5 +11,10 @@ urlpatterns = [
     path("assignments/<int:pk>/answer/", views.assignment_answer, name="answer"),
     path("assignments/<int:pk>/skip/", views.assignment_skip, name="skip"),
     path("items/<int:pk>/image/", views.item_image, name="item_image"),
-    path("items/<int:pk>/source-image/", views.item_image, {"which": "source_image"}, name="item_source_image"),
+    path(
+        "items/<int:pk>/source-image/",
+        views.item_image,
+        {"which": "source_image"},
+        name="item_source_image",
+    ),
 ]

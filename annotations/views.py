@@ -42,7 +42,9 @@ def batch_next(request, batch_id: int):
     assignment = selectors.assignment_next(annotator=annotator, batch_id=batch.pk)
     if assignment is None:
         progress = selectors.batch_progress_for_annotator(annotator=annotator, batch_id=batch.pk)
-        return render(request, "annotations/batch_done.html", {"batch": batch, "progress": progress})
+        return render(
+            request, "annotations/batch_done.html", {"batch": batch, "progress": progress}
+        )
     return redirect("annotations:assignment", pk=assignment.pk)
 
 
@@ -50,7 +52,9 @@ def _survey_context(annotator, assignment, form=None):
     services.assignment_mark_served(assignment=assignment)
     previous_id, next_id = selectors.assignment_neighbours(assignment=assignment)
     upcoming = selectors.assignment_next(annotator=annotator, batch_id=assignment.batch_id)
-    preload = upcoming if upcoming and upcoming.pk != assignment.pk and upcoming.item.image else None
+    preload = (
+        upcoming if upcoming and upcoming.pk != assignment.pk and upcoming.item.image else None
+    )
     annotation = getattr(assignment, "annotation", None)
     return {
         "assignment": assignment,
@@ -61,7 +65,9 @@ def _survey_context(annotator, assignment, form=None):
         "previous_id": previous_id,
         "next_id": next_id,
         "preload": preload,
-        "progress": selectors.batch_progress_for_annotator(annotator=annotator, batch_id=assignment.batch_id),
+        "progress": selectors.batch_progress_for_annotator(
+            annotator=annotator, batch_id=assignment.batch_id
+        ),
     }
 
 
@@ -82,12 +88,19 @@ def assignment_answer(request, pk: int):
     form = AnswerForm(request.POST)
     if form.is_valid():
         try:
-            services.annotation_submit(assignment=assignment, user=request.user, **form.submitted_answer())
+            services.annotation_submit(
+                assignment=assignment, user=request.user, **form.submitted_answer()
+            )
         except ValidationError as exc:
             form.add_error(None, exc)
     if not form.is_valid():
         template = "annotations/item.html#survey" if request.htmx else "annotations/item.html"
-        return render(request, template, _survey_context(annotator, assignment, form), status=200 if request.htmx else 400)
+        return render(
+            request,
+            template,
+            _survey_context(annotator, assignment, form),
+            status=200 if request.htmx else 400,
+        )
     return _go_next(request, annotator, assignment)
 
 

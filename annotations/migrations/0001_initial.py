@@ -8,7 +8,6 @@ import annotations.models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,224 +16,528 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='AttributeValue',
+            name="AttributeValue",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('attribute', models.CharField(help_text='culture, gender, disability, religion, age, or neutral', max_length=50)),
-                ('value', models.CharField(max_length=100)),
-                ('cue_description', models.TextField(blank=True)),
-                ('is_neutral', models.BooleanField(default=False)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "attribute",
+                    models.CharField(
+                        help_text="culture, gender, disability, religion, age, or neutral",
+                        max_length=50,
+                    ),
+                ),
+                ("value", models.CharField(max_length=100)),
+                ("cue_description", models.TextField(blank=True)),
+                ("is_neutral", models.BooleanField(default=False)),
             ],
             options={
-                'ordering': ['attribute', 'value'],
+                "ordering": ["attribute", "value"],
             },
         ),
         migrations.CreateModel(
-            name='Study',
+            name="Study",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('slug', models.SlugField(max_length=100, unique=True)),
-                ('mode', models.CharField(choices=[('t2i', 'text-to-image'), ('i2i', 'image-to-image')], default='t2i', max_length=3)),
-                ('overlap_k', models.PositiveSmallIntegerField(default=2)),
-                ('label_scheme', models.JSONField(blank=True, default=list, help_text='Cue labels offered; default retained/erased/substituted.')),
-                ('description', models.TextField(blank=True)),
-                ('min_seconds_per_item', models.FloatField(default=1.5)),
-                ('is_synthetic_demo', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("slug", models.SlugField(max_length=100, unique=True)),
+                (
+                    "mode",
+                    models.CharField(
+                        choices=[("t2i", "text-to-image"), ("i2i", "image-to-image")],
+                        default="t2i",
+                        max_length=3,
+                    ),
+                ),
+                ("overlap_k", models.PositiveSmallIntegerField(default=2)),
+                (
+                    "label_scheme",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text="Cue labels offered; default retained/erased/substituted.",
+                    ),
+                ),
+                ("description", models.TextField(blank=True)),
+                ("min_seconds_per_item", models.FloatField(default=1.5)),
+                ("is_synthetic_demo", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'verbose_name_plural': 'studies',
-                'ordering': ['-created_at'],
+                "verbose_name_plural": "studies",
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Annotator',
+            name="Annotator",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('group', models.CharField(blank=True, help_text='e.g. the culture whose items this annotator is matched to', max_length=100)),
-                ('expertise', models.CharField(blank=True, max_length=200)),
-                ('is_active', models.BooleanField(default=True)),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='annotator', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "group",
+                    models.CharField(
+                        blank=True,
+                        help_text="e.g. the culture whose items this annotator is matched to",
+                        max_length=100,
+                    ),
+                ),
+                ("expertise", models.CharField(blank=True, max_length=200)),
+                ("is_active", models.BooleanField(default=True)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="annotator",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Assignment',
+            name="Assignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('is_active', models.BooleanField(default=True, help_text='False once reassigned to someone else; kept for history.')),
-                ('served_at', models.DateTimeField(blank=True, null=True)),
-                ('skipped_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='annotations.annotator')),
-                ('reassigned_from', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='annotations.assignment')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveIntegerField()),
+                (
+                    "is_active",
+                    models.BooleanField(
+                        default=True,
+                        help_text="False once reassigned to someone else; kept for history.",
+                    ),
+                ),
+                ("served_at", models.DateTimeField(blank=True, null=True)),
+                ("skipped_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to="annotations.annotator",
+                    ),
+                ),
+                (
+                    "reassigned_from",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="annotations.assignment",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['position'],
+                "ordering": ["position"],
             },
         ),
         migrations.CreateModel(
-            name='Annotation',
+            name="Annotation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('hard_refusal', models.BooleanField()),
-                ('cue_label', models.CharField(blank=True, choices=[('retained', 'retained'), ('erased', 'erased'), ('substituted', 'substituted')], max_length=20)),
-                ('note', models.TextField(blank=True)),
-                ('broken_image', models.BooleanField(default=False)),
-                ('served_at', models.DateTimeField(blank=True, null=True)),
-                ('submitted_at', models.DateTimeField()),
-                ('updated_at', models.DateTimeField()),
-                ('seconds_to_answer', models.FloatField(blank=True, null=True)),
-                ('too_fast', models.BooleanField(default=False)),
-                ('revision', models.PositiveIntegerField(default=1)),
-                ('source', models.CharField(default='survey', help_text='survey or import', max_length=20)),
-                ('assignment', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='annotation', to='annotations.assignment')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("hard_refusal", models.BooleanField()),
+                (
+                    "cue_label",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("retained", "retained"),
+                            ("erased", "erased"),
+                            ("substituted", "substituted"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("note", models.TextField(blank=True)),
+                ("broken_image", models.BooleanField(default=False)),
+                ("served_at", models.DateTimeField(blank=True, null=True)),
+                ("submitted_at", models.DateTimeField()),
+                ("updated_at", models.DateTimeField()),
+                ("seconds_to_answer", models.FloatField(blank=True, null=True)),
+                ("too_fast", models.BooleanField(default=False)),
+                ("revision", models.PositiveIntegerField(default=1)),
+                (
+                    "source",
+                    models.CharField(default="survey", help_text="survey or import", max_length=20),
+                ),
+                (
+                    "assignment",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="annotation",
+                        to="annotations.assignment",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Batch',
+            name="Batch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('policy', models.CharField(choices=[('k_overlap', 'k-overlap balanced random'), ('expertise', 'expertise-matched'), ('manual', 'manual'), ('imported', 'imported labels')], max_length=20)),
-                ('overlap_k', models.PositiveSmallIntegerField(default=2)),
-                ('seed', models.BigIntegerField(default=0)),
-                ('params', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='batches', to='annotations.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "policy",
+                    models.CharField(
+                        choices=[
+                            ("k_overlap", "k-overlap balanced random"),
+                            ("expertise", "expertise-matched"),
+                            ("manual", "manual"),
+                            ("imported", "imported labels"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("overlap_k", models.PositiveSmallIntegerField(default=2)),
+                ("seed", models.BigIntegerField(default=0)),
+                ("params", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="batches",
+                        to="annotations.study",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'batches',
-                'ordering': ['-created_at'],
+                "verbose_name_plural": "batches",
+                "ordering": ["-created_at"],
             },
         ),
         migrations.AddField(
-            model_name='assignment',
-            name='batch',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='annotations.batch'),
+            model_name="assignment",
+            name="batch",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="assignments",
+                to="annotations.batch",
+            ),
         ),
         migrations.CreateModel(
-            name='Item',
+            name="Item",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('item_id', models.CharField(max_length=200)),
-                ('image', models.FileField(blank=True, max_length=500, upload_to=annotations.models.item_image_path)),
-                ('image_sha256', models.CharField(blank=True, max_length=64)),
-                ('source_image', models.FileField(blank=True, max_length=500, upload_to=annotations.models.item_image_path)),
-                ('mode', models.CharField(choices=[('t2i', 'text-to-image'), ('i2i', 'image-to-image')], default='t2i', max_length=3)),
-                ('generator', models.CharField(blank=True, max_length=200)),
-                ('prompt', models.TextField(blank=True)),
-                ('base_prompt_id', models.CharField(blank=True, max_length=200)),
-                ('domain', models.CharField(blank=True, max_length=100)),
-                ('cue', models.TextField(blank=True, help_text='What the annotator should look for.')),
-                ('provider_refusal_code', models.CharField(blank=True, max_length=200)),
-                ('provider_refusal_message', models.TextField(blank=True)),
-                ('generation_params', models.JSONField(blank=True, default=dict)),
-                ('is_gold', models.BooleanField(default=False)),
-                ('gold_hard_refusal', models.BooleanField(blank=True, null=True)),
-                ('gold_cue', models.CharField(blank=True, choices=[('retained', 'retained'), ('erased', 'erased'), ('substituted', 'substituted')], max_length=20)),
-                ('needs_review', models.BooleanField(default=False, help_text='Set by the judge ensemble: served first in new batches.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('attribute_value', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='items', to='annotations.attributevalue')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='annotations.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("item_id", models.CharField(max_length=200)),
+                (
+                    "image",
+                    models.FileField(
+                        blank=True, max_length=500, upload_to=annotations.models.item_image_path
+                    ),
+                ),
+                ("image_sha256", models.CharField(blank=True, max_length=64)),
+                (
+                    "source_image",
+                    models.FileField(
+                        blank=True, max_length=500, upload_to=annotations.models.item_image_path
+                    ),
+                ),
+                (
+                    "mode",
+                    models.CharField(
+                        choices=[("t2i", "text-to-image"), ("i2i", "image-to-image")],
+                        default="t2i",
+                        max_length=3,
+                    ),
+                ),
+                ("generator", models.CharField(blank=True, max_length=200)),
+                ("prompt", models.TextField(blank=True)),
+                ("base_prompt_id", models.CharField(blank=True, max_length=200)),
+                ("domain", models.CharField(blank=True, max_length=100)),
+                (
+                    "cue",
+                    models.TextField(blank=True, help_text="What the annotator should look for."),
+                ),
+                ("provider_refusal_code", models.CharField(blank=True, max_length=200)),
+                ("provider_refusal_message", models.TextField(blank=True)),
+                ("generation_params", models.JSONField(blank=True, default=dict)),
+                ("is_gold", models.BooleanField(default=False)),
+                ("gold_hard_refusal", models.BooleanField(blank=True, null=True)),
+                (
+                    "gold_cue",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("retained", "retained"),
+                            ("erased", "erased"),
+                            ("substituted", "substituted"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "needs_review",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Set by the judge ensemble: served first in new batches.",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "attribute_value",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="items",
+                        to="annotations.attributevalue",
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="items",
+                        to="annotations.study",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='AutomatedJudgment',
+            name="AutomatedJudgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('judge', models.CharField(max_length=100)),
-                ('judge_version', models.CharField(default='1', max_length=100)),
-                ('hard_refusal', models.BooleanField(null=True)),
-                ('score', models.FloatField(blank=True, null=True)),
-                ('cue_label', models.CharField(blank=True, choices=[('retained', 'retained'), ('erased', 'erased'), ('substituted', 'substituted')], max_length=20)),
-                ('confidence', models.FloatField(blank=True, null=True)),
-                ('raw_output', models.JSONField(blank=True, default=dict)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judgments', to='annotations.item')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("judge", models.CharField(max_length=100)),
+                ("judge_version", models.CharField(default="1", max_length=100)),
+                ("hard_refusal", models.BooleanField(null=True)),
+                ("score", models.FloatField(blank=True, null=True)),
+                (
+                    "cue_label",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("retained", "retained"),
+                            ("erased", "erased"),
+                            ("substituted", "substituted"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("confidence", models.FloatField(blank=True, null=True)),
+                ("raw_output", models.JSONField(blank=True, default=dict)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judgments",
+                        to="annotations.item",
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='assignment',
-            name='item',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='annotations.item'),
+            model_name="assignment",
+            name="item",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="assignments",
+                to="annotations.item",
+            ),
         ),
         migrations.CreateModel(
-            name='BackgroundJob',
+            name="BackgroundJob",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(max_length=50)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='queued', max_length=20)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('done', models.PositiveIntegerField(default=0)),
-                ('message', models.TextField(blank=True)),
-                ('errors', models.JSONField(blank=True, default=list)),
-                ('params', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('study', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='jobs', to='annotations.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("kind", models.CharField(max_length=50)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=20,
+                    ),
+                ),
+                ("total", models.PositiveIntegerField(default=0)),
+                ("done", models.PositiveIntegerField(default=0)),
+                ("message", models.TextField(blank=True)),
+                ("errors", models.JSONField(blank=True, default=list)),
+                ("params", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="jobs",
+                        to="annotations.study",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.AddField(
-            model_name='attributevalue',
-            name='study',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='attribute_values', to='annotations.study'),
+            model_name="attributevalue",
+            name="study",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="attribute_values",
+                to="annotations.study",
+            ),
         ),
         migrations.CreateModel(
-            name='AnnotationHistory',
+            name="AnnotationHistory",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('revision', models.PositiveIntegerField()),
-                ('hard_refusal', models.BooleanField()),
-                ('cue_label', models.CharField(blank=True, max_length=20)),
-                ('note', models.TextField(blank=True)),
-                ('broken_image', models.BooleanField(default=False)),
-                ('recorded_at', models.DateTimeField()),
-                ('annotation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='history', to='annotations.annotation')),
-                ('recorded_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("revision", models.PositiveIntegerField()),
+                ("hard_refusal", models.BooleanField()),
+                ("cue_label", models.CharField(blank=True, max_length=20)),
+                ("note", models.TextField(blank=True)),
+                ("broken_image", models.BooleanField(default=False)),
+                ("recorded_at", models.DateTimeField()),
+                (
+                    "annotation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="history",
+                        to="annotations.annotation",
+                    ),
+                ),
+                (
+                    "recorded_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['annotation', 'revision'],
-                'constraints': [models.UniqueConstraint(fields=('annotation', 'revision'), name='one_history_row_per_revision')],
+                "ordering": ["annotation", "revision"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("annotation", "revision"), name="one_history_row_per_revision"
+                    )
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='annotation',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('cue_label', ''), ('hard_refusal', True)), models.Q(('hard_refusal', False), models.Q(('cue_label', ''), _negated=True)), _connector='OR'), name='cue_label_iff_not_refused'),
+            model_name="annotation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("cue_label", ""), ("hard_refusal", True)),
+                    models.Q(("hard_refusal", False), models.Q(("cue_label", ""), _negated=True)),
+                    _connector="OR",
+                ),
+                name="cue_label_iff_not_refused",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='automatedjudgment',
-            constraint=models.UniqueConstraint(fields=('item', 'judge', 'judge_version'), name='one_judgment_per_judge_version'),
+            model_name="automatedjudgment",
+            constraint=models.UniqueConstraint(
+                fields=("item", "judge", "judge_version"), name="one_judgment_per_judge_version"
+            ),
         ),
         migrations.AddIndex(
-            model_name='assignment',
-            index=models.Index(fields=['annotator', 'batch', 'position'], name='annotations_annotat_6ec219_idx'),
+            model_name="assignment",
+            index=models.Index(
+                fields=["annotator", "batch", "position"], name="annotations_annotat_6ec219_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(fields=('item', 'annotator'), name='one_assignment_per_item_annotator'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(
+                fields=("item", "annotator"), name="one_assignment_per_item_annotator"
+            ),
         ),
         migrations.AddIndex(
-            model_name='item',
-            index=models.Index(fields=['study', 'attribute_value'], name='annotations_study_i_3c28f4_idx'),
+            model_name="item",
+            index=models.Index(
+                fields=["study", "attribute_value"], name="annotations_study_i_3c28f4_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.UniqueConstraint(fields=('study', 'item_id'), name='unique_item_per_study'),
+            model_name="item",
+            constraint=models.UniqueConstraint(
+                fields=("study", "item_id"), name="unique_item_per_study"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.CheckConstraint(condition=models.Q(('is_gold', False), ('gold_hard_refusal__isnull', False), _connector='OR'), name='gold_item_has_answer'),
+            model_name="item",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("is_gold", False), ("gold_hard_refusal__isnull", False), _connector="OR"
+                ),
+                name="gold_item_has_answer",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='attributevalue',
-            constraint=models.UniqueConstraint(fields=('study', 'attribute', 'value'), name='unique_attribute_value'),
+            model_name="attributevalue",
+            constraint=models.UniqueConstraint(
+                fields=("study", "attribute", "value"), name="unique_attribute_value"
+            ),
         ),
     ]

@@ -13,13 +13,21 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--study", required=True)
         parser.add_argument("--name", required=True)
-        parser.add_argument("--policy", choices=[Batch.Policy.K_OVERLAP, Batch.Policy.EXPERTISE], default=Batch.Policy.K_OVERLAP)
-        parser.add_argument("--annotators", required=True, help="comma-separated usernames, or 'all'")
+        parser.add_argument(
+            "--policy",
+            choices=[Batch.Policy.K_OVERLAP, Batch.Policy.EXPERTISE],
+            default=Batch.Policy.K_OVERLAP,
+        )
+        parser.add_argument(
+            "--annotators", required=True, help="comma-separated usernames, or 'all'"
+        )
         parser.add_argument("--k", type=int)
         parser.add_argument("--seed", type=int)
         parser.add_argument("--gold-per-annotator", type=int, default=0)
 
-    def handle(self, *args, study, name, policy, annotators, k, seed, gold_per_annotator, **options):
+    def handle(
+        self, *args, study, name, policy, annotators, k, seed, gold_per_annotator, **options
+    ):
         target = study_or_error(study)
         chosen = Annotator.objects.filter(is_active=True)
         if annotators != "all":
@@ -29,8 +37,19 @@ class Command(BaseCommand):
             if missing:
                 raise CommandError(f"unknown annotators: {', '.join(sorted(missing))}")
         try:
-            batch = services.batch_create(study=target, name=name, policy=policy, annotators=list(chosen), overlap_k=k,
-                                          seed=seed, gold_per_annotator=gold_per_annotator)
+            batch = services.batch_create(
+                study=target,
+                name=name,
+                policy=policy,
+                annotators=list(chosen),
+                overlap_k=k,
+                seed=seed,
+                gold_per_annotator=gold_per_annotator,
+            )
         except PolicyError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(self.style.SUCCESS(f"batch {batch.pk} '{batch.name}': {batch.assignments.count()} assignments, seed {batch.seed}"))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"batch {batch.pk} '{batch.name}': {batch.assignments.count()} assignments, seed {batch.seed}"
+            )
+        )

@@ -21,7 +21,11 @@ class Command(BaseCommand):
         if not csv_file.is_file():
             raise CommandError(f"{csv_file} does not exist")
         try:
-            count = services.annotations_import(study=target, csv_text=csv_file.read_text(encoding="utf-8-sig"), source_name=csv_file.name)
+            count = services.annotations_import(
+                study=target,
+                csv_text=csv_file.read_text(encoding="utf-8-sig"),
+                source_name=csv_file.name,
+            )
         except ManifestInvalid as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(self.style.SUCCESS(f"imported {count} labels into {target.slug}"))

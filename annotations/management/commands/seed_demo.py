@@ -11,7 +11,12 @@ from annotations import demo, services
 from annotations.models import Annotator, Assignment, Batch, Item, Study
 
 DEMO_SLUG = "demo"
-ANNOTATORS = [("ann-korean", "Korean"), ("ann-nigerian", "Nigerian"), ("ann-us", "US"), ("ann-indian", "Indian")]
+ANNOTATORS = [
+    ("ann-korean", "Korean"),
+    ("ann-nigerian", "Nigerian"),
+    ("ann-us", "US"),
+    ("ann-indian", "Indian"),
+]
 SIMULATED = [("sim-annotator-1", ""), ("sim-annotator-2", ""), ("sim-annotator-3", "")]
 
 
@@ -24,20 +29,43 @@ class Command(BaseCommand):
     def handle(self, *args, seed, **options):
         with tempfile.TemporaryDirectory() as tmp, transaction.atomic():
             Study.objects.filter(slug=DEMO_SLUG).delete()
-            study = services.study_create(name="Demo study (synthetic data)", slug=DEMO_SLUG, overlap_k=2, is_synthetic_demo=True,
-                                          description="Images rendered by the app; simulated annotators and judgments. No finding here is real.")
+            study = services.study_create(
+                name="Demo study (synthetic data)",
+                slug=DEMO_SLUG,
+                overlap_k=2,
+                is_synthetic_demo=True,
+                description="Images rendered by the app; simulated annotators and judgments. No finding here is real.",
+            )
             truth = {d.item_id: d for d in demo.write_demo_manifest(Path(tmp), seed=seed)}
             services.items_import(study=study, manifest=Path(tmp) / "manifest.jsonl")
             logins = self._users()
             self._gold(study, truth)
             simulated = [Annotator.objects.get(user__username=name) for name, _ in SIMULATED]
-            services.batch_create(study=study, name="Simulated annotators (pre-filled)", policy=Batch.Policy.K_OVERLAP,
-                                  annotators=simulated, overlap_k=2, seed=seed, gold_per_annotator=3)
+            services.batch_create(
+                study=study,
+                name="Simulated annotators (pre-filled)",
+                policy=Batch.Policy.K_OVERLAP,
+                annotators=simulated,
+                overlap_k=2,
+                seed=seed,
+                gold_per_annotator=3,
+            )
             self._simulate_answers(study, simulated, truth, seed)
             people = [Annotator.objects.get(user__username=name) for name, _ in ANNOTATORS]
-            services.batch_create(study=study, name="Culture-matched batch (ACRB protocol)", policy=Batch.Policy.EXPERTISE,
-                                  annotators=people, overlap_k=1, seed=seed, gold_per_annotator=2)
-        self.stdout.write(self.style.WARNING("Demo study 'demo' created: SYNTHETIC data (rendered images, simulated answers)."))
+            services.batch_create(
+                study=study,
+                name="Culture-matched batch (ACRB protocol)",
+                policy=Batch.Policy.EXPERTISE,
+                annotators=people,
+                overlap_k=1,
+                seed=seed,
+                gold_per_annotator=2,
+            )
+        self.stdout.write(
+            self.style.WARNING(
+                "Demo study 'demo' created: SYNTHETIC data (rendered images, simulated answers)."
+            )
+        )
         for username, password, role in logins:
             self.stdout.write(f"  {role:<10} username: {username:<16} password: {password}")
 
@@ -45,7 +73,9 @@ class Command(BaseCommand):
         user_model = get_user_model()
         logins = []
         staff_password = secrets.token_urlsafe(9)
-        staff, _ = user_model.objects.get_or_create(username="demo-staff", defaults={"is_staff": True, "is_superuser": True})
+        staff, _ = user_model.objects.get_or_create(
+            username="demo-staff", defaults={"is_staff": True, "is_superuser": True}
+        )
         staff.is_staff = staff.is_superuser = True
         staff.set_password(staff_password)
         staff.save()
@@ -55,7 +85,9 @@ class Command(BaseCommand):
             password = secrets.token_urlsafe(9)
             user.set_password(password)
             user.save()
-            Annotator.objects.update_or_create(user=user, defaults={"group": group, "is_active": True})
+            Annotator.objects.update_or_create(
+                user=user, defaults={"group": group, "is_active": True}
+            )
             if (name, group) in ANNOTATORS:
                 logins.append((name, password, f"annotator ({group})"))
         return logins
@@ -67,7 +99,9 @@ class Command(BaseCommand):
 
     def _simulate_answers(self, study, annotators, truth, seed):
         rng = np.random.default_rng(seed + 1)
-        rows = Assignment.objects.filter(annotator__in=annotators, item__study=study).select_related("item", "batch__study")
+        rows = Assignment.objects.filter(
+            annotator__in=annotators, item__study=study
+        ).select_related("item", "batch__study")
         for assignment in rows:
             refusal, cue = demo.simulated_answer(truth[assignment.item.item_id], rng)
             services.annotation_submit(assignment=assignment, hard_refusal=refusal, cue_label=cue)
