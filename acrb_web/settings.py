@@ -89,7 +89,8 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # (IMMEDIATE) and wait for it, instead of failing with "database is locked" on upgrade.
     DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 20, "transaction_mode": "IMMEDIATE"})
     # A file, not memory, so that a Celery worker process started by a test sees the test data.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-acrb.sqlite3")}
+    # One file per test process, so parallel test sessions do not share a database.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-acrb-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -163,6 +163,7 @@ def annotations_import(
                 item_id=items[r.item_id],
                 annotator=annotators[r.annotator],
                 position=position,
+                answered_at=now,
             )
             annotation = Annotation.objects.create(
                 assignment=assignment,

@@ -189,6 +189,9 @@ class Assignment(models.Model):
     reassigned_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
     served_at = models.DateTimeField(null=True, blank=True)
     skipped_at = models.DateTimeField(null=True, blank=True)
+    # Set in the same transaction that creates the annotation (services and imports), so the
+    # queue of open items is one partial-index scan however large the study is.
+    answered_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -197,7 +200,14 @@ class Assignment(models.Model):
                 fields=["item", "annotator"], name="one_assignment_per_item_annotator"
             )
         ]
-        indexes = [models.Index(fields=["annotator", "batch", "position"])]
+        indexes = [
+            models.Index(fields=["annotator", "batch", "position"]),
+            models.Index(
+                fields=["annotator", "batch", "position"],
+                condition=Q(is_active=True, answered_at__isnull=True, skipped_at__isnull=True),
+                name="open_assignment_queue",
+            ),
+        ]
         ordering = ["position"]
 
 

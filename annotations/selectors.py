@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-from django.db.models import Count, F, Max, Q
+from django.db.models import Count, Max, Q
 from django.http import Http404
 
 from .models import Annotation, Annotator, Assignment, AutomatedJudgment, Batch, Item, Study
@@ -57,7 +57,7 @@ def annotator_batch_list(*, annotator: Annotator) -> list[tuple[Batch, Progress]
 
 def _own_assignments(annotator: Annotator):
     return Assignment.objects.filter(annotator=annotator, is_active=True).select_related(
-        "item", "item__attribute_value", "batch", "batch__study"
+        "item", "item__attribute_value", "batch", "batch__study", "annotation"
     )
 
 
@@ -83,13 +83,24 @@ def batch_for_annotator(*, annotator: Annotator | None, batch_id: int) -> Batch:
 
 
 def assignment_next(*, annotator: Annotator, batch_id: int) -> Assignment | None:
-    """The first unanswered item in queue order; skipped items come back after all others."""
-    return (
-        _own_assignments(annotator)
-        .filter(batch_id=batch_id, annotation__isnull=True)
-        .order_by(F("skipped_at").asc(nulls_first=True), "position")
-        .first()
+    """The first unanswered item in queue order; skipped items come back after all others.
+
+    Two cheap steps instead of one sort over the annotator's whole queue: the first open,
+    unskipped row by position (the ``open_assignment_queue`` partial index), else the earliest
+    skipped one; then that single row with what the page needs.
+    """
+    open_rows = Assignment.objects.filter(
+        annotator=annotator, batch_id=batch_id, is_active=True, answered_at__isnull=True
     )
+    pk = open_rows.filter(skipped_at__isnull=True).order_by("position").values_list("pk", flat=True).first()
+    if pk is None:
+        pk = (
+            open_rows.filter(skipped_at__isnull=False)
+            .order_by("skipped_at", "position")
+            .values_list("pk", flat=True)
+            .first()
+        )
+    return None if pk is None else _own_assignments(annotator).get(pk=pk)
 
 
 def assignment_neighbours(*, assignment: Assignment) -> tuple[int | None, int | None]:
@@ -115,7 +126,7 @@ def assignment_neighbours(*, assignment: Assignment) -> tuple[int | None, int | 
 def batch_progress_for_annotator(*, annotator: Annotator, batch_id: int) -> Progress:
     counts = Assignment.objects.filter(
         annotator=annotator, batch_id=batch_id, is_active=True
-    ).aggregate(total=Count("id"), done=Count("annotation"))
+    ).aggregate(total=Count("id"), done=Count("answered_at"))
     return Progress(counts["done"], counts["total"])
 
 

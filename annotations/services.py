@@ -97,46 +97,40 @@ def batch_create(
     annotators: list[Annotator],
     overlap_k: int | None = None,
     seed: int | None = None,
-    items: list[Item] | None = None,
+    item_ids: list[int] | None = None,
     manual_pairs=None,
     gold_per_annotator: int = 0,
     created_by=None,
 ) -> Batch:
-    """Create a batch with the chosen policy. Items already assigned to an annotator are
-    never assigned to them again (a unique constraint enforces it under concurrency)."""
+    """Create a batch with the chosen policy (all non-gold items, or ``item_ids``).
+
+    Items already assigned to an annotator are never assigned to them again: the policies
+    skip existing pairs, and a unique constraint enforces it under concurrency. The seed is
+    stored on the batch so the assignment can be reproduced.
+    """
     k = overlap_k or study.overlap_k
     seed = int(np.random.SeedSequence().entropy % 2**62) if seed is None else int(seed)
     rng = np.random.default_rng(seed)
-    if items is None:
-        items = list(
-            Item.objects.filter(study=study, is_gold=False).select_related("attribute_value")
-        )
-    pool = [policies.PolicyAnnotator(a.pk, a.group, 0) for a in annotators]
-    policy_items = [
-        policies.PolicyItem(i.pk, i.attribute_value.value, int(i.needs_review)) for i in items
+    rows = Item.objects.filter(study=study, is_gold=False)
+    if item_ids is not None:
+        rows = rows.filter(pk__in=item_ids)
+    # Plain tuples, not model instances: a study can hold 100,000 items.
+    items = [
+        policies.PolicyItem(pk, value, int(review))
+        for pk, value, review in rows.values_list("pk", "attribute_value__value", "needs_review")
     ]
+    pool = [policies.PolicyAnnotator(a.pk, a.group, 0) for a in annotators]
     existing = set(
         Assignment.objects.filter(item__study=study, annotator__in=annotators).values_list(
             "item_id", "annotator_id"
         )
     )
-    if policy == Batch.Policy.K_OVERLAP:
-        pairs = policies.k_overlap_balanced(policy_items, pool, k, rng, existing_pairs=existing)
-    elif policy == Batch.Policy.EXPERTISE:
-        pairs = policies.expertise_matched(policy_items, pool, k, rng, existing_pairs=existing)
-    elif policy == Batch.Policy.MANUAL:
-        pairs = policies.manual(
-            manual_pairs or [],
-            known_items={i.pk for i in items},
-            known_annotators={a.pk for a in annotators},
-        )
-        pairs = [p for p in pairs if p not in existing]
-    else:
-        raise policies.PolicyError(f"unknown policy {policy!r}")
+    pairs = _policy_pairs(policy, items, pool, k, rng, existing, manual_pairs)
     if gold_per_annotator:
         gold = list(Item.objects.filter(study=study, is_gold=True).values_list("pk", flat=True))
         pairs += policies.gold_pairs(gold, pool, gold_per_annotator, rng, existing_pairs=existing)
-    positions = policies.queue_positions(pairs, {i.pk: int(i.needs_review) for i in items}, rng)
+    positions = policies.queue_positions(pairs, {i.item: i.priority for i in items}, rng)
+    params = {"annotators": [a.pk for a in annotators], "gold_per_annotator": gold_per_annotator}
     with transaction.atomic():
         batch = Batch.objects.create(
             study=study,
@@ -145,10 +139,7 @@ def batch_create(
             overlap_k=k,
             seed=seed,
             created_by=created_by,
-            params={
-                "annotators": [a.pk for a in annotators],
-                "gold_per_annotator": gold_per_annotator,
-            },
+            params=params,
         )
         Assignment.objects.bulk_create(
             [
@@ -160,9 +151,24 @@ def batch_create(
                 )
                 for item, annotator in pairs
             ],
-            batch_size=2000,
+            batch_size=5000,
         )
     return batch
+
+
+def _policy_pairs(policy, items, pool, k, rng, existing, manual_pairs) -> list[tuple[int, int]]:
+    if policy == Batch.Policy.K_OVERLAP:
+        return policies.k_overlap_balanced(items, pool, k, rng, existing_pairs=existing)
+    if policy == Batch.Policy.EXPERTISE:
+        return policies.expertise_matched(items, pool, k, rng, existing_pairs=existing)
+    if policy == Batch.Policy.MANUAL:
+        pairs = policies.manual(
+            manual_pairs or [],
+            known_items={i.item for i in items},
+            known_annotators={a.annotator for a in pool},
+        )
+        return [p for p in pairs if p not in existing]
+    raise policies.PolicyError(f"unknown policy {policy!r}")
 
 
 def batch_add_annotators(
@@ -327,6 +333,8 @@ def _annotation_create(assignment, hard_refusal, cue, note, broken_image, now) -
     served = assignment.served_at
     seconds = (now - served).total_seconds() if served else None
     minimum = assignment.batch.study.min_seconds_per_item
+    Assignment.objects.filter(pk=assignment.pk).update(answered_at=now)
+    assignment.answered_at = now
     return Annotation.objects.create(
         assignment=assignment,
         hard_refusal=hard_refusal,

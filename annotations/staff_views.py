@@ -26,7 +26,7 @@ from .manifest import ManifestInvalid
 from .models import Annotator, BackgroundJob, Batch, Item, Study
 from .policies import PolicyError
 from .staff_forms import AddAnnotatorsForm, BatchCreateForm, ManifestUploadForm, ReassignForm
-from .tasks import import_items_task
+from .tasks import batch_create_task, import_items_task
 
 
 def staff_required(view):
@@ -96,31 +96,31 @@ def batch_create(request, slug: str):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            batch = services.batch_create(
-                study=study,
-                name=data["name"],
-                policy=data["policy"],
-                annotators=list(data["annotators"]),
-                overlap_k=data["overlap_k"],
-                seed=data["seed"],
-                gold_per_annotator=data["gold_per_annotator"],
-                manual_pairs=_manual_pairs(study, data["manual_pairs"]),
-                created_by=request.user,
-            )
-        except (PolicyError, ValidationError) as exc:
-            form.add_error(None, str(exc))
+            options = _batch_options(study, data, created_by=request.user)
+        except ValidationError as exc:
+            form.add_error(None, exc)
         else:
-            messages.success(
-                request,
-                f"Created batch {batch.name} with {batch.assignments.count()} assignments (seed {batch.seed}).",
-            )
-            return redirect("staff:batch_detail", pk=batch.pk)
-    return render(
-        request,
-        "staff/batch_create.html",
-        {"study": study, "form": form},
-        status=400 if form.errors else 200,
-    )
+            job = jobs.job_create(kind="batch_create", study=study, params={"name": data["name"]}, created_by=request.user)
+            transaction.on_commit(lambda: batch_create_task.delay(job.pk, study.pk, options))
+            return redirect("staff:job_detail", pk=job.pk)
+    return render(request, "staff/batch_create.html", {"study": study, "form": form}, status=400 if form.errors else 200)
+
+
+def _batch_options(study, data, *, created_by) -> dict:
+    """Check what can be checked at once; the policy itself runs in the job."""
+    annotators = list(data["annotators"])
+    if data["policy"] != Batch.Policy.MANUAL and data["overlap_k"] > len(annotators):
+        raise ValidationError(f"overlap k={data['overlap_k']} needs at least {data['overlap_k']} annotators; {len(annotators)} selected")
+    return {
+        "name": data["name"],
+        "policy": data["policy"],
+        "annotator_ids": [a.pk for a in annotators],
+        "overlap_k": data["overlap_k"],
+        "seed": data["seed"],
+        "gold_per_annotator": data["gold_per_annotator"],
+        "manual_pairs": _manual_pairs(study, data["manual_pairs"]),
+        "created_by": created_by.pk,
+    }
 
 
 def _manual_pairs(study, text: str) -> list[tuple[int, int]]:

@@ -6,10 +6,12 @@ import shutil
 from pathlib import Path
 
 from celery import shared_task
+from django.contrib.auth import get_user_model
 
 from . import jobs, services
 from .manifest import ManifestInvalid
-from .models import Study
+from .models import Annotator, Study
+from .policies import PolicyError
 from .uploads import UploadInvalid, unpack_upload
 
 
@@ -41,3 +43,24 @@ def import_items_task(job_id: int, study_id: int, upload_path: str) -> None:
         jobs.job_finish(job_id=job_id, message=f"Imported {count} items.")
     finally:
         shutil.rmtree(upload.parent, ignore_errors=True)
+
+
+@shared_task(acks_late=True)
+def batch_create_task(job_id: int, study_id: int, options: dict) -> None:
+    """Create a batch in the background: at 100,000 items this takes longer than a request."""
+    jobs.job_start(job_id=job_id, total=1)
+    study = Study.objects.get(pk=study_id)
+    annotators = list(Annotator.objects.filter(pk__in=options.pop("annotator_ids")).order_by("pk"))
+    options["created_by"] = get_user_model().objects.filter(pk=options.get("created_by")).first()
+    try:
+        batch = services.batch_create(study=study, annotators=annotators, **options)
+    except PolicyError as exc:
+        jobs.job_finish(job_id=job_id, message="No batch was created.", errors=[str(exc)])
+        return
+    count = batch.assignments.count()
+    jobs.job_progress(job_id=job_id, done=1)
+    jobs.job_finish(
+        job_id=job_id,
+        message=f"Created batch {batch.name} with {count} assignments (seed {batch.seed}).",
+        result={"batch_id": batch.pk},
+    )

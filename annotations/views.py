@@ -122,7 +122,6 @@ def _go_next(request, annotator, assignment):
     url = reverse("annotations:assignment", args=[upcoming.pk])
     if not request.htmx:
         return redirect(url)
-    upcoming = selectors.assignment_for_annotator(annotator=annotator, assignment_id=upcoming.pk)
     response = render(request, "annotations/item.html#survey", _survey_context(annotator, upcoming))
     response["HX-Push-Url"] = url
     return response

@@ -67,15 +67,28 @@ def test_unknown_objects_are_404_for_staff(staff_client, study):
     assert staff_client.get(reverse("api:study_detail", args=["nope"])).status_code == 404
 
 
-def test_staff_creates_an_expertise_batch(imported_study, annotators, staff_client):
+def test_staff_creates_an_expertise_batch_as_a_job(imported_study, annotators, staff_client, django_capture_on_commit_callbacks):
     data = {"name": "matched", "policy": "expertise", "overlap_k": 1, "annotators": [a.pk for a in annotators], "gold_per_annotator": 0, "seed": 5}
-    response = staff_client.post(reverse("staff:batch_create", args=[imported_study.slug]), data)
-    assert response.status_code == 302
+    with django_capture_on_commit_callbacks(execute=True):
+        response = staff_client.post(reverse("staff:batch_create", args=[imported_study.slug]), data)
+    job = BackgroundJob.objects.get(kind="batch_create")
+    assert response["Location"] == reverse("staff:job_detail", args=[job.pk])
     batch = Batch.objects.get(name="matched")
+    assert job.status == "succeeded" and job.params["result"]["batch_id"] == batch.pk and batch.created_by.username == "staff"
+    assert f'href="{reverse("staff:batch_detail", args=[batch.pk])}"' in staff_client.get(response["Location"]).content.decode()
     assert batch.seed == 5 and batch.assignments.count() == 6
     for a in batch.assignments.select_related("item__attribute_value", "annotator"):
         if a.item.attribute_value.value in ("Korean", "Nigerian", "US"):
             assert a.annotator.group == a.item.attribute_value.value
+
+
+def test_batch_policy_error_fails_the_job_and_creates_nothing(imported_study, annotators, staff_client, django_capture_on_commit_callbacks):
+    data = {"name": "x", "policy": "expertise", "overlap_k": 2, "annotators": [annotators[0].pk, annotators[3].pk], "gold_per_annotator": 0}
+    with django_capture_on_commit_callbacks(execute=True):
+        staff_client.post(reverse("staff:batch_create", args=[imported_study.slug]), data)
+    job = BackgroundJob.objects.get(kind="batch_create")
+    assert job.status == "failed" and "group Korean" in job.errors[0]
+    assert Batch.objects.count() == 0
 
 
 def test_batch_create_with_impossible_k_shows_error_and_creates_nothing(imported_study, annotators, staff_client):

@@ -168,3 +168,14 @@ def test_annotator_never_sees_judgments_or_gold_answers(batch, annotators):
     assert "vlm-a" not in page and "judge" not in page.lower()
     assert "gold" not in page.lower() and "ann1" not in page
     assert 'value="substituted" data-key="4" checked' not in page
+
+
+def test_answered_at_is_set_with_every_first_answer(batch, annotators, imported_study):
+    """The queue index relies on answered_at; it must match the existence of an answer."""
+    c = client_for(annotators[0])
+    rows = list(Assignment.objects.filter(batch=batch, annotator=annotators[0]).order_by("position"))
+    c.post(reverse("annotations:answer", args=[rows[0].pk]), {"answer": "erased"})
+    c.post(reverse("annotations:answer", args=[rows[0].pk]), {"answer": "retained"})
+    services.annotations_import(study=imported_study, csv_text="item_id,annotator,annotator_group,hard_refusal,cue\nitem-0,zed,,true,\n")
+    for row in Assignment.objects.select_related("annotation"):
+        assert (row.answered_at is not None) == hasattr(row, "annotation"), row.pk
