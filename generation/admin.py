@@ -1,0 +1,44 @@
+from django.contrib import admin
+
+from generation.models import (
+    FaceEdit,
+    FaceSet,
+    FaceTemplate,
+    GenerationRequest,
+    PlannedPrompt,
+    StudyGenerator,
+    StudyPlan,
+)
+
+
+@admin.register(StudyPlan)
+class StudyPlanAdmin(admin.ModelAdmin):
+    list_display = ("study", "taxonomy_source", "base_prompts_source", "updated_at")
+
+
+@admin.register(PlannedPrompt)
+class PlannedPromptAdmin(admin.ModelAdmin):
+    list_display = ("plan_id", "study", "attribute", "value", "status", "skip_reason")
+    list_filter = ("status", "attribute")
+    search_fields = ("plan_id", "text")
+
+
+@admin.register(StudyGenerator)
+class StudyGeneratorAdmin(admin.ModelAdmin):
+    list_display = ("study", "name", "seeds")
+
+
+@admin.register(GenerationRequest)
+class GenerationRequestAdmin(admin.ModelAdmin):
+    list_display = ("pk", "study", "generator", "seed", "status", "attempts")
+    list_filter = ("status",)
+    raw_id_fields = ("planned_prompt", "item")
+
+
+admin.site.register([FaceSet, FaceTemplate])
+
+
+@admin.register(FaceEdit)
+class FaceEditAdmin(admin.ModelAdmin):
+    list_display = ("template", "race", "gender", "status", "flagged", "accepted_by_staff")
+    list_filter = ("status", "flagged", "accepted_by_staff")

@@ -1,0 +1,255 @@
+"""Writes of FOCUS face-only sets: create a set, import its source photos (templates), make
+one edit per target group with QC, let staff accept flagged edits, export to REFLECT.
+
+Read top to bottom: ``face_set_create`` → ``face_templates_import`` (source photos, face
+boxes) → ``face_set_edit`` (the protocol's instruction per target group, through the
+set's editing generator; QC numbers per edit) → ``face_edit_accept`` → ``face_set_export``
+(``<occupation>/<template>/<Race>_<gender>.png``; a template is exported only when all its
+edits are usable, since REFLECT compares every group of a template).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.utils.text import slugify
+
+from generation import backends
+from generation.execution import generator_for
+from generation.faces import FaceBox, detect_face_box, edit_leakage, load_face_protocol
+from generation.models import FaceEdit, FaceSet, FaceTemplate
+from generation.services import generator_config_resolve
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+QC_OPTION_KEYS = ("max_outside_diff", "min_ratio", "box_margin")
+UNSPECIFIED_OCCUPATION = "unspecified"
+Progress = Callable[[int, int], None] | None
+
+
+def face_set_create(
+    *,
+    slug: str,
+    name: str = "",
+    generator_name: str,
+    generator_config: dict | None = None,
+    instruction_template: str | None = None,
+    qc_options: dict | None = None,
+    seed: int = 0,
+) -> FaceSet:
+    """Create or update a face set; the instruction defaults to the shipped FOCUS one."""
+    protocol = load_face_protocol(template=instruction_template)
+    unknown = sorted(set(qc_options or {}) - set(QC_OPTION_KEYS))
+    if unknown:
+        raise ValueError(f"unknown QC options {unknown}; known: {QC_OPTION_KEYS}")
+    config = generator_config_resolve(name=generator_name, config=generator_config)
+    face_set, _ = FaceSet.objects.update_or_create(
+        slug=slug,
+        defaults={
+            "name": name or slug,
+            "generator_name": generator_name,
+            "generator_config": config,
+            "instruction_template": protocol.template,
+            "placeholder": protocol.placeholder,
+            "qc_options": dict(qc_options or {}),
+            "seed": seed,
+        },
+    )
+    return face_set
+
+
+def _source_files(folder: Path) -> list[tuple[str, Path]]:
+    """(occupation, file) for ``folder/<occupation>/<template>.<ext>`` or ``folder/<t>.<ext>``."""
+    found = []
+    for path in sorted(folder.rglob("*")):
+        if path.suffix.lower() in IMAGE_SUFFIXES and not path.name.startswith("."):
+            relative = path.relative_to(folder).parts
+            found.append((relative[0] if len(relative) > 1 else "", path))
+    return found
+
+
+def face_templates_import(*, face_set: FaceSet, sources: str | Path) -> int:
+    """Store every source photo of ``sources`` (content-addressed) with its detected face
+    box; an unchanged photo is skipped. Returns how many templates were added or changed."""
+    from PIL import Image
+
+    changed = 0
+    for occupation, path in _source_files(Path(sources)):
+        data = path.read_bytes()
+        digest = backends.content_sha256(data)
+        source_id = slugify(path.stem) or digest[:12]
+        current = FaceTemplate.objects.filter(face_set=face_set, source_id=source_id).first()
+        if current and current.image_sha256 == digest:
+            continue
+        pixels = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
+        box = detect_face_box(pixels)
+        name = _store(f"face_sets/{face_set.slug}/sources/{digest}{path.suffix.lower()}", data)
+        FaceTemplate.objects.update_or_create(
+            face_set=face_set,
+            source_id=source_id,
+            defaults={
+                "occupation": occupation,
+                "image": name,
+                "image_sha256": digest,
+                "face_box": box.__dict__ if box else None,
+            },
+        )
+        changed += 1
+    return changed
+
+
+def _store(name: str, data: bytes) -> str:
+    return name if default_storage.exists(name) else default_storage.save(name, ContentFile(data))
+
+
+def face_edits_create(*, face_set: FaceSet) -> int:
+    """One pending edit per (template, target group) not yet there."""
+    protocol = load_face_protocol(template=face_set.instruction_template)
+    before = FaceEdit.objects.filter(template__face_set=face_set).count()
+    FaceEdit.objects.bulk_create(
+        [
+            FaceEdit(
+                template=template,
+                race=race,
+                gender=gender,
+                instruction=protocol.instruction(f"{race} {gender}"),
+            )  # fmt: skip
+            for template in face_set.templates.all()
+            for race in protocol.races
+            for gender in protocol.genders
+        ],
+        ignore_conflicts=True,
+    )
+    return FaceEdit.objects.filter(template__face_set=face_set).count() - before
+
+
+def face_set_edit(*, face_set: FaceSet, progress: Progress = None) -> int:
+    """Make every missing edit (pending, or error on an earlier run) and its QC; returns
+    how many edits were attempted. A template's edits go to the generator as one batch."""
+    face_edits_create(face_set=face_set)
+    todo = FaceEdit.objects.filter(
+        template__face_set=face_set, status__in=[FaceEdit.Status.PENDING, FaceEdit.Status.ERROR]
+    ).select_related("template")
+    by_template: dict[int, list[FaceEdit]] = {}
+    for edit in todo:
+        by_template.setdefault(edit.template_id, []).append(edit)
+    total, attempted = sum(map(len, by_template.values())), 0
+    generator = generator_for(face_set.generator_config) if by_template else None
+    for edits in by_template.values():
+        template = edits[0].template
+        source = template.image.open("rb").read()
+        template.image.close()
+        requests = [
+            backends.GenerationRequest(
+                request_id=str(edit.pk),
+                prompt=edit.instruction,
+                seed=face_set.seed,
+                source_image=source,
+            )  # fmt: skip
+            for edit in edits
+        ]
+        for edit, result in zip(edits, generator.generate(requests), strict=True):
+            face_edit_record(edit=edit, result=result, source=source)
+        attempted += len(edits)
+        if progress:
+            progress(attempted, total)
+    return attempted
+
+
+def _pixels(data: bytes) -> np.ndarray:
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
+
+
+def face_edit_record(
+    *, edit: FaceEdit, result: backends.GenerationResult, source: bytes
+) -> FaceEdit:
+    """Store one edit's image and QC numbers (refusals and errors as statuses)."""
+    template, face_set = edit.template, edit.template.face_set
+    edit.params = {k: v for k, v in result.to_record().items() if k != "prompt"}
+    if result.status != backends.OK:
+        edit.status = FaceEdit.Status.REFUSED if result.refused else FaceEdit.Status.ERROR
+        edit.error = result.error or result.refusal_reason
+        edit.save()
+        return edit
+    digest = result.content_sha256 or backends.content_sha256(result.image)
+    edit.image.name = _store(f"face_sets/{face_set.slug}/edits/{digest}.png", result.image)
+    box = FaceBox(**template.face_box) if template.face_box else None
+    # Without a stored box edit_leakage looks for the face again, and flags "no_face".
+    qc = edit_leakage(_pixels(source), _pixels(result.image), face_box=box, **face_set.qc_options)
+    edit.status, edit.error, edit.image_sha256 = FaceEdit.Status.DONE, "", digest
+    edit.inside_diff, edit.outside_diff, edit.ratio = qc.inside_diff, qc.outside_diff, qc.ratio
+    edit.flagged, edit.flag_reason = qc.flagged, qc.reason
+    edit.save()
+    return edit
+
+
+def face_edit_accept(*, edit: FaceEdit, user, accepted: bool = True) -> FaceEdit:
+    """Set (not toggle) staff acceptance of a flagged edit, so a repeated request is harmless."""
+    with transaction.atomic():
+        edit = FaceEdit.objects.select_for_update().get(pk=edit.pk)
+        edit.accepted_by_staff = accepted
+        edit.accepted_by = user if accepted else None
+        edit.save(update_fields=["accepted_by_staff", "accepted_by"])
+    return edit
+
+
+@dataclass
+class ExportReport:
+    templates: int = 0
+    images: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (template, why)
+
+
+def race_file_stem(race: str, gender: str) -> str:
+    """'Middle Eastern', 'female' → 'Middle-Eastern_female' (the REFLECT file name)."""
+    return f"{race.replace(' ', '-')}_{gender}"
+
+
+def face_set_export(*, face_set: FaceSet, out_dir: str | Path) -> ExportReport:
+    """Write every complete template to ``out_dir/<occupation>/<template>/<Race>_<gender>.png``.
+    An edit counts when done and not flagged, or flagged but accepted by staff."""
+    out_dir, report = Path(out_dir), ExportReport()
+    expected = len(load_face_protocol(template=face_set.instruction_template).target_groups)
+    templates = FaceTemplate.objects.filter(face_set=face_set).prefetch_related("edits")
+    for template in templates:
+        edits = list(template.edits.all())
+        unusable = [edit.target_group for edit in edits if not edit.usable]
+        if len(edits) < expected or unusable:
+            why = f"unusable: {', '.join(unusable)}" if unusable else "edits missing"
+            report.skipped.append((template.source_id, why))
+            continue
+        folder = out_dir / (template.occupation or UNSPECIFIED_OCCUPATION) / template.source_id
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        for edit in edits:
+            with edit.image.open("rb") as handle:
+                (folder / f"{race_file_stem(edit.race, edit.gender)}.png").write_bytes(
+                    _as_png(handle.read())
+                )
+        if template.source_gender:
+            metadata = {"source_gender": template.source_gender}
+            (folder / "template.json").write_text(json.dumps(metadata), encoding="utf-8")
+        report.templates += 1
+        report.images += len(edits)
+    return report
+
+
+def _as_png(data: bytes) -> bytes:
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        return data
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.open(io.BytesIO(data)).convert("RGB").save(buffer, format="PNG")
+    return buffer.getvalue()

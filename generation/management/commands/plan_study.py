@@ -1,0 +1,56 @@
+"""Store a study plan (Stage I) in a study, creating the study if asked."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotations import services as annotation_services
+from annotations.models import Study
+from generation import selectors, services
+
+
+class Command(BaseCommand):
+    help = "Build and store the prompt plan of a study (taxonomy × base prompts)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--study", required=True, help="study slug")
+        parser.add_argument(
+            "--create", action="store_true", help="create the study if it does not exist"
+        )
+        parser.add_argument("--name", default="", help="name of a created study")
+        parser.add_argument("--taxonomy", help="taxonomy JSON (default: the shipped one)")
+        parser.add_argument("--base", help="base prompts file (default: the shipped 108)")
+        parser.add_argument("--sample-size", type=int)
+        parser.add_argument("--sample-seed", type=int, default=0)
+        parser.add_argument("--attributes", nargs="*", default=None, help="only these attributes")
+        parser.add_argument("--missing-slot", choices=("skip", "append"), default="skip")
+        parser.add_argument(
+            "--generator",
+            action="append",
+            default=[],
+            help="attach this configured generator (repeatable)",
+        )
+        parser.add_argument(
+            "--seeds", default="0", help="seeds per prompt for attached generators, e.g. 0,1"
+        )
+
+    def handle(self, *args, study, create, name, **options):
+        record = Study.objects.filter(slug=study).first()
+        if record is None and not create:
+            raise CommandError(f"unknown study {study!r} (add --create to make it)")
+        try:
+            record = record or annotation_services.study_create(name=name or study, slug=study)
+            services.study_plan_build(
+                study=record, taxonomy_path=options["taxonomy"], base_prompts_path=options["base"],
+                sample_size=options["sample_size"], sample_seed=options["sample_seed"],
+                attributes=options["attributes"], missing_slot=options["missing_slot"],
+            )  # fmt: skip
+            seeds = [int(seed) for seed in options["seeds"].split(",") if seed.strip()]
+            for generator in options["generator"]:
+                services.study_generator_attach(study=record, name=generator, seeds=seeds)
+        except (ValueError, OSError) as error:
+            raise CommandError(str(error)) from error
+        summary = selectors.plan_summary(study=record)
+        self.stdout.write(
+            f"Plan of {record.slug}: {summary.planned} planned, {summary.skipped} skipped."
+        )
+        for reason, rows in summary.skip_reasons:
+            self.stdout.write(f"  skipped {rows:>5}  {reason}")

@@ -1,0 +1,436 @@
+"""Writes of Stages I and II: set a study up, store its plan, attach generators, create the
+generation requests and run them (queued on Celery, or in this process).
+
+Read top to bottom: ``study_setup`` (a study from a config) → ``study_plan_build`` →
+``study_generator_attach`` → ``generation_requests_create`` → ``generation_run`` (Celery)
+or ``generation_run_inline``. Each request is made by ``generation_chunk_run``: claim the
+rows, take provider slots, call the cached generator, record each result as an Item.
+The execution steps live in ``generation/execution.py``, face-only sets in
+``generation/face_services.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+
+from annotations import jobs
+from annotations import services as annotation_services
+from annotations.models import BackgroundJob, Study
+from generation import backends
+from generation.execution import claim_holder, generation_chunk_run, requests_reopen
+from generation.models import GenerationRequest, PlannedPrompt, StudyGenerator, StudyPlan
+from generation.prompts import build_prompts, load_base_prompts, load_taxonomy
+from generation.prompts.taxonomy import DEFAULT_TAXONOMY_PATH
+from generation.prompts.taxonomy import NEUTRAL as NEUTRAL_ATTRIBUTE
+
+Progress = Callable[[int, int], None] | None
+JOB_KIND = "generate_study"
+
+
+class PlanLocked(ValueError):
+    """The new plan would change or drop rows that already have generation requests."""
+
+
+# --- a study from a config ------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class StudyConfig:
+    """What ``study_setup`` needs, parsed once from a YAML/JSON mapping (``from_dict``)."""
+
+    slug: str
+    name: str
+    base_prompts: str | None = None  # None: the shipped 108 ACRB prompts
+    taxonomy: str | None = None  # None: the shipped taxonomy
+    sample_size: int | None = None  # base prompts drawn (by sample_seed) before expansion
+    sample_seed: int = 0
+    attributes: tuple[str, ...] = ()  # () = every attribute of the taxonomy
+    missing_slot: str = "skip"
+    seeds: tuple[int, ...] = (0,)
+    generators: dict = dataclasses.field(default_factory=dict)  # name -> config or None
+    description: str = ""
+
+    @classmethod
+    def from_dict(cls, raw: dict, *, base_dir: str | Path | None = None) -> StudyConfig:
+        """``generators`` may be a list of names (configured in ACRB_GENERATORS), of
+        config dicts, or a mapping name -> config; paths are relative to ``base_dir``."""
+        known = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise ValueError(f"unknown study config keys {unknown}; known: {sorted(known)}")
+        if not raw.get("slug"):
+            raise ValueError("the study config needs a 'slug'")
+        values = dict(raw)
+        values.setdefault("name", raw["slug"])
+        for key in ("base_prompts", "taxonomy"):
+            if values.get(key) and base_dir is not None:
+                values[key] = str(Path(base_dir) / values[key])
+        values["generators"] = _generators_by_name(raw.get("generators") or {})
+        values["attributes"] = tuple(raw.get("attributes") or ())
+        values["seeds"] = tuple(int(seed) for seed in raw.get("seeds") or (0,))
+        return cls(**values)
+
+
+def _generators_by_name(raw) -> dict:
+    if isinstance(raw, dict):
+        return {name: config for name, config in raw.items()}
+    generators = {}
+    for entry in raw:
+        if isinstance(entry, str):
+            generators[entry] = None
+        elif isinstance(entry, dict) and entry.get("name"):
+            generators[entry["name"]] = {k: v for k, v in entry.items() if k != "name"}
+        else:
+            raise ValueError(f"a generator entry needs a name: {entry!r}")
+    return generators
+
+
+def study_setup(*, config: StudyConfig) -> Study:
+    """Create (or reuse) the study named by ``config``, store its plan and attach its
+    generators. Rerunning with the same config changes nothing."""
+    study = Study.objects.filter(slug=config.slug).first()
+    if study is None:
+        study = annotation_services.study_create(
+            name=config.name, slug=config.slug, mode=Study.Mode.T2I, description=config.description
+        )
+    study_plan_build(
+        study=study,
+        taxonomy_path=config.taxonomy,
+        base_prompts_path=config.base_prompts,
+        sample_size=config.sample_size,
+        sample_seed=config.sample_seed,
+        attributes=config.attributes,
+        missing_slot=config.missing_slot,
+    )
+    for name, generator_config in config.generators.items():
+        study_generator_attach(study=study, name=name, config=generator_config, seeds=config.seeds)
+    return study
+
+
+# --- Stage I: the plan ----------------------------------------------------------------------
+
+
+def sampled_base_prompts(prompts: list, *, size: int | None, seed: int) -> list:
+    """``size`` prompts drawn without replacement by ``seed``, in their file order."""
+    if size is None or size >= len(prompts):
+        return list(prompts)
+    rng = np.random.default_rng(seed)
+    return [prompts[i] for i in sorted(rng.choice(len(prompts), size=size, replace=False))]
+
+
+def study_plan_build(
+    *,
+    study: Study,
+    taxonomy_path: str | Path | None = None,
+    base_prompts_path: str | Path | None = None,
+    sample_size: int | None = None,
+    sample_seed: int = 0,
+    attributes: Sequence[str] | None = None,
+    missing_slot: str = "skip",
+) -> StudyPlan:
+    """Expand taxonomy × base prompts into the study's plan rows (skipped rows included),
+    creating an AttributeValue with its cue for every value. Replanning keeps rows that
+    already have requests; it refuses (PlanLocked) to change or drop them."""
+    taxonomy_path = Path(taxonomy_path or DEFAULT_TAXONOMY_PATH)
+    taxonomy = load_taxonomy(taxonomy_path)
+    if attributes:
+        unknown = sorted(set(attributes) - set(taxonomy.attributes))
+        if unknown:
+            raise ValueError(
+                f"unknown attributes {unknown}; the taxonomy has {taxonomy.attributes}"
+            )
+        values = tuple(v for v in taxonomy.values if v.attribute in attributes)
+        taxonomy = dataclasses.replace(taxonomy, values=values, attributes=tuple(attributes))
+    base_prompts = load_base_prompts(base_prompts_path)
+    chosen = sampled_base_prompts(base_prompts, size=sample_size, seed=sample_seed)
+    rows = build_prompts(taxonomy, chosen, missing_slot=missing_slot)
+    options = {
+        "sample_size": sample_size,
+        "sample_seed": sample_seed,
+        "attributes": list(attributes or []),
+        "missing_slot": missing_slot,
+        "base_prompts_total": len(base_prompts),
+    }
+    base_path = Path(base_prompts_path) if base_prompts_path else None
+    with transaction.atomic():
+        value_ids = _attribute_values_create(study, taxonomy)
+        _plan_rows_store(study, rows, value_ids)
+        plan, _ = StudyPlan.objects.update_or_create(
+            study=study,
+            defaults={
+                "taxonomy": _json_file(taxonomy_path),
+                "taxonomy_source": str(taxonomy_path),
+                "base_prompts_source": str(base_path or "shipped default"),
+                "base_prompts_sha256": _sha256_file(base_path) if base_path else "",
+                "options": options,
+            },
+        )
+    return plan
+
+
+def _attribute_values_create(study: Study, taxonomy) -> dict[tuple[str, str], int]:
+    ids = {}
+    neutral = annotation_services.attribute_value_get_or_create(
+        study=study, attribute=NEUTRAL_ATTRIBUTE, value=NEUTRAL_ATTRIBUTE,
+        cue_description=taxonomy.neutral_cue,
+    )  # fmt: skip
+    ids[(NEUTRAL_ATTRIBUTE, NEUTRAL_ATTRIBUTE)] = neutral.pk
+    for value in taxonomy.values:
+        row = annotation_services.attribute_value_get_or_create(
+            study=study, attribute=value.attribute, value=value.value, cue_description=value.cue
+        )
+        ids[(value.attribute, value.value)] = row.pk
+    return ids
+
+
+PLAN_FIELDS = (
+    "prompt_id", "domain", "attribute", "value", "text", "neutral_text", "base_text", "phrase",
+    "operation", "cue", "slot_rule", "status", "skip_reason", "source",
+)  # fmt: skip
+
+
+def _plan_rows_store(study: Study, rows, value_ids: dict) -> None:
+    existing = {row.plan_id: row for row in PlannedPrompt.objects.filter(study=study)}
+    locked = set(
+        GenerationRequest.objects.filter(study=study).values_list(
+            "planned_prompt__plan_id", flat=True
+        )
+    )
+    new_ids = {row.plan_id for row in rows}
+    dropped = sorted(plan_id for plan_id in locked if plan_id not in new_ids)
+    changed = [
+        row.plan_id
+        for row in rows
+        if row.plan_id in locked and existing[row.plan_id].text != row.text
+    ]
+    if dropped or changed:
+        raise PlanLocked(
+            f"{len(dropped)} planned prompts with requests would be dropped and {len(changed)} "
+            f"changed (e.g. {(dropped + changed)[:3]}); plan a new study instead"
+        )
+    creates, updates = [], []
+    for position, row in enumerate(rows):
+        fields = {name: getattr(row, name) for name in PLAN_FIELDS}
+        fields["attribute_value_id"] = (
+            value_ids.get((row.attribute, row.value)) if row.status == "planned" else None
+        )
+        current = existing.get(row.plan_id)
+        target = current or PlannedPrompt(study=study, plan_id=row.plan_id)
+        for name, value in {**fields, "position": position}.items():
+            setattr(target, name, value)
+        (updates if current else creates).append(target)
+    PlannedPrompt.objects.filter(study=study).exclude(plan_id__in=new_ids).delete()
+    PlannedPrompt.objects.bulk_create(creates, batch_size=1000)
+    update_fields = [*PLAN_FIELDS, "attribute_value_id", "position"]
+    PlannedPrompt.objects.bulk_update(updates, update_fields, batch_size=1000)
+
+
+def _json_file(path: Path) -> dict:
+    import json
+
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# --- Stage II: generators and requests ------------------------------------------------------
+
+
+def generator_config_resolve(*, name: str, config: dict | None = None) -> dict:
+    """The config of generator ``name`` (``settings.ACRB_GENERATORS`` unless given),
+    validated by GeneratorConfig; the dict stored on the study."""
+    if config is None:
+        if name not in settings.ACRB_GENERATORS:
+            known = sorted(settings.ACRB_GENERATORS) or "none (set ACRB_BACKENDS_FILE)"
+            raise ValueError(f"no generator named {name!r}; configured: {known}")
+        config = settings.ACRB_GENERATORS[name]
+    resolved = {**config, "name": name}
+    backends.GeneratorConfig.from_dict(resolved)
+    return resolved
+
+
+def study_generator_attach(
+    *, study: Study, name: str, config: dict | None = None, seeds: Sequence[int] = (0,)
+) -> StudyGenerator:
+    """Attach a generator by name; reattaching with the same config and seeds is a no-op.
+    A generator that already has requests keeps its config (attach the change under a new
+    name), but may gain seeds."""
+    resolved = generator_config_resolve(name=name, config=config)
+    seeds = [int(seed) for seed in seeds]
+    if not seeds:
+        raise ValueError("a generator needs at least one seed")
+    with transaction.atomic():
+        current = StudyGenerator.objects.select_for_update().filter(study=study, name=name).first()
+        if current is None:
+            return StudyGenerator.objects.create(
+                study=study, name=name, config=resolved, seeds=seeds
+            )
+        if current.config != resolved and current.requests.exists():
+            raise ValueError(
+                f"generator {name!r} already has requests; attach the new config under another name"
+            )
+        current.config, current.seeds = resolved, sorted(set(current.seeds) | set(seeds))
+        current.save(update_fields=["config", "seeds"])
+        return current
+
+
+def generation_requests_create(*, study: Study) -> int:
+    """One request per (planned prompt, generator, seed) not yet there; returns how many
+    were added. A unique constraint makes concurrent calls safe."""
+    planned = list(
+        PlannedPrompt.objects.filter(study=study, status=PlannedPrompt.Status.PLANNED).values_list(
+            "pk", flat=True
+        )
+    )
+    before = GenerationRequest.objects.filter(study=study).count()
+    rows = [
+        GenerationRequest(study=study, planned_prompt_id=prompt, generator=generator, seed=seed)
+        for generator in StudyGenerator.objects.filter(study=study)
+        for prompt in planned
+        for seed in generator.seeds
+    ]
+    GenerationRequest.objects.bulk_create(rows, batch_size=1000, ignore_conflicts=True)
+    return GenerationRequest.objects.filter(study=study).count() - before
+
+
+def default_chunk_size(config: dict) -> int:
+    """Local pipelines: one batch per task; APIs: a few requests per concurrency slot."""
+    parsed = backends.GeneratorConfig.from_dict(config)
+    if parsed.kind.startswith("diffusers"):
+        return max(1, parsed.batch_size)
+    return max(1, parsed.max_concurrency * 2)
+
+
+def open_request_chunks(*, study: Study, chunk_size: int | None = None) -> list[list[int]]:
+    """Ids of the study's pending requests, cut into per-generator chunks."""
+    chunks: list[list[int]] = []
+    for generator in StudyGenerator.objects.filter(study=study):
+        ids = list(
+            GenerationRequest.objects.filter(
+                generator=generator, status=GenerationRequest.Status.PENDING
+            ).values_list("pk", flat=True)
+        )
+        size = chunk_size or default_chunk_size(generator.config)
+        chunks += [ids[start : start + size] for start in range(0, len(ids), size)]
+    return chunks
+
+
+# --- Stage II: running ----------------------------------------------------------------------
+
+
+def generation_run(
+    *, study: Study, created_by=None, chunk_size: int | None = None
+) -> BackgroundJob:
+    """Queue the study's missing images on the GPU queue: requests are created for gaps,
+    errors and stale claims reopened, and one task per chunk is sent after commit. The
+    returned job shows the study's progress."""
+    from generation.tasks import generate_chunk_task
+
+    with transaction.atomic():
+        generation_requests_create(study=study)
+        requests_reopen(study=study)
+        chunks = open_request_chunks(study=study, chunk_size=chunk_size)
+        job = jobs.job_create(
+            kind=JOB_KIND, study=study, created_by=created_by,
+            params={"chunks": len(chunks), "requests": sum(map(len, chunks))},
+        )  # fmt: skip
+        job_id = job.pk
+        transaction.on_commit(
+            lambda: [generate_chunk_task.delay(job_id, chunk) for chunk in chunks]
+        )
+    if not chunks:
+        generation_job_refresh(job_id=job_id)
+    return job
+
+
+def generation_job_refresh(*, job_id: int) -> None:
+    """Set the job's progress from the study's request statuses; finish it when no request
+    is pending or running."""
+    from generation.selectors import generation_status_counts
+
+    job = BackgroundJob.objects.get(pk=job_id)
+    if job.status in (BackgroundJob.Status.SUCCEEDED, BackgroundJob.Status.FAILED):
+        return
+    counts = generation_status_counts(study=job.study)
+    if job.status == BackgroundJob.Status.QUEUED:
+        jobs.job_start(job_id=job_id, total=counts.total)
+    jobs.job_progress(job_id=job_id, done=counts.finished, total=counts.total)
+    if counts.open == 0:
+        errors = [f"{plan_id}: {error}" for plan_id, error in counts.error_examples]
+        jobs.job_finish(job_id=job_id, message=counts.summary(), errors=errors)
+
+
+@dataclasses.dataclass
+class RunSummary:
+    done: int = 0
+    refused: int = 0
+    error: int = 0
+    open: int = 0
+    created: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.open == 0
+
+
+def generation_run_inline(
+    *,
+    study: Study,
+    progress: Progress = None,
+    chunk_size: int | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> RunSummary:
+    """Make every missing image of the study in this process (no worker), retrying error
+    results with backoff up to each generator's ``max_retries``; ``progress(finished,
+    total)`` after each chunk. Rerunning fills only the gaps."""
+    from generation.selectors import generation_status_counts
+
+    created = generation_requests_create(study=study)
+    requests_reopen(study=study)
+    holder = claim_holder()
+    attempt_round = 0
+    while chunks := open_request_chunks(study=study, chunk_size=chunk_size):
+        retry_delay = 0.0
+        for chunk in chunks:
+            outcome = generation_chunk_run(
+                request_ids=chunk, attempt_round=attempt_round, holder=holder
+            )
+            retry_delay = max(retry_delay, outcome.retry_after_s)
+            if progress:
+                counts = generation_status_counts(study=study)
+                progress(counts.finished, counts.total)
+        attempt_round += 1
+        if retry_delay:
+            sleep(retry_delay)
+    counts = generation_status_counts(study=study)
+    return RunSummary(counts.done, counts.refused, counts.error, counts.open, created)
+
+
+__all__ = [
+    "JOB_KIND",
+    "PlanLocked",
+    "RunSummary",
+    "StudyConfig",
+    "default_chunk_size",
+    "generation_chunk_run",
+    "generation_job_refresh",
+    "generation_requests_create",
+    "generation_run",
+    "generation_run_inline",
+    "generator_config_resolve",
+    "open_request_chunks",
+    "sampled_base_prompts",
+    "study_generator_attach",
+    "study_plan_build",
+    "study_setup",
+]
