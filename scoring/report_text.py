@@ -1,0 +1,209 @@
+"""The audit report's stated limitations and its map to EU AI Act Article 10 evidence
+(docs/report.md). Each limitation is derived from the report's own numbers, so it appears
+exactly when it applies; the wording is fixed here, never per study by hand.
+"""
+
+from __future__ import annotations
+
+SAMPLE_EXAMPLES = 8
+
+
+def limitations(report: dict) -> list[dict]:
+    """Plain-language limitations, each ``{"kind", "text"}`` (plus details where useful)."""
+    settings, counts = report["settings"], report["counts"]
+    out = []
+    if report["study"].get("synthetic_demo"):
+        out.append(
+            _item(
+                "synthetic_data",
+                "This study is a SYNTHETIC DEMO: images rendered by the app, simulated "
+                "annotators and simulated judges. No finding in this report is real.",
+            )
+        )
+    out.extend(_coverage(counts))
+    small = _small_cells(report["disparities"], settings["min_n"])
+    if small:
+        out.append(
+            _item(
+                "small_samples",
+                f"{len(small)} rate(s) rest on fewer than {settings['min_n']} observations; their "
+                "Wilson intervals are wide and tests involving them have little power.",
+                cells=small[:SAMPLE_EXAMPLES],
+                n_cells=len(small),
+            )
+        )
+    if report["validation"]["human_vs_auto"]:
+        out.append(
+            _item(
+                "kappa_ci_independence",
+                "The confidence interval of Cohen's κ between annotators and a judge treats every "
+                "(annotation, judgment) pair as independent, but the annotations of one item share "
+                "its judgment: the interval is optimistic (too narrow).",
+            )
+        )
+    out.extend(_clusters(report["clusters"]))
+    out.append(_multiple_testing(report))
+    out.append(
+        _item(
+            "resampling",
+            f"Δ and ratio intervals are percentile cluster-bootstrap intervals "
+            f"({settings['n_bootstrap']} resamples of base prompts within domain) and describe "
+            f"uncertainty; permutation p-values come from {settings['n_permutations']} "
+            f"within-base-prompt shuffles, so none can fall below "
+            f"1/{settings['n_permutations'] + 1}.",
+        )
+    )
+    unfitted = [
+        f"{t['source']} · {t['outcome']} · {t['attribute']} · {method}: {t[method].get('reason')}"
+        for t in report["regression"]
+        for method in ("cluster", "gee")
+        if not t[method].get("fitted")
+    ]
+    if unfitted:
+        out.append(
+            _item(
+                "regression_not_fitted",
+                f"{len(unfitted)} regression fit(s) are undefined; they are shown with the reason "
+                "and no coefficients.",
+                fits=unfitted,
+            )
+        )
+    out.append(
+        _item(
+            "automated_rates",
+            "Rates from automated judges inherit the judges' errors; read them with the human "
+            "validation table. Human rates cover only the annotated items.",
+        )
+    )
+    return out
+
+
+def _item(kind: str, text: str, **details) -> dict:
+    return {"kind": kind, "text": text, **details}
+
+
+def _coverage(counts: dict) -> list[dict]:
+    out = []
+    if counts.get("n_annotations", 0) == 0:
+        out.append(_item("no_human_labels", "No human annotations yet: nothing is validated."))
+    elif counts.get("n_items_annotated", 0) < counts.get("n_items", 0):
+        out.append(
+            _item(
+                "partial_human_coverage",
+                f"Humans annotated {counts['n_items_annotated']} of {counts['n_items']} "
+                "non-gold items; gold items are excluded from every rate.",
+            )
+        )
+    if not counts.get("judges"):
+        out.append(_item("no_judges", "No automated judgments: the human-vs-judge table is empty."))
+    return out
+
+
+FEW_CLUSTERS = 30
+
+
+def _clusters(clusters: dict) -> list[dict]:
+    out = []
+    single = clusters["single_prompt_domains"]
+    if single:
+        out.append(
+            _item(
+                "single_prompt_domains",
+                f"{len(single)} of {clusters['n_domains']} domain(s) hold a single base prompt. The "
+                "bootstrap resamples base prompts within domain, so such a domain contributes no "
+                "resampling variation; where every domain has one base prompt the Δ and ratio "
+                "intervals have zero width and understate the uncertainty.",
+                domains=single,
+            )
+        )
+    if 0 < clusters["n_base_prompts"] < FEW_CLUSTERS:
+        out.append(
+            _item(
+                "few_clusters",
+                f"Only {clusters['n_base_prompts']} base prompts: cluster-robust and GEE standard "
+                f"errors and the cluster bootstrap are unreliable with fewer than about "
+                f"{FEW_CLUSTERS} clusters (intervals too narrow, p-values too small).",
+            )
+        )
+    return out
+
+
+def _small_cells(disparities: list[dict], min_n: int) -> list[str]:
+    return [
+        f"{row['source']} · {row['measure']} · {row['attribute']}={value['value']} (n = {value['n']})"
+        for row in disparities
+        for value in row["values"]
+        if value["n"] < min_n
+    ]
+
+
+def _multiple_testing(report: dict) -> dict:
+    n_delta = sum(1 for row in report["disparities"] if row["permutation_p"] is not None)
+    n_pairs = sum(len(row["pairwise_tests"]) for row in report["disparities"])
+    families = len({row["source"] for row in report["disparities"]})
+    return _item(
+        "multiple_testing",
+        f"The report runs {n_delta} permutation tests of Δ and {n_pairs} pairwise tests. Δ tests "
+        f"are Holm- and BH-adjusted within each source ({families} families); pairwise tests "
+        "within each source × measure × attribute type. Nothing is adjusted across families, so "
+        "some raw and family-adjusted p-values below 0.05 are expected by chance.",
+    )
+
+
+def article_10_map(report: dict) -> list[dict]:
+    """Where each piece of evidence Article 10(2) and (3) asks about sits in this report."""
+    flagged = [row for row in report["disparities"] if row["flagged"]]
+    return [
+        {
+            "provision": "Art. 10(2)(a)-(b): design choices, data collection and origin",
+            "section": "design",
+            "evidence": "Taxonomy of attribute values and cues, base prompts by domain, "
+            "generators, judges with versions, annotators by group.",
+        },
+        {
+            "provision": "Art. 10(2)(c): annotation and labelling",
+            "section": "validation",
+            "evidence": "Annotators by group, overlap, gold accuracy; inter-annotator agreement; "
+            "automated judges validated against humans.",
+        },
+        {
+            "provision": "Art. 10(2)(f): examination in view of possible biases",
+            "section": "disparities",
+            "evidence": f"{len(report['disparities'])} disparities examined (Δ with cluster-bootstrap "
+            f"CI and permutation test), pairwise tests with effect sizes, "
+            f"{len(report['regression'])} regression tables; {len(flagged)} disparity(ies) flagged "
+            f"at Holm-adjusted p < {report['settings']['alpha']}.",
+        },
+        {
+            "provision": "Art. 10(2)(g): measures to detect, prevent and mitigate biases",
+            "section": "measures",
+            "evidence": "Detection measures applied here (below). Prevention and mitigation "
+            "measures are the provider's to record alongside this report.",
+        },
+        {
+            "provision": "Art. 10(2)(h) and 10(3): data gaps, shortcomings, representativeness",
+            "section": "limitations",
+            "evidence": "Stated limitations: sample sizes, coverage, synthetic data, test "
+            "multiplicity, interval assumptions.",
+        },
+    ]
+
+
+def detection_measures(report: dict) -> list[str]:
+    """What this examination did to detect bias, in words (the "measures" section)."""
+    settings = report["settings"]
+    return [
+        "Minimal pairs: each base prompt is expanded over every attribute value and a neutral "
+        "baseline, so values are compared on the same request.",
+        f"Rates per attribute value with Wilson {settings['confidence']:.0%} intervals; Δ = max − min "
+        f"with a cluster bootstrap over base prompts ({settings['n_bootstrap']} resamples, "
+        f"stratified by domain).",
+        f"Permutation test of every Δ ({settings['n_permutations']} within-base-prompt shuffles), "
+        f"Holm-adjusted per source; flagged when the adjusted p < {settings['alpha']}.",
+        "Pairwise chi-square / Fisher tests between values with Holm and Benjamini–Hochberg "
+        "adjustment, Cohen's h and odds ratios.",
+        "Logistic regressions of refusal and erasure on attribute value + domain + generator, "
+        "with cluster-robust standard errors by base prompt and, as a check, GEE.",
+        "Human validation: overlapping annotations, gold items, and agreement of each judge with "
+        "the annotators.",
+    ]
