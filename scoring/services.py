@@ -1,0 +1,355 @@
+"""Writes for scoring: run a judge over a study, queue it as Celery batches, calibrate τ.
+
+The judges themselves are Django-free (``scoring.judges``); this module turns items into
+``ItemInput`` records, stores each ``JudgmentOutput`` as an ``AutomatedJudgment`` and keeps
+the bookkeeping. How an output becomes a row (see docs/judges.md, "What is stored"):
+
+- hard-refusal label → ``hard_refusal`` True/False, ``score`` = the CLIP refusal similarity
+  (None when CLIP did not run), ``confidence`` as the judge gave it;
+- cue label → ``hard_refusal`` False, ``cue_label``, ``confidence``;
+- ``invalid`` (an answer that did not parse) → ``hard_refusal`` None, ``cue_label`` empty,
+  ``error`` empty, ``raw_output["label"] == "invalid"``: the judge answered, so it is no
+  error, but it gave no verdict, so the agreement statistics (which read rows with a
+  non-null ``hard_refusal``) leave it out;
+- an error (corrupt image, backend failure) → ``hard_refusal`` None and ``error`` set.
+
+An ensemble's own output and each member's output are stored as separate rows under their
+own names and versions. An item whose (top-level) output asks for review gets
+``Item.needs_review = True``; scoring never clears the flag (another judge may have set it).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F, Sum
+from django.utils import timezone
+
+from annotations import jobs
+from annotations.models import BackgroundJob, Item, Study
+from annotations.services import judgment_record
+from scoring.judges import ItemInput, Judge, JudgmentOutput, load_judge
+from scoring.judges.calibration import choose_threshold
+from scoring.judges.records import CUE_LABELS, HARD_REFUSAL_LABELS, REFUSAL
+
+from . import selectors
+from .models import JudgeResponse, RefusalThreshold, ScoringBatch
+
+logger = logging.getLogger(__name__)
+Progress = Callable[[int, int], None] | None
+DEFAULT_CHUNK_SIZE = 16
+DEFAULT_BATCH_SIZE = 64
+
+
+# --- the judge, once per process -----------------------------------------------------------
+
+
+class DatabaseCacheStore:
+    """``scoring.judges.cache.CacheStore`` backed by the ``JudgeResponse`` table."""
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return JudgeResponse.objects.filter(key=key).values_list("response", flat=True).first()
+
+    def set(self, key: str, value: dict[str, Any]) -> None:
+        # One upsert: two workers caching the same response cannot collide on the unique key.
+        row = JudgeResponse(key=key, judge=value.get("judge_name", ""),
+                            judge_version=value.get("judge_version", ""), response=value)  # fmt: skip
+        JudgeResponse.objects.bulk_create(
+            [row], update_conflicts=True, unique_fields=["key"],
+            update_fields=["judge", "judge_version", "response"],
+        )  # fmt: skip
+
+
+_JUDGES: dict[str, Judge] = {}
+# A threads-pool worker must not build the same (possibly 7B-parameter) judge twice.
+_JUDGES_LOCK = threading.Lock()
+
+
+def judge_load(*, config: dict[str, Any], device: str | None = None) -> Judge:
+    """The judge for this config and device, built once per worker process."""
+    key = json.dumps([config, device], sort_keys=True, default=str)
+    with _JUDGES_LOCK:
+        if key not in _JUDGES:
+            _JUDGES[key] = load_judge(config, device=device, cache=DatabaseCacheStore())
+        return _JUDGES[key]
+
+
+def judge_cache_clear() -> None:
+    _JUDGES.clear()
+
+
+# --- scoring a study -----------------------------------------------------------------------
+
+
+@dataclass
+class ScoreSummary:
+    judge: str
+    judge_version: str
+    items: int = 0
+    errors: int = 0
+    invalid: int = 0
+    needs_review: int = 0
+    cached: int = 0
+    labels: Counter = field(default_factory=Counter)
+
+    def add(self, output: JudgmentOutput) -> None:
+        self.items += 1
+        self.errors += output.error is not None
+        self.invalid += output.label == "invalid"
+        self.needs_review += output.needs_review
+        self.cached += output.cached
+        if output.label is not None:
+            self.labels[output.label] += 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"labels": dict(self.labels)}
+
+
+def item_input(item: Item) -> ItemInput:
+    """What the Django-free judges see of an item (the image as a local file path)."""
+    code, message = item.provider_refusal_code, item.provider_refusal_message
+    signal = None
+    if code or message:
+        signal = {"refused": bool(code), "code": code or None, "message": message or None}
+    returned_text = message or (item.generation_params or {}).get("returned_text")
+    return ItemInput(
+        item_id=str(item.pk),
+        image_path=item.image.path if item.image.name else None,
+        prompt=item.prompt,
+        cue=item.cue or item.attribute_value.cue_description or None,
+        generator=item.generator or None,
+        provider_signal=signal,
+        returned_text=returned_text or None,
+    )
+
+
+def study_score(
+    *,
+    study: Study,
+    judge_name: str,
+    device: str | None = None,
+    item_ids: list[int] | None = None,
+    progress: Progress = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    judge_configs: dict[str, dict] | None = None,
+) -> ScoreSummary:
+    """Score the study's items (all, or ``item_ids``) with one configured judge, synchronously.
+
+    Items go to the judge ``chunk_size`` at a time; each chunk's judgments are stored in one
+    transaction, so an interrupted run keeps what it finished and a rerun (cached) is cheap.
+    ``judge_configs`` adds judges to the configured ones (see ``selectors.judge_config``).
+    """
+    config = selectors.judge_config(study=study, judge_name=judge_name, configs=judge_configs)
+    judge = judge_load(config=config, device=device)
+    items = selectors.items_for_scoring(study=study, item_ids=item_ids)
+    summary = ScoreSummary(judge=judge.name, judge_version=judge.version)
+    for start in range(0, len(items), chunk_size):
+        chunk = items[start : start + chunk_size]
+        outputs = judge.judge_items([item_input(item) for item in chunk])
+        judgments_store(items=chunk, outputs=outputs)
+        for output in outputs:
+            summary.add(output)
+        if progress:
+            progress(summary.items, len(items))
+    return summary
+
+
+def judgments_store(*, items: list[Item], outputs: list[JudgmentOutput]) -> None:
+    """One row per output and per ensemble member; flag the items that need review."""
+    by_id = {str(item.pk): item for item in items}
+    flagged = []
+    with transaction.atomic():
+        for output in outputs:
+            item = by_id[output.item_id]
+            for member in output.member_outputs:
+                judgment_record(item=item, **judgment_fields(member))
+            judgment_record(item=item, **judgment_fields(output))
+            if output.needs_review:
+                flagged.append(item.pk)
+        if flagged:
+            Item.objects.filter(pk__in=flagged, needs_review=False).update(needs_review=True)
+
+
+def judgment_fields(output: JudgmentOutput) -> dict[str, Any]:
+    """``judgment_record`` arguments for one output (the mapping in the module docstring)."""
+    raw = output.to_dict()
+    members = raw.pop("member_outputs")
+    if members:
+        raw["members"] = [f"{m['judge_name']}@{m['judge_version']}" for m in members]
+    fields: dict[str, Any] = {
+        "judge": output.judge_name,
+        "judge_version": output.judge_version,
+        "hard_refusal": None,
+        "confidence": output.confidence,
+        "raw_output": raw,
+        "error": output.error or "",
+    }
+    if output.error is None and output.label in HARD_REFUSAL_LABELS:
+        fields["hard_refusal"] = output.label == REFUSAL
+        fields["score"] = clip_refusal_similarity(output)
+    elif output.error is None and output.label in CUE_LABELS:
+        fields["hard_refusal"] = False
+        fields["cue_label"] = output.label
+    return fields
+
+
+def clip_refusal_similarity(output: JudgmentOutput) -> float | None:
+    for check in output.evidence.get("checks", []):
+        if check.get("check") == "clip":
+            return check.get("refusal_similarity")
+    return None
+
+
+# --- scoring as Celery jobs ----------------------------------------------------------------
+
+
+def scoring_job_enqueue(
+    *,
+    study: Study,
+    judge_name: str,
+    device: str | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    created_by=None,
+) -> BackgroundJob:
+    """A BackgroundJob and one ``score_items_task`` per batch, queued after commit. Within a
+    batch, judgments are stored every ``chunk_size`` items (kept in the job's params)."""
+    from .tasks import score_items_task
+
+    if batch_size < 1 or chunk_size < 1:
+        raise ValueError("batch_size and chunk_size must be at least 1")
+    config = selectors.judge_config(study=study, judge_name=judge_name)  # fails early if unknown
+    pks = selectors.item_pks(study=study)
+    batches = [pks[i : i + batch_size] for i in range(0, len(pks), batch_size)]
+    params = {"judge": judge_name, "judge_version": config["version"], "device": device,
+              "batch_size": batch_size, "chunk_size": chunk_size, "batches": len(batches)}  # fmt: skip
+    with transaction.atomic():
+        job = jobs.job_create(kind=selectors.SCORING_JOB_KIND, study=study, params=params,
+                              created_by=created_by)  # fmt: skip
+        jobs.job_progress(job_id=job.pk, done=0, total=len(pks))
+        ScoringBatch.objects.bulk_create(
+            [ScoringBatch(job=job, index=i, item_ids=ids) for i, ids in enumerate(batches)]
+        )
+        if not batches:
+            jobs.job_finish(job_id=job.pk, message="The study has no items to score.")
+        for ids in batches:
+            transaction.on_commit(
+                partial(score_items_task.delay, job.pk, study.pk, judge_name, ids, device)
+            )
+    job.refresh_from_db()
+    return job
+
+
+def scoring_batch_run(
+    *, job_id: int, study_id: int, judge_name: str, item_ids: list[int], device: str | None
+) -> None:
+    """One task's batch. Idempotent: a finished batch is skipped; a redelivered one is scored
+    again (cache hits for what was done) and overwrites, never duplicates, its judgments."""
+    batch = next(
+        (b for b in ScoringBatch.objects.filter(job_id=job_id) if b.item_ids == list(item_ids)),
+        None,
+    )
+    if batch is None or batch.status != ScoringBatch.Status.QUEUED:
+        return
+    job = BackgroundJob.objects.get(pk=job_id)
+    chunk_size = int(job.params.get("chunk_size", DEFAULT_CHUNK_SIZE))
+    ScoringBatch.objects.filter(pk=batch.pk).update(attempts=F("attempts") + 1)
+    BackgroundJob.objects.filter(pk=job_id, status=BackgroundJob.Status.QUEUED).update(
+        status=BackgroundJob.Status.RUNNING
+    )
+
+    def progress(done: int, total: int) -> None:
+        ScoringBatch.objects.filter(pk=batch.pk).update(done_items=done)
+        scoring_job_refresh(job_id=job_id)
+
+    try:
+        summary = study_score(study=Study.objects.get(pk=study_id), judge_name=judge_name,
+                              device=device, item_ids=list(item_ids), progress=progress,
+                              chunk_size=chunk_size)  # fmt: skip
+    except Exception as exc:
+        logger.exception("scoring batch %s of job %s failed", batch.index, job_id)
+        _batch_finish(
+            batch, status=ScoringBatch.Status.FAILED, error=f"{type(exc).__name__}: {exc}"
+        )
+        scoring_job_refresh(job_id=job_id)
+        raise
+    _batch_finish(batch, status=ScoringBatch.Status.DONE, done_items=summary.items,
+                  error_items=summary.errors)  # fmt: skip
+    scoring_job_refresh(job_id=job_id)
+
+
+def _batch_finish(batch: ScoringBatch, **fields) -> None:
+    ScoringBatch.objects.filter(pk=batch.pk).update(finished_at=timezone.now(), **fields)
+
+
+def scoring_job_refresh(*, job_id: int) -> None:
+    """Job progress = the sum of its batches' items; finished once no batch is queued."""
+    done = ScoringBatch.objects.filter(job_id=job_id).aggregate(n=Sum("done_items"))["n"] or 0
+    jobs.job_progress(job_id=job_id, done=done)
+    totals = selectors.scoring_job_totals(job_id=job_id)
+    if totals["queued"]:
+        return
+    batches = ScoringBatch.objects.filter(job_id=job_id)
+    errors = [
+        f"batch {b.index}: {b.error}" for b in batches if b.status == ScoringBatch.Status.FAILED
+    ]
+    item_errors = sum(b.error_items for b in batches)
+    message = f"Scored {done} items; {item_errors} recorded an error."
+    jobs.job_finish(job_id=job_id, message=message, errors=errors)
+
+
+# --- calibration ---------------------------------------------------------------------------
+
+
+@dataclass
+class CalibrationResult:
+    judge: str
+    judge_version: str
+    thresholds: list[RefusalThreshold]
+    skipped: dict[str, str]  # generator -> why no τ was chosen
+
+
+def refusal_threshold_calibrate(
+    *, study: Study, judge_name: str, criterion: str = "f1"
+) -> CalibrationResult:
+    """Choose τ per generator (and pooled, generator '') from human labels vs stored CLIP scores.
+
+    Truth is the majority of an item's non-gold annotations (ties left out); the score is the
+    judge's stored CLIP refusal similarity for its configured version. A generator whose labels
+    are all one class is skipped with the reason.
+    """
+    if criterion not in ("f1", "youden"):
+        raise ValueError(f"criterion must be 'f1' or 'youden', got {criterion!r}")
+    config = selectors.judge_config(study=study, judge_name=judge_name)
+    judge, version = config["name"], config["version"]
+    truth = selectors.human_refusal_majority(study=study)
+    rows = [r for r in selectors.refusal_scores(study=study, judge=judge, judge_version=version)
+            if r["item_id"] in truth]  # fmt: skip
+    groups: dict[str, list[dict]] = {"": rows}
+    for row in rows:
+        if row["item__generator"]:
+            groups.setdefault(row["item__generator"], []).append(row)
+    thresholds, skipped = [], {}
+    with transaction.atomic():
+        for generator, group in sorted(groups.items()):
+            labels = [int(truth[r["item_id"]]) for r in group]
+            try:
+                choice = choose_threshold([r["score"] for r in group], labels, criterion=criterion)
+            except ValueError as exc:
+                skipped[generator] = str(exc) if group else "no labelled items with a CLIP score"
+                continue
+            thresholds.append(RefusalThreshold.objects.create(
+                study=study, judge=judge, judge_version=version, generator=generator,
+                tau=choice.tau, criterion=criterion, precision=choice.precision,
+                recall=choice.recall, f1=choice.f1, youden_j=choice.youden_j, auc=choice.auc,
+                n=len(group), n_positive=choice.n_positive, roc_points=choice.roc,
+            ))  # fmt: skip
+    return CalibrationResult(judge, version, thresholds, skipped)
