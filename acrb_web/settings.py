@@ -167,6 +167,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
         "control_folder": str(CELERY_DATA_DIR / "control"),
     }
+else:
+    # Redis redelivers a task whose worker died once this many seconds pass unacknowledged;
+    # it must exceed the longest task (a scoring or generation batch).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "7200"))}
 # Progress and results live in our own BackgroundJob rows; Celery needs no result store.
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True

@@ -312,7 +312,7 @@ def study_data_fingerprint(*, study: Study) -> str:
         active=Count("id", filter=Q(assignment__is_active=True)),
     )
     judged = AutomatedJudgment.objects.filter(item__study=study).aggregate(
-        n=Count("id"), last=Max("created_at"), top=Max("id")
+        n=Count("id"), last=Max("updated_at"), top=Max("id")
     )
     items = Item.objects.filter(study=study).aggregate(
         n=Count("id"), top=Max("id"), gold=Count("id", filter=Q(is_gold=True))
