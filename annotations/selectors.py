@@ -82,25 +82,39 @@ def batch_for_annotator(*, annotator: Annotator | None, batch_id: int) -> Batch:
     return Batch.objects.select_related("study").get(pk=batch_id)
 
 
-def assignment_next(*, annotator: Annotator, batch_id: int) -> Assignment | None:
-    """The first unanswered item in queue order; skipped items come back after all others.
+def _first_open(annotator: Annotator, batch_id: int, fields: tuple[str, ...]) -> tuple | None:
+    """The first unanswered row in queue order; skipped rows come back after all others.
 
     Two cheap steps instead of one sort over the annotator's whole queue: the first open,
-    unskipped row by position (the ``open_assignment_queue`` partial index), else the earliest
-    skipped one; then that single row with what the page needs.
+    unskipped row by position (the ``open_assignment_queue`` partial index), else the
+    earliest skipped one.
     """
     open_rows = Assignment.objects.filter(
         annotator=annotator, batch_id=batch_id, is_active=True, answered_at__isnull=True
     )
-    pk = open_rows.filter(skipped_at__isnull=True).order_by("position").values_list("pk", flat=True).first()
-    if pk is None:
-        pk = (
+    row = (
+        open_rows.filter(skipped_at__isnull=True).order_by("position").values_list(*fields).first()
+    )
+    if row is None:
+        row = (
             open_rows.filter(skipped_at__isnull=False)
             .order_by("skipped_at", "position")
-            .values_list("pk", flat=True)
+            .values_list(*fields)
             .first()
         )
-    return None if pk is None else _own_assignments(annotator).get(pk=pk)
+    return row
+
+
+def assignment_next(*, annotator: Annotator, batch_id: int) -> Assignment | None:
+    """The next assignment to show, with everything the survey page needs."""
+    row = _first_open(annotator, batch_id, ("pk",))
+    return None if row is None else _own_assignments(annotator).get(pk=row[0])
+
+
+def assignment_next_preview(*, annotator: Annotator, batch_id: int) -> dict | None:
+    """Just enough of the next assignment to preload its image (a narrow query)."""
+    row = _first_open(annotator, batch_id, ("pk", "item_id", "item__image"))
+    return None if row is None else {"pk": row[0], "item_id": row[1], "has_image": bool(row[2])}
 
 
 def assignment_neighbours(*, assignment: Assignment) -> tuple[int | None, int | None]:

@@ -51,9 +51,9 @@ def batch_next(request, batch_id: int):
 def _survey_context(annotator, assignment, form=None):
     services.assignment_mark_served(assignment=assignment)
     previous_id, next_id = selectors.assignment_neighbours(assignment=assignment)
-    upcoming = selectors.assignment_next(annotator=annotator, batch_id=assignment.batch_id)
+    upcoming = selectors.assignment_next_preview(annotator=annotator, batch_id=assignment.batch_id)
     preload = (
-        upcoming if upcoming and upcoming.pk != assignment.pk and upcoming.item.image else None
+        upcoming if upcoming and upcoming["pk"] != assignment.pk and upcoming["has_image"] else None
     )
     annotation = getattr(assignment, "annotation", None)
     return {
