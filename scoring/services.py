@@ -22,11 +22,15 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
+import tempfile
 import threading
 from collections import Counter
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from django.db import transaction
@@ -113,7 +117,27 @@ class ScoreSummary:
         return asdict(self) | {"labels": dict(self.labels)}
 
 
-def item_input(item: Item) -> ItemInput:
+@contextmanager
+def local_image_paths(items: list[Item]):
+    """Local file paths of the items' images: the storage's own path where it has one (a local
+    folder), else a temporary copy that lives as long as the block (S3-compatible storage)."""
+    with tempfile.TemporaryDirectory(prefix="judge-images-") as folder:
+        paths: dict[int, str | None] = {}
+        for item in items:
+            if not item.image.name:
+                paths[item.pk] = None
+                continue
+            try:
+                paths[item.pk] = item.image.path
+            except NotImplementedError:
+                target = Path(folder) / f"{item.pk}{Path(item.image.name).suffix}"
+                with item.image.open("rb") as source, target.open("wb") as copy:
+                    shutil.copyfileobj(source, copy)
+                paths[item.pk] = str(target)
+        yield paths
+
+
+def item_input(item: Item, image_path: str | None) -> ItemInput:
     """What the Django-free judges see of an item (the image as a local file path)."""
     code, message = item.provider_refusal_code, item.provider_refusal_message
     signal = None
@@ -122,7 +146,7 @@ def item_input(item: Item) -> ItemInput:
     returned_text = message or (item.generation_params or {}).get("returned_text")
     return ItemInput(
         item_id=str(item.pk),
-        image_path=item.image.path if item.image.name else None,
+        image_path=image_path,
         prompt=item.prompt,
         cue=item.cue or item.attribute_value.cue_description or None,
         generator=item.generator or None,
@@ -153,7 +177,8 @@ def study_score(
     summary = ScoreSummary(judge=judge.name, judge_version=judge.version)
     for start in range(0, len(items), chunk_size):
         chunk = items[start : start + chunk_size]
-        outputs = judge.judge_items([item_input(item) for item in chunk])
+        with local_image_paths(chunk) as paths:
+            outputs = judge.judge_items([item_input(item, paths[item.pk]) for item in chunk])
         judgments_store(items=chunk, outputs=outputs)
         for output in outputs:
             summary.add(output)
