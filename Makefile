@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test setup setup-test browser lint serve bench clean
+.PHONY: demo test setup setup-ml setup-test browser lint serve clean
 
 $(VENV)/.base-installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,13 +16,21 @@ $(VENV)/.base-installed: pyproject.toml
 	$(PIP) install -q -e .
 	touch $@
 
+$(VENV)/.ml-installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[ml]'
+	touch $(VENV)/.base-installed $@
+
 $(VENV)/.test-installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -e '.[ml,test]'
-	touch $(VENV)/.base-installed $@
+	touch $(VENV)/.base-installed $(VENV)/.ml-installed $@
 
 setup: $(VENV)/.base-installed
+
+setup-ml: $(VENV)/.ml-installed
 
 setup-test: $(VENV)/.test-installed browser
 
@@ -32,10 +40,13 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
 	  else echo "Install Debian's chromium and chromium-driver (sudo apt-get install chromium chromium-driver)"; exit 1; fi; }
 
-demo: setup
+# PIPELINE_DEMO=1 also builds a study end to end with a tiny random-weight generator
+# (taxonomy -> prompts -> generation -> judges -> batch); it installs the ml extra for that.
+demo: setup $(if $(PIPELINE_DEMO),setup-ml)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput -v 0
 	$(PY) manage.py seed_demo
+	$(if $(PIPELINE_DEMO),$(PY) manage.py seed_pipeline_demo)
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/serve.sh
 
 serve: setup

@@ -60,15 +60,23 @@ class Command(BaseCommand):
                 bar.refresh()
 
             summary = services.generation_run_inline(study=study, progress=progress)
+        scored = self._judge(study)
         batch = self._batch(study, seed)
         self.stdout.write(
             f"Study {slug}: {summary.done} images, {summary.refused} refused, {summary.error} errors; "
+            f"{scored.items} judged by '{scored.judge}' ({scored.labels.get('refusal', 0)} refusals); "
             f"batch '{batch.name}' with {batch.assignments.count()} assignments."
         )
         self.stdout.write(self.style.WARNING(
             "The images are NOISE: the pipeline has random weights. This demo shows the stages run; "
             "configure a real model in ACRB_GENERATORS for an audit."
         ))  # fmt: skip
+
+    def _judge(self, study):
+        """Stage III with the rules of the hard-refusal judge (no model weights needed)."""
+        from scoring.services import study_score
+
+        return study_score(study=study, judge_name="demo-rules", judge_configs={"demo-rules": DEMO_JUDGE})
 
     def _batch(self, study, seed) -> Batch:
         annotators = list(Annotator.objects.filter(is_active=True)[:2])
@@ -81,6 +89,9 @@ class Command(BaseCommand):
             study=study, name="Pipeline demo batch", policy=Batch.Policy.K_OVERLAP,
             annotators=annotators, overlap_k=min(2, len(annotators)), seed=seed,
         )  # fmt: skip
+
+
+DEMO_JUDGE = {"kind": "hard_refusal", "name": "demo-rules", "version": "1", "clip": None}
 
 
 def tiny_config(folder: Path) -> dict:
