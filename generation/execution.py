@@ -254,7 +254,7 @@ def generation_result_record(
     image_name = _image_store(row.study.slug, result) if result.status == backends.OK else ""
     with transaction.atomic():
         row = (
-            GenerationRequest.objects.select_for_update()
+            GenerationRequest.objects.select_for_update(of=("self",))
             .select_related("study", "planned_prompt__attribute_value", "generator")
             .get(pk=request_id)
         )

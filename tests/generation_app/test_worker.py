@@ -3,80 +3,25 @@
 
 import os
 import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
-from acrb_web.celery import app as celery_app
 from annotations.models import Item
 from generation import selectors, services
 from generation.models import GenerationRequest
 from tests.generation_app.conftest import PLANNED_ROWS, api_config
+from tests.support.celery_worker import Workers, wait_for
 from tests.support.image_api_server import ImageApiServer, default_reply
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def database_url() -> str:
-    db = connection.settings_dict
-    if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{db['NAME']}"
-    user = db["USER"] or "postgres"
-    return f"postgres://{user}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 @pytest.fixture
 def start_worker(tmp_path):
-    """Start `celery worker -Q gpu -P solo` against the test database; stop all after."""
-    env = dict(os.environ, DATABASE_URL=database_url(), ACRB_MEDIA_ROOT=str(settings.MEDIA_ROOT),
-               CELERY_BROKER_URL=settings.CELERY_BROKER_URL, CELERY_TASK_ALWAYS_EAGER="0", PYTHONUNBUFFERED="1")  # fmt: skip
-    celery = [sys.executable, "-m", "celery", "-A", "acrb_web"]
-    subprocess.run(
-        [*celery, "purge", "-f", "-Q", "gpu"],
-        env=env,
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    celery_app.conf.task_always_eager = False
-    started = []
-
-    def start():
-        log = (tmp_path / f"worker{len(started)}.log").open("w")
-        process = subprocess.Popen(
-            [*celery, "worker", "-Q", "gpu", "-P", "solo", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", "-l", "info"],
-            env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        started.append((process, log))
-        return process
-
-    yield start
-    for process, log in started:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        log.close()
-
-
-def wait_for(predicate, timeout=120):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
+    """``start_worker()``: a `celery worker -Q gpu -P solo` against the test database."""
+    workers = Workers(tmp_path, queue="gpu")
+    yield workers.start
+    workers.stop_all()
 
 
 def slow_reply(route, request):
@@ -96,7 +41,7 @@ def test_worker_killed_mid_run_is_resumed_by_the_next_worker(start_worker, plann
         services.generation_run(study=planned_study, chunk_size=2)
         counts = lambda: selectors.generation_status_counts(study=planned_study)  # noqa: E731
         running = GenerationRequest.objects.filter(status=GenerationRequest.Status.RUNNING)
-        logs = lambda: "\n".join(p.read_text() for p in tmp_path.glob("worker*.log"))  # noqa: E731
+        logs = lambda: "\n".join(p.read_text() for p in tmp_path.glob("worker-*.log"))  # noqa: E731
         assert wait_for(lambda: counts().finished >= 4 and running.exists()), logs()
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()

@@ -10,64 +10,36 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
 from django.conf import settings
 
-from acrb_web.celery import app as celery_app
 from annotations.models import AutomatedJudgment, BackgroundJob, Item
 from scoring import services
 from scoring.models import ScoringBatch
-from tests.annotations.test_worker import database_url, wait_for
 from tests.scoring_app.conftest import RULES_JUDGE, add_item, noise
+from tests.support.celery_worker import Workers, wait_for
 from tests.support.openai_server import OpenAIServer, Reply, completion
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
-ROOT = Path(__file__).resolve().parents[2]
-CELERY = [sys.executable, "-m", "celery", "-A", "tests.scoring_app.worker_app"]
 
 
 @pytest.fixture
 def start_worker(tmp_path, settings):
     """``start_worker(judges)``: a `celery worker -Q gpu -P solo` with those judges configured,
     against the test database; every worker started is stopped after the test."""
-    processes, logs = [], []
+    workers = Workers(tmp_path, queue="gpu", app="tests.scoring_app.worker_app")
 
-    def start(judges: dict) -> subprocess.Popen:
+    def start(judges: dict):
         settings.ACRB_JUDGES = judges
         backends = tmp_path / "backends.yaml"
         backends.write_text(yaml.safe_dump({"judges": judges}))
-        env = dict(os.environ, DATABASE_URL=database_url(), ACRB_MEDIA_ROOT=str(settings.MEDIA_ROOT),
-                   ACRB_BACKENDS_FILE=str(backends), CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
-                   CELERY_TASK_ALWAYS_EAGER="0", HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")  # fmt: skip
-        if not processes:
-            subprocess.run([*CELERY, "purge", "-f", "-Q", "gpu"], env=env, cwd=ROOT, check=True,
-                           capture_output=True, timeout=60)  # fmt: skip
-        log = (tmp_path / f"worker-{len(processes)}.log").open("w")
-        process = subprocess.Popen(
-            [*CELERY, "worker", "-Q", "gpu", "-P", "solo", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", "-l", "info"],
-            env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        processes.append(process)
-        logs.append(log)
-        celery_app.conf.task_always_eager = False
-        return process
+        return workers.start(ACRB_BACKENDS_FILE=str(backends))
 
+    start.workers = workers
     yield start
-    for process in processes:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-    for log in logs:
-        log.close()
+    workers.stop_all()
 
 
 def worker_logs(tmp_path) -> str:
