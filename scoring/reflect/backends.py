@@ -59,8 +59,13 @@ def inline_choice(
     *, endpoint: str, api_model: str, concurrency: int = 16, **backend: Any
 ) -> ModelChoice:
     """Any OpenAI-compatible server given on the command line; named by the model id."""
-    config = {"type": OPENAI, "endpoint": endpoint, "model": api_model,
-              "concurrency": concurrency, **backend}  # fmt: skip
+    config = {
+        "type": OPENAI,
+        "endpoint": endpoint,
+        "model": api_model,
+        "concurrency": concurrency,
+        **backend,
+    }
     return _validated(api_model, config)
 
 

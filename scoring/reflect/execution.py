@@ -9,6 +9,7 @@ a local model batches them (docs/reflect.md, "Speed").
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -54,7 +55,8 @@ def vlm_request(request: PlannedRequest, base: DecodingConfig, prompts: TaskProm
         images=tuple(image.path for image in request.images),
         text=request.prompt,
         decoding=request_decoding(base, request),
-        options=answer_options(request, prompts),
+        # Option probabilities cost a local model an extra forward pass: only when asked for.
+        options=answer_options(request, prompts) if base.logprobs else None,
         request_id=request.request_key,
     )
 
@@ -91,23 +93,34 @@ def execute_requests(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, int]:
-    """Ask every planned request, storing chunk by chunk; counts of answers by status."""
+    """Ask every planned request, storing chunk by chunk; counts of answers by status.
+
+    The next chunk is already being asked (in one helper thread, which touches no database)
+    while this one is stored, so the backend never idles during a write.
+    """
     if chunk_size < 1:
         raise ValueError("chunk_size must be >= 1")
+    chunks = [planned[start : start + chunk_size] for start in range(0, len(planned), chunk_size)]
     counts: dict[str, int] = {}
-    for start in range(0, len(planned), chunk_size):
-        chunk = planned[start : start + chunk_size]
+
+    def ask(chunk: Sequence[PlannedRequest]) -> list[AnswerResult]:
         sent = [vlm_request(request, decoding, prompts) for request in chunk]
         responses = backend.generate(sent)
         if len(responses) != len(sent):
             raise RuntimeError(
                 f"backend {backend.name} returned {len(responses)} responses for {len(sent)} requests"
             )
-        results = [answer_result(r, s, resp) for r, s, resp in zip(chunk, sent, responses,
-                                                                     strict=True)]  # fmt: skip
-        for result in results:
-            counts[result.status] = counts.get(result.status, 0) + 1
-        store(results)
-        if progress is not None:
-            progress(len(chunk))
+        return [answer_result(r, s, a) for r, s, a in zip(chunk, sent, responses, strict=True)]
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="reflect-ask") as asker:
+        pending = asker.submit(ask, chunks[0]) if chunks else None
+        for index in range(len(chunks)):
+            results = pending.result()
+            if index + 1 < len(chunks):
+                pending = asker.submit(ask, chunks[index + 1])
+            for result in results:
+                counts[result.status] = counts.get(result.status, 0) + 1
+            store(results)
+            if progress is not None:
+                progress(len(results))
     return counts

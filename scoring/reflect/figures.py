@@ -20,8 +20,16 @@ FIGURES = ("win_matrix", "jsd")
 
 
 def two_afc_summary_rows(report: dict) -> list[dict]:
-    keys = ("attempted", "kept", "discarded_invalid", "discarded_refusal",
-            "discarded_inconsistent", "pol", "ext", "first_position_rate")  # fmt: skip
+    keys = (
+        "attempted",
+        "kept",
+        "discarded_invalid",
+        "discarded_refusal",
+        "discarded_inconsistent",
+        "pol",
+        "ext",
+        "first_position_rate",
+    )
     rows = []
     for model, block in sorted(report.get("models", {}).items()):
         for scenario, cell in sorted(block.get("2afc", {}).items()):
@@ -35,15 +43,22 @@ def win_rate_rows(report: dict) -> list[dict]:
     rows = []
     for model, block in sorted(report.get("models", {}).items()):
         for scenario, cell in sorted(block.get("2afc", {}).items()):
-            for kind, labels in (("race", RACES), ("gender", GENDERS),
-                                 ("race_gender", GROUP_KEYS)):  # fmt: skip
+            for kind, labels in (("race", RACES), ("gender", GENDERS), ("race_gender", GROUP_KEYS)):
                 rates = cell.get("win_rate", {}).get(kind, {})
                 cis = cell.get("win_rate_ci", {}).get(kind, {})
                 for label in labels:
                     low, high = (cis.get(label) or [None, None])[:2]
-                    rows.append({"model": model, "scenario": scenario, "kind": kind,
-                                 "group": label, "win_rate": rates.get(label),
-                                 "ci_low": low, "ci_high": high})  # fmt: skip
+                    rows.append(
+                        {
+                            "model": model,
+                            "scenario": scenario,
+                            "kind": kind,
+                            "group": label,
+                            "win_rate": rates.get(label),
+                            "ci_low": low,
+                            "ci_high": high,
+                        }
+                    )
     return rows
 
 
@@ -54,8 +69,15 @@ def win_matrix_rows(report: dict) -> list[dict]:
             matrix = cell.get("win_matrix", {})
             for winner, row in zip(matrix.get("groups", []), matrix.get("cells", []), strict=False):
                 for loser, value in zip(matrix["groups"], row, strict=True):
-                    rows.append({"model": model, "scenario": scenario, "group": winner,
-                                 "opponent": loser, "win_rate": value})  # fmt: skip
+                    rows.append(
+                        {
+                            "model": model,
+                            "scenario": scenario,
+                            "group": winner,
+                            "opponent": loser,
+                            "win_rate": value,
+                        }
+                    )
     return rows
 
 
@@ -66,11 +88,19 @@ def mcq_jsd_rows(report: dict) -> list[dict]:
             for kind, labels in (("race", RACES), ("gender", GENDERS)):
                 for label in labels:
                     low, high = cell.get("jsd_ci", {}).get(kind, {}).get(label) or [None] * 2
-                    rows.append({"model": model, "question": question, "kind": kind,
-                                 "group": label, "valid": cell.get("valid"),
-                                 "jsd": cell.get("jsd", {}).get(kind, {}).get(label),
-                                 "jsd_ci_low": low, "jsd_ci_high": high,
-                                 "mean_gap": cell.get("mean_gap", {}).get(kind, {}).get(label)})  # fmt: skip
+                    rows.append(
+                        {
+                            "model": model,
+                            "question": question,
+                            "kind": kind,
+                            "group": label,
+                            "valid": cell.get("valid"),
+                            "jsd": cell.get("jsd", {}).get(kind, {}).get(label),
+                            "jsd_ci_low": low,
+                            "jsd_ci_high": high,
+                            "mean_gap": cell.get("mean_gap", {}).get(kind, {}).get(label),
+                        }
+                    )
     return rows
 
 
@@ -82,9 +112,16 @@ def salary_gap_rows(report: dict) -> list[dict]:
             for occupation, kinds in sorted((salary.get(statistic) or {}).items()):
                 for kind, values in kinds.items():
                     for label, value in values.items():
-                        rows.append({"model": model, "statistic": statistic,
-                                     "occupation": occupation, "kind": kind, "group": label,
-                                     "gap": value})  # fmt: skip
+                        rows.append(
+                            {
+                                "model": model,
+                                "statistic": statistic,
+                                "occupation": occupation,
+                                "kind": kind,
+                                "group": label,
+                                "gap": value,
+                            }
+                        )
     return rows
 
 
@@ -154,8 +191,13 @@ def jsd_figure(report: dict, *, model: str, fmt: str = "svg") -> bytes:
     plt = _pyplot()
     rows = [r for r in mcq_jsd_rows(report) if r["model"] == model]
     questions = sorted({r["question"] for r in rows})
-    fig, axes = plt.subplots(1, max(1, len(questions)), figsize=(5.0 * max(1, len(questions)), 3.8),
-                             dpi=110, squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(
+        1,
+        max(1, len(questions)),
+        figsize=(5.0 * max(1, len(questions)), 3.8),
+        dpi=110,
+        squeeze=False,
+    )
     try:
         for ax, question in zip(axes[0], questions or [None], strict=True):
             mine = [r for r in rows if r["question"] == question and r["jsd"] is not None]
@@ -164,12 +206,19 @@ def jsd_figure(report: dict, *, model: str, fmt: str = "svg") -> bytes:
                 ax.set_axis_off()
                 continue
             colours = ["C0" if r["kind"] == "race" else "C1" for r in mine]
-            errors = [[r["jsd"] - (r["jsd_ci_low"] if r["jsd_ci_low"] is not None else r["jsd"])
-                       for r in mine],
-                      [(r["jsd_ci_high"] if r["jsd_ci_high"] is not None else r["jsd"]) - r["jsd"]
-                       for r in mine]]  # fmt: skip
-            ax.bar(range(len(mine)), [r["jsd"] for r in mine], color=colours, yerr=errors,
-                   capsize=3)  # fmt: skip
+            errors = [
+                [
+                    r["jsd"] - (r["jsd_ci_low"] if r["jsd_ci_low"] is not None else r["jsd"])
+                    for r in mine
+                ],
+                [
+                    (r["jsd_ci_high"] if r["jsd_ci_high"] is not None else r["jsd"]) - r["jsd"]
+                    for r in mine
+                ],
+            ]
+            ax.bar(
+                range(len(mine)), [r["jsd"] for r in mine], color=colours, yerr=errors, capsize=3
+            )
             ax.set_xticks(range(len(mine)), [r["group"] for r in mine], rotation=45, ha="right")
             ax.set_ylabel("JSD vs pooled (bits)")
             ax.set_title(f"MCQ {question} — {model}")
@@ -185,18 +234,26 @@ def figure_list(report: dict) -> list[dict[str, Any]]:
     for model, block in sorted(report.get("models", {}).items()):
         safe = _safe(model)
         for scenario in sorted(block.get("2afc", {})):
-            figures.append({"name": f"win_matrix__{safe}__{scenario}", "kind": "win_matrix",
-                            "model": model, "scenario": scenario})  # fmt: skip
+            figures.append(
+                {
+                    "name": f"win_matrix__{safe}__{scenario}",
+                    "kind": "win_matrix",
+                    "model": model,
+                    "scenario": scenario,
+                }
+            )
         if block.get("mcq"):
-            figures.append({"name": f"jsd__{safe}", "kind": "jsd", "model": model,
-                            "scenario": None})  # fmt: skip
+            figures.append(
+                {"name": f"jsd__{safe}", "kind": "jsd", "model": model, "scenario": None}
+            )
     return figures
 
 
 def figure_bytes(report: dict, figure: dict[str, Any], fmt: str) -> bytes:
     if figure["kind"] == "win_matrix":
-        return win_matrix_figure(report, model=figure["model"], scenario=figure["scenario"],
-                                 fmt=fmt)  # fmt: skip
+        return win_matrix_figure(
+            report, model=figure["model"], scenario=figure["scenario"], fmt=fmt
+        )
     return jsd_figure(report, model=figure["model"], fmt=fmt)
 
 
@@ -204,7 +261,7 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-._" else "_" for c in name)
 
 
-def write_report_bundle(report: dict, out_dir: str | Path) -> list[Path]:
+def write_report_bundle(report: dict, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
     """DIR/report.json, each table as CSV, each figure as PNG and SVG (and its data as CSV)."""
     out = Path(out_dir)
     (out / "figures").mkdir(parents=True, exist_ok=True)
@@ -214,7 +271,7 @@ def write_report_bundle(report: dict, out_dir: str | Path) -> list[Path]:
         path = out / f"{name}.csv"
         path.write_text(table_csv(builder(report)), encoding="utf-8")
         written.append(path)
-    for figure in figure_list(report):
+    for figure in figure_list(report) if figures else []:
         for fmt in ("png", "svg"):
             path = out / "figures" / f"{figure['name']}.{fmt}"
             path.write_bytes(figure_bytes(report, figure, fmt))
@@ -227,6 +284,9 @@ def write_report_bundle(report: dict, out_dir: str | Path) -> list[Path]:
 
 def figure_data_rows(report: dict, figure: dict[str, Any]) -> list[dict]:
     if figure["kind"] == "win_matrix":
-        return [r for r in win_matrix_rows(report)
-                if r["model"] == figure["model"] and r["scenario"] == figure["scenario"]]  # fmt: skip
+        return [
+            r
+            for r in win_matrix_rows(report)
+            if r["model"] == figure["model"] and r["scenario"] == figure["scenario"]
+        ]
     return [r for r in mcq_jsd_rows(report) if r["model"] == figure["model"]]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from scoring.judges.images import ImageLoadError, image_sha256, load_image
 from scoring.reflect.protocol import race_slug
-from scoring.stats.reflect_records import GENDERS, RACES
+from scoring.stats.reflect_records import GENDERS, GROUPS, RACES
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp")
 TEMPLATE_METADATA = "template.json"
@@ -44,6 +44,7 @@ class FaceImageRecord:
     gender: str
     path: Path
     sha256: str
+    qc_flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,12 +120,12 @@ def _entries(folder: Path, errors: list[str], *, depth: str) -> list[Path]:
 def _read_template(root: Path, folder: Path, errors: list[str]) -> TemplateRecord | None:
     where = folder.relative_to(root).as_posix()
     found: dict[tuple[str, str], Path] = {}
-    source_gender, before = "", len(errors)
+    metadata, before = {"source_gender": "", "qc_flags": {}}, len(errors)
     for entry in sorted(folder.iterdir()):
         if entry.name in _IGNORED or entry.name.startswith("."):
             continue
         if entry.name == TEMPLATE_METADATA:
-            source_gender = _source_gender(entry, where, errors)
+            metadata = _metadata(entry, where, errors)
             continue
         if entry.is_dir():
             errors.append(f"{where}/{entry.name}/: unexpected folder inside a template")
@@ -142,16 +143,21 @@ def _read_template(root: Path, folder: Path, errors: list[str]) -> TemplateRecor
     if missing:
         errors.append(f"{where}/: missing {', '.join(missing)} (each template needs all ten)")
     images = []
-    for (race, gender), path in sorted(found.items()):
+    for (race, gender), path in sorted(found.items(), key=lambda item: GROUPS.index(item[0])):
         try:
             load_image(path)
-            images.append(FaceImageRecord(folder.parent.name, folder.name, race, gender, path,
-                                          image_sha256(path)))  # fmt: skip
         except ImageLoadError as error:
             errors.append(f"{where}/{path.name}: {error}")
+            continue
+        flags = tuple(metadata["qc_flags"].get(f"{race_slug(race)}_{gender}", ()))
+        images.append(
+            FaceImageRecord(
+                folder.parent.name, folder.name, race, gender, path, image_sha256(path), flags
+            )
+        )
     if len(errors) > before:
         return None
-    return TemplateRecord(folder.parent.name, folder.name, source_gender, tuple(images))
+    return TemplateRecord(folder.parent.name, folder.name, metadata["source_gender"], tuple(images))
 
 
 def _group_of(stem: str) -> tuple[str, str]:
@@ -159,13 +165,27 @@ def _group_of(stem: str) -> tuple[str, str]:
     return _RACE_BY_SLUG[race_part], gender
 
 
-def _source_gender(path: Path, where: str, errors: list[str]) -> str:
+def _metadata(path: Path, where: str, errors: list[str]) -> dict:
+    """template.json: ``source_gender`` and ``qc_flags`` ({"<Race>_<gender>": [flag, ...]})."""
+    empty = {"source_gender": "", "qc_flags": {}}
     try:
-        value = json.loads(path.read_text(encoding="utf-8")).get("source_gender", "")
-    except (ValueError, AttributeError) as error:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+    except ValueError as error:
         errors.append(f"{where}/{TEMPLATE_METADATA}: not a JSON object ({error})")
-        return ""
-    if value not in ("", *GENDERS):
+        return empty
+    source_gender = data.get("source_gender", "")
+    if source_gender not in ("", *GENDERS):
         errors.append(f"{where}/{TEMPLATE_METADATA}: source_gender must be 'female' or 'male'")
-        return ""
-    return value
+        return empty
+    qc_flags = data.get("qc_flags", {})
+    stems = set(expected_file_stems())
+    if not isinstance(qc_flags, dict) or any(
+        stem not in stems or not isinstance(flags, list) for stem, flags in qc_flags.items()
+    ):
+        errors.append(
+            f"{where}/{TEMPLATE_METADATA}: qc_flags must map <Race>_<gender> to a list of flags"
+        )
+        return empty
+    return {"source_gender": source_gender, "qc_flags": qc_flags}

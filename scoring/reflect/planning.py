@@ -66,8 +66,9 @@ def _by_template(images: Iterable[ImageRef]) -> dict[tuple[str, str, str], list[
     grouped: dict[tuple[str, str, str], list[ImageRef]] = defaultdict(list)
     for image in images:
         grouped[(image.variant, image.occupation, image.template)].append(image)
-    return {key: sorted(group, key=lambda i: i.group_index) for key, group in
-            sorted(grouped.items())}  # fmt: skip
+    return {
+        key: sorted(group, key=lambda i: i.group_index) for key, group in sorted(grouped.items())
+    }
 
 
 def plan_two_afc(

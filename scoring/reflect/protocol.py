@@ -62,6 +62,17 @@ class TaskPrompts:
             "explanation_instruction": self.explanation_instruction,
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TaskPrompts:
+        """The texts a run stored (``as_dict``), exactly as they were sent."""
+        return cls(
+            scenarios=dict(data["scenarios"]),
+            mcq=dict(data["mcq"]),
+            mcq_options={k: tuple(v) for k, v in data["mcq_options"].items()},
+            salary=data["salary"],
+            explanation_instruction=data["explanation_instruction"],
+        )
+
     @property
     def version(self) -> str:
         """12 hex digits of the SHA-256 of the texts: a run's prompt version."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from scoring.reflect.parsing import ERROR, split_explanation
@@ -49,17 +50,36 @@ def answer_frames(rows: Iterable[Mapping[str, Any]]) -> dict[str, pd.DataFrame |
             "answer": _answer_text(row),
         }
         if row["task"] == "2afc":
-            by_task["2afc"].append({**common, "scenario": row["item"],
-                                    "race_a": row["race_a"], "gender_a": row["gender_a"],
-                                    "race_b": row["race_b"], "gender_b": row["gender_b"],
-                                    "presentation": row["presentation"]})  # fmt: skip
+            by_task["2afc"].append(
+                {
+                    **common,
+                    "scenario": row["item"],
+                    "race_a": row["race_a"],
+                    "gender_a": row["gender_a"],
+                    "race_b": row["race_b"],
+                    "gender_b": row["gender_b"],
+                    "presentation": row["presentation"],
+                }
+            )
         elif row["task"] == "mcq":
-            by_task["mcq"].append({**common, "question": row["item"], "race": row["race_a"],
-                                   "gender": row["gender_a"],
-                                   "sample_index": row.get("sample_index", 0)})  # fmt: skip
+            by_task["mcq"].append(
+                {
+                    **common,
+                    "question": row["item"],
+                    "race": row["race_a"],
+                    "gender": row["gender_a"],
+                    "sample_index": row.get("sample_index", 0),
+                }
+            )
         else:
-            by_task["salary"].append({**common, "biography": row["biography"],
-                                      "race": row["race_a"], "gender": row["gender_a"]})  # fmt: skip
+            by_task["salary"].append(
+                {
+                    **common,
+                    "biography": row["biography"],
+                    "race": row["race_a"],
+                    "gender": row["gender_a"],
+                }
+            )
     frames = {task: (pd.DataFrame(found) if found else None) for task, found in by_task.items()}
     if frames["2afc"] is not None:
         frames["2afc"] = complete_comparisons(frames["2afc"])
@@ -68,11 +88,13 @@ def answer_frames(rows: Iterable[Mapping[str, Any]]) -> dict[str, pd.DataFrame |
 
 def complete_comparisons(frame: pd.DataFrame) -> pd.DataFrame | None:
     """Only comparisons with both presentations answered (the validator requires both)."""
-    low = frame[["race_a", "gender_a"]].agg("|".join, axis=1)
-    high = frame[["race_b", "gender_b"]].agg("|".join, axis=1)
-    pair = pd.concat([low, high], axis=1).apply(lambda r: "/".join(sorted(r)), axis=1)
+    group_a = (frame["race_a"] + "|" + frame["gender_a"]).to_numpy()
+    group_b = (frame["race_b"] + "|" + frame["gender_b"]).to_numpy()
+    pair = np.where(group_a < group_b, group_a + "/" + group_b, group_b + "/" + group_a)
     keys = [frame[c] for c in ("model", "scenario", "variant", "occupation", "template")]
-    sizes = frame.groupby([*keys, pair])["presentation"].transform("nunique")
+    sizes = frame.groupby([*keys, pd.Series(pair, index=frame.index)])["presentation"].transform(
+        "nunique"
+    )
     complete = frame[sizes == 2].reset_index(drop=True)
     return complete if len(complete) else None
 
@@ -96,7 +118,7 @@ def full_report(
     report.update(
         reflect_report(
             frames["2afc"],
-            _first_samples(frames["mcq"], every=True),
+            frames["mcq"],
             frames["salary"],
             n_resamples=n_resamples,
             rng=seed,
@@ -112,11 +134,9 @@ def full_report(
     return report
 
 
-def _first_samples(frame: pd.DataFrame | None, *, every: bool = False) -> pd.DataFrame | None:
-    """MCQ rows; ``every=False`` keeps only sample 0 (one answer per image)."""
-    if frame is None or every:
-        return frame
-    return frame[frame["sample_index"] == 0]
+def _first_samples(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+    """MCQ rows of sample 0 only (one answer per image, as the variant comparison needs)."""
+    return None if frame is None else frame[frame["sample_index"] == 0]
 
 
 def _originals(frame: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -136,7 +156,7 @@ def source_gender_split(
         records = two_afc_records(two_afc)
         for scenario, group in records.groupby("scenario", sort=True):
             out["2afc"][str(scenario)] = two_afc_source_gender_split(group, source_genders)
-    mcq = _originals(_first_samples(frames.get("mcq"), every=True))
+    mcq = _originals(frames.get("mcq"))
     if mcq is not None:
         records = mcq_records(mcq)
         for question, group in records.groupby("question", sort=True):

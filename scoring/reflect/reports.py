@@ -21,6 +21,7 @@ PAGE_RESAMPLES = 1000  # the staff page's bootstrap; the command defaults to mor
 def run_summaries(*, face_set: FaceSet) -> list[dict[str, Any]]:
     return [
         {
+            "run_id": run.pk,
             "model": run.label,
             "model_name": run.model_name,
             "backend": run.backend_config,

@@ -4,7 +4,7 @@ answer rows in the dump format (docs/reflect.md, "Answer dump"), run progress.""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from django.db.models import Count, Max, Q
@@ -18,15 +18,40 @@ from scoring.reflect.planning import (
     plan_salary,
     plan_two_afc,
 )
-from scoring.reflect.protocol import TASKS, TaskPrompts, task_prompts
+from scoring.reflect.protocol import TASKS, TaskPrompts
 
 DUMP_FIELDS = (
-    "model", "request_key", "task", "item", "variant", "occupation", "template",
-    "source_gender", "race_a", "gender_a", "race_b", "gender_b", "presentation", "biography",
-    "sample_index", "explain", "prompt", "model_version", "decoding", "raw_answer", "status",
-    "parsed_value", "rationale", "option_probs", "error", "latency_s", "attempts",
-    "answered_at", "image_a_sha256", "image_b_sha256",
-)  # fmt: skip
+    "model",
+    "request_key",
+    "task",
+    "item",
+    "variant",
+    "occupation",
+    "template",
+    "source_gender",
+    "race_a",
+    "gender_a",
+    "race_b",
+    "gender_b",
+    "presentation",
+    "biography",
+    "sample_index",
+    "explain",
+    "prompt",
+    "model_version",
+    "decoding",
+    "raw_answer",
+    "status",
+    "parsed_value",
+    "rationale",
+    "option_probs",
+    "error",
+    "latency_s",
+    "attempts",
+    "answered_at",
+    "image_a_sha256",
+    "image_b_sha256",
+)
 
 
 def faceset_list() -> list[FaceSet]:
@@ -56,11 +81,15 @@ def faceset_counts(*, face_set: FaceSet) -> dict[str, Any]:
     }
 
 
-def image_refs(*, face_set: FaceSet) -> list[ImageRef]:
-    """Accepted images of the set, as planning takes them."""
-    rows = FaceImage.objects.filter(template__face_set=face_set, accepted=True).select_related(
+def accepted_images(*, face_set: FaceSet):
+    return FaceImage.objects.filter(template__face_set=face_set, accepted=True).select_related(
         "template"
     )
+
+
+def image_refs(*, face_set: FaceSet, paths: Mapping[int, str] | None = None) -> list[ImageRef]:
+    """Accepted images of the set, as planning takes them. ``paths`` (image id → local file,
+    from storage.local_image_paths) is needed only to ask; planning alone uses storage names."""
     return [
         ImageRef(
             image.pk,
@@ -69,9 +98,9 @@ def image_refs(*, face_set: FaceSet) -> list[ImageRef]:
             image.race,
             image.gender,
             image.variant,
-            image.file.path,
-        )  # fmt: skip
-        for image in rows
+            paths[image.pk] if paths is not None else image.file.name,
+        )
+        for image in accepted_images(face_set=face_set)
     ]
 
 
@@ -81,11 +110,15 @@ def biography_refs(*, face_set: FaceSet) -> list[BiographyRef]:
 
 
 def run_planned_requests(
-    *, run: ReflectRun, task: str, prompts: TaskPrompts | None = None
+    *,
+    run: ReflectRun,
+    task: str,
+    prompts: TaskPrompts | None = None,
+    paths: Mapping[int, str] | None = None,
 ) -> list[PlannedRequest]:
-    """Every request of ``task`` for this run, in a stable order."""
-    prompts = prompts or task_prompts(run.face_set.protocol)
-    images = image_refs(face_set=run.face_set)
+    """Every request of ``task`` for this run, in a stable order, with the run's own texts."""
+    prompts = prompts or TaskPrompts.from_dict(run.prompts)
+    images = image_refs(face_set=run.face_set, paths=paths)
     if task == "2afc":
         return plan_two_afc(images, prompts)
     if task == "mcq":
@@ -120,8 +153,11 @@ def run_progress(*, run: ReflectRun) -> dict[str, dict[str, int]]:
     for task in TASKS:
         planned = len(run_planned_requests(run=run, task=task))
         row = by_task.get(task, {})
-        out[task] = {"planned": planned, "answered": row.get("answered", 0),
-                     "errors": row.get("errors", 0)}  # fmt: skip
+        out[task] = {
+            "planned": planned,
+            "answered": row.get("answered", 0),
+            "errors": row.get("errors", 0),
+        }
     return out
 
 
@@ -138,24 +174,37 @@ def answer_rows(*, face_set: FaceSet, run: ReflectRun | None = None) -> Iterator
         template = answer.image_a.template
         image_b = answer.image_b
         yield {
-            "model": answer.run.label, "request_key": answer.request_key, "task": answer.task,
-            "item": answer.item, "variant": answer.variant, "occupation": template.occupation,
-            "template": template.name, "source_gender": template.source_gender,
-            "race_a": answer.image_a.race, "gender_a": answer.image_a.gender,
+            "model": answer.run.label,
+            "request_key": answer.request_key,
+            "task": answer.task,
+            "item": answer.item,
+            "variant": answer.variant,
+            "occupation": template.occupation,
+            "template": template.name,
+            "source_gender": template.source_gender,
+            "race_a": answer.image_a.race,
+            "gender_a": answer.image_a.gender,
             "race_b": image_b.race if image_b else None,
             "gender_b": image_b.gender if image_b else None,
             "presentation": answer.presentation,
             "biography": answer.biography.key if answer.biography else None,
-            "sample_index": answer.sample_index, "explain": answer.explain,
-            "prompt": answer.prompt, "model_version": answer.model_version,
-            "decoding": answer.decoding, "raw_answer": answer.raw_answer,
-            "status": answer.status, "parsed_value": answer.parsed_value,
-            "rationale": answer.rationale, "option_probs": answer.option_probs,
-            "error": answer.error, "latency_s": answer.latency_s, "attempts": answer.attempts,
+            "sample_index": answer.sample_index,
+            "explain": answer.explain,
+            "prompt": answer.prompt,
+            "model_version": answer.model_version,
+            "decoding": answer.decoding,
+            "raw_answer": answer.raw_answer,
+            "status": answer.status,
+            "parsed_value": answer.parsed_value,
+            "rationale": answer.rationale,
+            "option_probs": answer.option_probs,
+            "error": answer.error,
+            "latency_s": answer.latency_s,
+            "attempts": answer.attempts,
             "answered_at": answer.answered_at.isoformat(),
             "image_a_sha256": answer.image_a.sha256,
             "image_b_sha256": image_b.sha256 if image_b else None,
-        }  # fmt: skip
+        }
 
 
 def source_genders(*, face_set: FaceSet) -> dict[tuple[str, str], str] | None:

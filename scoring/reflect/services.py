@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.files import File
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
 from scoring.reflect import selectors
@@ -21,23 +21,33 @@ from scoring.reflect.backends import ModelChoice, build_backend, suggested_chunk
 from scoring.reflect.biographies import read_biographies
 from scoring.reflect.execution import AnswerResult, execute_requests, run_decoding
 from scoring.reflect.layout import read_face_set
+from scoring.reflect.manifest import read_manifest
 from scoring.reflect.models import Biography, FaceImage, FaceSet, FaceTemplate, ReflectRun
 from scoring.reflect.models import ReflectAnswer as Answer
-from scoring.reflect.protocol import TASKS, VARIANTS, protocol_copy, task_prompts
+from scoring.reflect.protocol import TASKS, VARIANTS, TaskPrompts, protocol_copy, task_prompts
+from scoring.reflect.storage import local_image_paths
 
 
 def faceset_import(
-    *, folder: str | Path, name: str, variant: str = "original", protocol: dict | None = None
+    *,
+    name: str,
+    folder: str | Path | None = None,
+    manifest: str | Path | None = None,
+    variant: str = "original",
+    protocol: dict | None = None,
 ) -> FaceSet:
-    """Import a folder laid out ``<occupation>/<template>/<Race>_<gender>.<ext>``.
+    """Import a folder laid out ``<occupation>/<template>/<Race>_<gender>.<ext>``, or a CSV
+    manifest (scoring/reflect/manifest.py).
 
-    Creates the face set when new; ``variant`` (mirrored, cropped) adds the folder's images
-    as that variant of existing or new templates. The whole folder is checked first
-    (FaceSetLayoutError lists every problem) and written in one transaction.
+    Creates the face set when new; ``variant`` (mirrored, cropped) adds the images as that
+    variant of existing or new templates. Everything is checked first (FaceSetLayoutError
+    lists every problem) and written in one transaction.
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}")
-    templates = read_face_set(folder)
+    if (folder is None) == (manifest is None):
+        raise ValueError("give a folder or a manifest")
+    templates = read_face_set(folder) if folder is not None else read_manifest(manifest)
     with transaction.atomic():
         face_set = FaceSet.objects.filter(name=name).first()
         if face_set is None:
@@ -60,16 +70,22 @@ def _image_store(template: FaceTemplate, image, variant: str) -> None:
     existing = FaceImage.objects.filter(
         template=template, race=image.race, gender=image.gender, variant=variant
     ).first()
+    flags = list(image.qc_flags)
     if existing is not None and existing.sha256 == image.sha256:
-        return  # re-importing the same folder changes nothing
+        if existing.qc_flags != flags:
+            existing.qc_flags, existing.accepted = flags, not flags
+            existing.save(update_fields=["qc_flags", "accepted"])
+        return  # the same image: nothing else changes
     if existing is not None and Answer.objects.filter(image_a=existing).exists():
         raise ValueError(
             f"{template}/{image.path.name} ({variant}) differs from the stored image, which "
             "runs have already asked about; import it as a new face set instead"
         )
-    target = existing or FaceImage(template=template, race=image.race, gender=image.gender,
-                                   variant=variant)  # fmt: skip
+    target = existing or FaceImage(
+        template=template, race=image.race, gender=image.gender, variant=variant
+    )
     target.sha256 = image.sha256
+    target.qc_flags, target.accepted = flags, not flags  # a flagged image is not asked about
     with image.path.open("rb") as handle:
         target.file.save(image.path.name, File(handle), save=False)
     target.save()
@@ -84,9 +100,12 @@ def _unique_slug(name: str) -> str:
 
 
 def biographies_import(
-    *, face_set: FaceSet, path: str | Path, occupation: str | None = None,
+    *,
+    face_set: FaceSet,
+    path: str | Path,
+    occupation: str | None = None,
     extra_names: Iterable[str] = (),
-) -> dict[str, int]:  # fmt: skip
+) -> dict[str, int]:
     """Import a JSONL file of biographies; flagged ones are stored but not accepted."""
     records = read_biographies(path, occupation=occupation, extra_names=extra_names)
     created = flagged = 0
@@ -94,9 +113,11 @@ def biographies_import(
         for record in records:
             flags = [flag.as_dict() for flag in record.flags]
             _, was_created = Biography.objects.update_or_create(
-                face_set=face_set, occupation=record.occupation, key=record.key,
+                face_set=face_set,
+                occupation=record.occupation,
+                key=record.key,
                 defaults={"text": record.text, "leakage_flags": flags, "accepted": not flags},
-            )  # fmt: skip
+            )
             created += was_created
             flagged += bool(flags)
     return {"read": len(records), "created": created, "flagged": flagged}
@@ -112,19 +133,32 @@ def run_get_or_create(
     run_decoding(settings)  # validates before anything is stored
     payload = [face_set.pk, choice.name, settings, prompts.version, explain]
     identity = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    run = ReflectRun.objects.filter(identity=identity).first()
+    if run is not None:
+        return run
+    try:
+        return _run_create(face_set, choice, settings, prompts, explain, identity)
+    except IntegrityError:  # created meanwhile by another worker: the identity is unique
+        return ReflectRun.objects.get(identity=identity)
+
+
+def _run_create(face_set, choice, settings, prompts, explain, identity) -> ReflectRun:
     with transaction.atomic():
-        run = ReflectRun.objects.select_for_update().filter(identity=identity).first()
-        if run is not None:
-            return run
         label = choice.name
         if ReflectRun.objects.filter(face_set=face_set, label=label).exists():
             label = f"{choice.name}@{identity[:8]}"  # another decoding or prompt version
         public_config = {k: v for k, v in choice.config.items() if k != "api_key"}
         return ReflectRun.objects.create(
-            face_set=face_set, model_name=choice.name, backend_config=public_config,
-            decoding=settings, prompt_version=prompts.version, prompts=prompts.as_dict(),
-            explain=explain, identity=identity, label=label,
-        )  # fmt: skip
+            face_set=face_set,
+            model_name=choice.name,
+            backend_config=public_config,
+            decoding=settings,
+            prompt_version=prompts.version,
+            prompts=prompts.as_dict(),
+            explain=explain,
+            identity=identity,
+            label=label,
+        )
 
 
 def run_execute(
@@ -144,33 +178,42 @@ def run_execute(
     """
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}")
-    prompts = task_prompts(run.face_set.protocol)
-    planned = selectors.run_planned_requests(run=run, task=task, prompts=prompts)
-    answered = selectors.run_answered_keys(run=run, task=task)
-    missing = [request for request in planned if request.request_key not in answered]
-    total, done = len(planned), len(planned) - len(missing)
-    if progress is not None:
-        progress(done, total)
-    if not missing:
-        return {"task": task, "planned": total, "asked": 0, "statuses": {}}
-    backend = backend or build_backend(choice, concurrency=concurrency)
-    model_version = f"{backend.name}@{backend.version}"
+    # The run's stored texts, not the set's current protocol: a run never mixes prompt versions.
+    prompts = TaskPrompts.from_dict(run.prompts)
+    with local_image_paths(selectors.accepted_images(face_set=run.face_set)) as paths:
+        planned = selectors.run_planned_requests(run=run, task=task, prompts=prompts, paths=paths)
+        answered = selectors.run_answered_keys(run=run, task=task)
+        missing = [request for request in planned if request.request_key not in answered]
+        counter = _Progress(len(planned), len(planned) - len(missing), progress)
+        if not missing:
+            return {"task": task, "planned": len(planned), "asked": 0, "statuses": {}}
+        backend = backend or build_backend(choice, concurrency=concurrency)
+        model_version = f"{backend.name}@{backend.version}"
+        statuses = execute_requests(
+            backend,
+            missing,
+            prompts=prompts,
+            decoding=run_decoding(run.decoding),
+            store=lambda results: answers_store(
+                run=run, results=results, model_version=model_version
+            ),
+            chunk_size=chunk_size or suggested_chunk_size(choice, concurrency=concurrency),
+            progress=counter.advance,
+        )
+    return {"task": task, "planned": len(planned), "asked": len(missing), "statuses": statuses}
 
-    def store(results: list[AnswerResult]) -> None:
-        answers_store(run=run, results=results, model_version=model_version)
 
-    def advance(count: int) -> None:
-        nonlocal done
-        done += count
-        if progress is not None:
-            progress(done, total)
+class _Progress:
+    """(done, total) for a caller's progress bar, starting from what was already answered."""
 
-    statuses = execute_requests(
-        backend, missing, prompts=prompts, decoding=run_decoding(run.decoding), store=store,
-        chunk_size=chunk_size or suggested_chunk_size(choice, concurrency=concurrency),
-        progress=advance,
-    )  # fmt: skip
-    return {"task": task, "planned": total, "asked": len(missing), "statuses": statuses}
+    def __init__(self, total: int, done: int, report: Callable[[int, int], None] | None):
+        self.total, self.done, self.report = total, done, report
+        self.advance(0)
+
+    def advance(self, count: int) -> None:
+        self.done += count
+        if self.report is not None:
+            self.report(self.done, self.total)
 
 
 def answers_store(*, run: ReflectRun, results: list[AnswerResult], model_version: str) -> None:
@@ -179,20 +222,75 @@ def answers_store(*, run: ReflectRun, results: list[AnswerResult], model_version
     for result in results:
         request = result.request
         images = request.images
-        rows.append(Answer(
-            run=run, request_key=request.request_key, task=request.task, item=request.item,
-            variant=images[0].variant, presentation=request.presentation,
-            image_a_id=images[0].image_id,
-            image_b_id=images[1].image_id if len(images) > 1 else None,
-            biography_id=request.biography.biography_id if request.biography else None,
-            sample_index=request.sample_index, explain=request.explain, prompt=request.prompt,
-            model_version=model_version, decoding=result.decoding, raw_answer=result.raw_answer,
-            status=result.status, parsed_value=result.value, rationale=result.rationale,
-            option_probs=result.option_probs, error=result.error, latency_s=result.latency_s,
-            attempts=result.attempts,
-        ))  # fmt: skip
+        rows.append(
+            Answer(
+                run=run,
+                request_key=request.request_key,
+                task=request.task,
+                item=request.item,
+                variant=images[0].variant,
+                presentation=request.presentation,
+                image_a_id=images[0].image_id,
+                image_b_id=images[1].image_id if len(images) > 1 else None,
+                biography_id=request.biography.biography_id if request.biography else None,
+                sample_index=request.sample_index,
+                explain=request.explain,
+                prompt=request.prompt,
+                model_version=model_version,
+                decoding=result.decoding,
+                raw_answer=result.raw_answer,
+                status=result.status,
+                parsed_value=result.value,
+                rationale=result.rationale,
+                option_probs=result.option_probs,
+                error=result.error,
+                latency_s=result.latency_s,
+                attempts=result.attempts,
+            )
+        )
     keys = [row.request_key for row in rows]
     with transaction.atomic():
         # Replace earlier transport errors; never overwrite an answer another worker stored.
         Answer.objects.filter(run=run, request_key__in=keys, status=Answer.Status.ERROR).delete()
         Answer.objects.bulk_create(rows, ignore_conflicts=True)
+
+
+def run_start(*, face_set: FaceSet, choice: ModelChoice, tasks: list[str], created_by=None):
+    """The staff button: the run, one BackgroundJob per task, queued after commit."""
+    from annotations import jobs
+    from scoring.reflect.tasks import run_queue, run_task
+
+    unknown = sorted(set(tasks) - set(TASKS))
+    if unknown or not tasks:
+        raise ValueError(f"choose tasks among {', '.join(TASKS)}")
+    run = run_get_or_create(face_set=face_set, choice=choice)
+    created = []
+    queue = run_queue(choice)
+    routing = {"queue": queue} if queue else {}
+    with transaction.atomic():
+        for task in tasks:
+            job = jobs.job_create(
+                kind=f"reflect {task}",
+                created_by=created_by,
+                params={"run": run.pk, "task": task, "model": run.label},
+            )
+            created.append(job)
+            transaction.on_commit(
+                lambda job=job, task=task: run_task.apply_async(
+                    args=[job.pk, run.pk, task], **routing
+                )
+            )
+    return run, created
+
+
+def report_request(*, face_set: FaceSet, created_by=None):
+    """Queue the report computation of a set; the job page shows its progress."""
+    from annotations import jobs
+    from scoring.reflect.tasks import report_task
+
+    with transaction.atomic():
+        job = jobs.job_create(
+            kind="reflect report", created_by=created_by, params={"face_set": face_set.pk}
+        )
+        transaction.on_commit(lambda: report_task.delay(job.pk, face_set.pk))
+    return job

@@ -1,2 +1,19 @@
+from django.urls import path
+
+from . import views
+
 app_name = "reflect"
-urlpatterns = []
+urlpatterns = [
+    path("", views.faceset_list, name="faceset_list"),
+    path("sets/<slug:slug>/", views.faceset_detail, name="faceset_detail"),
+    path("sets/<slug:slug>/runs/start/", views.run_start, name="run_start"),
+    path("sets/<slug:slug>/runs/<int:run_id>/answers.jsonl", views.run_answers, name="run_answers"),
+    path("sets/<slug:slug>/report/refresh/", views.report_refresh, name="report_refresh"),
+    path("sets/<slug:slug>/report.json", views.report_json, name="report_json"),
+    path("sets/<slug:slug>/report.html", views.report_html, name="report_html"),
+    path("sets/<slug:slug>/tables/<str:table>.csv", views.report_csv, name="report_csv"),
+    path(
+        "sets/<slug:slug>/figures/<str:name>.<str:fmt>", views.report_figure, name="report_figure"
+    ),
+    path("images/<int:pk>/", views.face_image, name="face_image"),
+]

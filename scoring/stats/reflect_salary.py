@@ -258,6 +258,12 @@ def salary_ols(records: pd.DataFrame, *, confidence: float = 0.95) -> dict:
     if len(frame) == 0:
         out["reason"] = "no valid salaries"
         return out
+    if out["clusters"] < 2:
+        # A cluster-robust covariance needs at least two clusters (statsmodels divides by G - 1).
+        out["reason"] = (
+            f"{out['clusters']} cluster(s) (occupation × biography × template): need at least 2"
+        )
+        return out
     y = frame["salary"].to_numpy(dtype=float)
     group = frame["group"].to_numpy()
     for name, interaction in (("additive", False), ("interaction", True)):

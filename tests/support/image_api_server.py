@@ -186,6 +186,9 @@ class ImageApiServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body are written separately: without TCP_NODELAY each reply waits
+            # ~40 ms for the client's delayed ACK. Real API servers set it too.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 pass

@@ -120,3 +120,24 @@ def test_ols_per_occupation_has_no_occupation_terms():
     result = salary_ols(records[records["occupation"] == "cook"])
     assert not any(c.startswith("occupation") for c in result["additive"]["coefficients"])
     assert result["wald_gender"]["df_num"] == 1
+
+
+def test_salary_ols_with_one_cluster_is_undefined_with_a_reason():
+    """One template and one biography: no clustered covariance exists, and nothing crashes."""
+    races = ["White", "Black", "Asian", "Latino", "Middle Eastern"]
+    rows = [
+        {
+            "occupation": "nurse",
+            "biography": "b1",
+            "template": "t1",
+            "race": race,
+            "gender": gender,
+            "group": f"{race}|{gender}",
+            "status": "valid",
+            "salary": 50_000.0 + 1_000 * i,
+        }
+        for i, (race, gender) in enumerate((r, g) for r in races for g in ("female", "male"))
+    ]
+    result = salary_ols(pd.DataFrame(rows))
+    assert result["clusters"] == 1 and "need at least 2" in result["reason"]
+    assert "additive" not in result

@@ -1,17 +1,27 @@
-"""python manage.py import_faceset DIR --set NAME [--variant mirrored]"""
+"""python manage.py import_faceset DIR --set NAME [--variant mirrored] [--protocol FILE]"""
+
+import json
 
 from django.core.management.base import BaseCommand, CommandError
 
 from scoring.reflect import selectors, services
 from scoring.reflect.layout import FaceSetLayoutError
-from scoring.reflect.protocol import VARIANTS
+from scoring.reflect.protocol import VARIANTS, ProtocolError
 
 
 class Command(BaseCommand):
-    help = "Import a face-only counterfactual set laid out <occupation>/<template>/<Race>_<gender>.<ext>."
+    help = (
+        "Import a face-only counterfactual set laid out <occupation>/<template>/<Race>_<gender>.<ext>"
+        " (or a CSV manifest). Nothing is imported unless the whole set is valid."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("folder")
+        parser.add_argument(
+            "folder", nargs="?", help="<occupation>/<template>/<Race>_<gender>.<ext>"
+        )
+        parser.add_argument(
+            "--manifest", help="a CSV manifest instead of a folder (docs/reflect.md)"
+        )
         parser.add_argument(
             "--set", dest="name", required=True, help="face set name (created if new)"
         )
@@ -19,15 +29,28 @@ class Command(BaseCommand):
             "--variant",
             default="original",
             choices=VARIANTS,
-            help="import the folder as this variant of the set's templates",
+            help="import the images as this variant of the set's templates",
+        )
+        parser.add_argument(
+            "--protocol", help="protocol.json for a new set (default: the shipped one)"
         )
 
     def handle(self, *args, **options):
+        if bool(options["folder"]) == bool(options["manifest"]):
+            raise CommandError("give a folder or --manifest FILE.csv")
         try:
+            protocol = None
+            if options["protocol"]:
+                with open(options["protocol"], encoding="utf-8") as handle:
+                    protocol = json.load(handle)
             face_set = services.faceset_import(
-                folder=options["folder"], name=options["name"], variant=options["variant"]
+                name=options["name"],
+                folder=options["folder"],
+                manifest=options["manifest"],
+                variant=options["variant"],
+                protocol=protocol,
             )
-        except (FaceSetLayoutError, ValueError) as error:
+        except (FaceSetLayoutError, ProtocolError, ValueError, OSError) as error:
             raise CommandError(f"nothing was imported. {error}") from error
         counts = selectors.faceset_counts(face_set=face_set)
         self.stdout.write(

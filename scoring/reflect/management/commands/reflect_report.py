@@ -24,20 +24,25 @@ class Command(BaseCommand):
             "--resamples", type=int, default=2000, help="bootstrap resamples (0: none)"
         )
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--no-figures", action="store_true", help="report.json and CSV tables only"
+        )
 
     def handle(self, *args, **options):
         if bool(options["name"]) == bool(options["answers"]):
             raise CommandError("give --set NAME or --answers DUMP.jsonl")
         common = {"n_resamples": options["resamples"], "seed": options["seed"]}
-        if options["answers"]:
-            try:
+        try:
+            if options["answers"]:
                 rows = [row for path in options["answers"] for row in read_dump(path)]
-            except (OSError, ValueError) as error:
-                raise CommandError(str(error)) from error
-            report = reports.report_from_rows(rows, source=options["answers"], **common)
-        else:
-            report = reports.report_compute(face_set=face_set_or_error(options["name"]), **common)
-        written = write_report_bundle(report, options["out"])
+                report = reports.report_from_rows(rows, source=options["answers"], **common)
+            else:
+                face_set = face_set_or_error(options["name"])
+                report = reports.report_compute(face_set=face_set, **common)
+        except (OSError, ValueError) as error:
+            # e.g. two dumps whose runs share a model name: the same questions twice
+            raise CommandError(f"no report written: {error}") from error
+        written = write_report_bundle(report, options["out"], figures=not options["no_figures"])
         models = ", ".join(sorted(report.get("models", {}))) or "no answers yet"
         self.stdout.write(
             self.style.SUCCESS(f"wrote {len(written)} files to {options['out']} ({models})")

@@ -41,6 +41,11 @@ class Command(BaseCommand):
         parser.add_argument("--max-new-tokens", type=int)
         parser.add_argument("--seed", type=int)
         parser.add_argument("--explain", action="store_true", help="MCQ explanation variant")
+        parser.add_argument(
+            "--logprobs",
+            action="store_true",
+            help="also store answer-option probabilities (logprobs / likelihoods)",
+        )
 
     def handle(self, *args, **options):
         tasks = [t.strip() for t in options["tasks"].split(",") if t.strip()]
@@ -49,23 +54,18 @@ class Command(BaseCommand):
             raise CommandError(f"unknown tasks {unknown}; choose from {', '.join(TASKS)}")
         face_set = face_set_or_error(options["name"])
         choice = self._choice(options)
-        decoding = {
-            key: options[option]
-            for key, option in (
-                ("temperature", "temperature"),
-                ("samples", "samples"),
-                ("max_new_tokens", "max_new_tokens"),
-                ("seed", "seed"),
-            )
-            if options[option] is not None
-        }
+        names = ("temperature", "samples", "max_new_tokens", "seed")
+        decoding = {name: options[name] for name in names if options[name] is not None}
+        if options["logprobs"]:
+            decoding["logprobs"] = True
         try:
             run = services.run_get_or_create(
                 face_set=face_set, choice=choice, decoding=decoding, explain=options["explain"]
             )
         except ValueError as error:
             raise CommandError(str(error)) from error
-        self.stdout.write(f"run {run.pk} ({run.label}), prompt version {run.prompt_version}")
+        self.verbose = options["verbosity"] > 0
+        self._say(f"run {run.pk} ({run.label}), prompt version {run.prompt_version}")
         for task in tasks:
             self._run_task(run, choice, task, options)
         self._check_complete(run, tasks)
@@ -128,3 +128,7 @@ class Command(BaseCommand):
                 f"every answer stored: {dict((t, progress[t]['answered']) for t in tasks)}"
             )
         )
+
+    def _say(self, message):
+        if self.verbose:
+            self.stdout.write(message)

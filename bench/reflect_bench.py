@@ -1,0 +1,176 @@
+"""REFLECT run throughput: concurrent vs sequential API requests, side by side (issue 6, "Speed").
+
+A full 480-image face set (6 occupations × 8 templates × 10 groups, small PNGs) is imported
+into a throw-away SQLite database; a loopback OpenAI-compatible server in a child process
+answers every request after a fixed simulated latency. The same ``run_reflect`` command then
+asks every 2AFC and MCQ question twice: once with ``--concurrency 1`` (sequential) and once
+with ``--concurrency 16``, each as its own run, until every answer is stored. Progress goes
+to stderr; the last line on stdout is JSON with ``sequential_s``, ``concurrent_s`` and
+``speedup``.
+
+Defaults keep the whole bench to about four and a half minutes: latency 40 ms, and the 2AFC
+task on one scenario (income: 48 × 45 × 2 = 4,320 requests) plus both MCQ questions (960),
+5,280 requests per run; the sequential pass is bounded below by 5,280 × 40 ms = 211 s. The
+latency is chosen well above the client's own CPU cost per request (about 3 ms on a 2-core
+machine: HTTP client, JSON, base64 images, the answer row), which bounds the concurrent pass.
+``--scenarios all`` asks all three scenarios (13,920 requests per run; the sequential pass
+alone then takes over seven minutes).
+
+    .venv/bin/python bench/reflect_bench.py [--latency-ms 40] [--concurrency 16] [--scenarios income]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def serve(latency_s: float, ready, stop) -> None:
+    """Child process: the loopback server; answers by task, after ``latency_s``."""
+    from tests.support.openai_server import OpenAIServer, Reply, completion, request_image_urls
+
+    def rule(request):
+        text = "A" if len(request_image_urls(request)) == 2 else "C"
+        return Reply(body=completion(text), delay_s=latency_s)
+
+    server = OpenAIServer(rule)
+    server.start()
+    ready.put(server.base_url)
+    stop.wait()
+    server.stop()
+
+
+def write_faces(root: Path, occupations: list[str], templates: int) -> None:
+    from PIL import Image
+
+    from scoring.reflect.protocol import race_slug
+    from scoring.stats.reflect_records import GROUPS
+
+    for o, occupation in enumerate(occupations):
+        for t in range(templates):
+            folder = root / occupation / f"t{t}"
+            folder.mkdir(parents=True)
+            for g, (race, gender) in enumerate(GROUPS):
+                colour = (g * 25, o * 40, t * 30)
+                Image.new("RGB", (64, 64), colour).save(folder / f"{race_slug(race)}_{gender}.png")
+
+
+def setup_django(workdir: Path) -> None:
+    os.environ["ACRB_VAR_DIR"] = str(workdir / "var")
+    os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "acrb_web.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def timed_run(base_url: str, concurrency: int, model: str) -> float:
+    from django.core.management import call_command
+
+    started = time.perf_counter()
+    call_command(
+        "run_reflect",
+        "--set",
+        "bench",
+        "--endpoint",
+        base_url,
+        "--api-model",
+        model,
+        "--tasks",
+        "2afc,mcq",
+        "--concurrency",
+        str(concurrency),
+        verbosity=0,
+    )
+    return time.perf_counter() - started
+
+
+def bench_protocol(scenarios: str) -> dict:
+    from scoring.reflect.protocol import load_default_protocol
+
+    protocol = load_default_protocol()
+    if scenarios != "all":
+        wanted = scenarios.split(",")
+        protocol["2afc"]["scenarios"] = {
+            k: v for k, v in protocol["2afc"]["scenarios"].items() if k in wanted
+        }
+    return protocol
+
+
+def run_bench(args, base_url: str, workdir: Path) -> dict:
+    from scoring.reflect import services
+
+    protocol = bench_protocol(args.scenarios)
+    occupations = protocol["occupations"]
+    write_faces(workdir / "faces", occupations, args.templates_per_occupation)
+    face_set = services.faceset_import(folder=workdir / "faces", name="bench", protocol=protocol)
+    images = len(occupations) * args.templates_per_occupation * 10
+    scenarios = sorted(protocol["2afc"]["scenarios"])
+    requests = images // 10 * 90 * len(scenarios) + images * len(protocol["mcq"])
+    log(f"{images} images, {requests} requests per run, latency {args.latency_ms} ms")
+    concurrent_s = timed_run(base_url, args.concurrency, "bench-concurrent")
+    log(f"concurrency {args.concurrency}: {concurrent_s:.1f}s")
+    sequential_s = timed_run(base_url, 1, "bench-sequential")
+    log(f"sequential: {sequential_s:.1f}s")
+    stored = [
+        face_set.runs.get(label=label).answers.count()
+        for label in ("bench-concurrent", "bench-sequential")
+    ]
+    return {
+        "images": images,
+        "templates": images // 10,
+        "scenarios": scenarios,
+        "requests_per_run": requests,
+        "answers_stored_per_run": stored,
+        "latency_ms": args.latency_ms,
+        "concurrency": args.concurrency,
+        "sequential_s": round(sequential_s, 2),
+        "concurrent_s": round(concurrent_s, 2),
+        "speedup": round(sequential_s / concurrent_s, 2),
+        "ideal_speedup": args.concurrency,
+        "cpu_count": os.cpu_count(),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency-ms", type=float, default=40.0)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--templates-per-occupation", type=int, default=8)
+    parser.add_argument("--scenarios", default="income", help="comma-separated, or 'all'")
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="reflect-bench-"))
+    context = multiprocessing.get_context("spawn")
+    ready, stop = context.Queue(), context.Event()
+    server = context.Process(target=serve, args=(args.latency_ms / 1000, ready, stop), daemon=True)
+    server.start()
+    try:
+        setup_django(workdir)
+        result = run_bench(args, ready.get(timeout=60), workdir)
+        print(json.dumps(result))
+    finally:
+        stop.set()
+        server.join(timeout=10)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

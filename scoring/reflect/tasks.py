@@ -1,0 +1,56 @@
+"""Celery tasks of the REFLECT app: ids in, one service call, progress in BackgroundJob.
+
+One job per task × model. Queue: a run on a local model (``type: transformers``) is sent to
+the "gpu" queue by the caller (``run_queue``); API-backend runs are light (threads waiting on
+HTTP) and use the default queue. Idempotent: a rerun asks only what has no answer.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.conf import settings
+
+from annotations import jobs
+from scoring.reflect import reports, services
+from scoring.reflect.backends import model_choice
+from scoring.reflect.models import FaceSet, ReflectRun
+
+
+def run_queue(choice) -> str | None:
+    return "gpu" if choice.local else None
+
+
+@shared_task(acks_late=True)
+def run_task(job_id: int, run_id: int, task: str) -> None:
+    run = ReflectRun.objects.select_related("face_set").get(pk=run_id)
+    jobs.job_start(job_id=job_id)
+    try:
+        choice = model_choice(run.model_name, settings.ACRB_VLM_MODELS)
+        summary = services.run_execute(
+            run=run,
+            choice=choice,
+            task=task,
+            progress=lambda done, total: jobs.job_progress(job_id=job_id, done=done, total=total),
+        )
+    except Exception as error:  # noqa: BLE001 - recorded on the job the staff page shows
+        jobs.job_finish(job_id=job_id, message="Stopped; rerun to continue.", errors=[str(error)])
+        return
+    errors = summary["statuses"].get("error", 0)
+    message = f"{task}: {summary['planned']} planned, {summary['asked']} asked."
+    jobs.job_finish(
+        job_id=job_id,
+        message=message,
+        errors=[f"{errors} requests failed; run again to retry them"] if errors else None,
+    )
+
+
+@shared_task(acks_late=True)
+def report_task(job_id: int, face_set_id: int) -> None:
+    jobs.job_start(job_id=job_id, total=1)
+    try:
+        reports.report_refresh(face_set=FaceSet.objects.get(pk=face_set_id))
+    except Exception as error:  # noqa: BLE001
+        jobs.job_finish(job_id=job_id, message="Report failed.", errors=[str(error)])
+        return
+    jobs.job_progress(job_id=job_id, done=1)
+    jobs.job_finish(job_id=job_id, message="Report computed.")
