@@ -1,0 +1,819 @@
+"""Load benchmark of the annotator survey (issue 2, "Performance"). Prints progress, then one JSON line.
+
+For each study size N (small 1,000; large 100,000, or 10,000 with ``--quick``):
+
+1. seed: a study of N items sharing a few small real PNGs, K annotators with a password, and a
+   k=2 batch made by ``annotations.services.batch_create`` (items and users are bulk-inserted
+   in this process; the batch goes through the real service, and its time is printed);
+   then ANALYZE, as autovacuum would soon do on a live server;
+2. load: the app under gunicorn on 127.0.0.1 (an ephemeral port), and K threads, one
+   ``requests.Session`` each, that log in with the CSRF token and then run cycles of
+   ``next`` (GET /batches/<id>/next/, then the item page it redirects to, as a browser does)
+   and ``answer`` (POST /assignments/<pk>/answer/ with the CSRF token; its redirect is not
+   followed, the next cycle's ``next`` is). A few warm-up cycles are not recorded. There is no
+   think time by default: every annotator answers instantly, the worst case for the server;
+3. queries: the same three requests run in this process through ``django.test.Client`` under
+   ``CaptureQueriesContext`` (the app is not changed), giving SQL queries per request, the
+   single-request time without concurrency and the slowest query of each.
+
+Latency of a step is the client's wall time for it. ``p95_ms_<size>`` pools the ``next`` and
+``answer`` steps of that size; ``p99_ms`` is the larger of the two sizes' pooled p99.
+
+The database given by ``--database-url`` (default: PostgreSQL ``acrb_bench`` on 127.0.0.1:5432,
+user postgres) is DROPPED and recreated; ``--database-url sqlite`` uses a file in the temporary
+folder. Every request goes to 127.0.0.1; loops are bounded by cycle count and by
+``--max-seconds``; gunicorn and the temporary folder are removed on exit, Ctrl-C included.
+
+Run: .venv/bin/python bench/annotation_load.py [--quick] [--annotators 24] [--workers 3 --threads 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import platform
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psutil
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = Path(sys.executable)
+GUNICORN = PYTHON.parent / "gunicorn"
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/acrb_bench"
+PASSWORD = "bench-password-not-secret"
+ANSWERS = ("refusal", "retained", "erased", "substituted")
+ATTRIBUTE_VALUES = [
+    ("neutral", "neutral"),
+    ("culture", "Korean"),
+    ("culture", "Nigerian"),
+    ("culture", "Mexican"),
+    ("gender", "woman"),
+    ("religion", "Sikh"),
+]
+N_IMAGES = 32
+REQUEST_TIMEOUT_S = 30
+START_LINE_TIMEOUT_S = 600
+
+
+def log(message: str) -> None:
+    print(f"[annotation_load {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+# --- the database and the Django process -------------------------------------------------
+
+
+def database_url_resolved(url: str, workdir: Path) -> str:
+    if url == "sqlite":
+        return f"sqlite:///{workdir / 'bench.sqlite3'}"
+    return url
+
+
+def database_reset(url: str) -> None:
+    """Drop and recreate the benchmark database (PostgreSQL) or delete its file (SQLite)."""
+    parts = urlsplit(url)
+    if parts.scheme.startswith("sqlite"):
+        Path(parts.path[1:] if parts.path.startswith("//") else parts.path).unlink(missing_ok=True)
+        return
+    import psycopg
+
+    name = parts.path.lstrip("/")
+    if not re.fullmatch(r"[A-Za-z0-9_]+", name):
+        raise SystemExit(f"refusing to drop a database named {name!r}")
+    with psycopg.connect(_maintenance_url(parts), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def database_drop(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme.startswith("sqlite"):
+        return  # the file lives in the temporary folder
+    import psycopg
+
+    with psycopg.connect(_maintenance_url(parts), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
+
+
+def _maintenance_url(parts) -> str:
+    """The server's ``postgres`` database, from which the benchmark database is dropped."""
+    return urlunsplit(("postgresql", parts.netloc, "/postgres", "", ""))
+
+
+def app_environment(database_url: str, workdir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        DJANGO_SETTINGS_MODULE="acrb_web.settings",
+        DATABASE_URL=database_url,
+        ACRB_VAR_DIR=str(workdir / "var"),
+        ACRB_MEDIA_ROOT=str(workdir / "media"),
+        DJANGO_DEBUG="0",
+        ACRB_LOG_LEVEL="WARNING",
+        CELERY_BROKER_URL="filesystem://",
+        PYTHONPATH=str(ROOT),
+    )
+    return env
+
+
+def migrate(env: dict[str, str]) -> None:
+    started = time.perf_counter()
+    done = subprocess.run(
+        [str(PYTHON), "manage.py", "migrate", "--no-input", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode:
+        raise RuntimeError(f"migrate failed:\n{done.stdout}\n{done.stderr}")
+    log(f"schema migrated in {time.perf_counter() - started:.1f} s")
+
+
+def django_setup(env: dict[str, str]) -> None:
+    for key in (
+        "DJANGO_SETTINGS_MODULE",
+        "DATABASE_URL",
+        "ACRB_VAR_DIR",
+        "ACRB_MEDIA_ROOT",
+        "DJANGO_DEBUG",
+        "ACRB_LOG_LEVEL",
+        "CELERY_BROKER_URL",
+    ):
+        os.environ[key] = env[key]
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+
+
+# --- seeding a study ---------------------------------------------------------------------
+
+
+@dataclass
+class Seeded:
+    batch_id: int
+    usernames: list[str]
+    seconds: dict[str, float]
+
+
+def png_names(media_root: Path, slug: str) -> list[str]:
+    """A few small real PNGs that all items share (a file per item would only cost disk)."""
+    from PIL import Image
+
+    folder = media_root / "studies" / slug
+    folder.mkdir(parents=True, exist_ok=True)
+    names = []
+    for index in range(N_IMAGES):
+        colour = (37 * index % 256, 91 * index % 256, 53 * index % 256)
+        Image.new("RGB", (64, 64), colour).save(folder / f"img{index:02d}.png")
+        names.append(f"studies/{slug}/img{index:02d}.png")
+    return names
+
+
+def study_seed(*, label: str, n_items: int, n_annotators: int, media_root: Path) -> Seeded:
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
+    from django.db import connection
+
+    from annotations import services
+    from annotations.models import Annotator, Batch, Item
+
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    slug = f"bench-{label}"
+    study = services.study_create(
+        name=f"Load benchmark, {label} (synthetic)", slug=slug, overlap_k=2, is_synthetic_demo=True
+    )
+    values = [
+        services.attribute_value_get_or_create(
+            study=study, attribute=attribute, value=value, cue_description=f"{value} cues"
+        )
+        for attribute, value in ATTRIBUTE_VALUES
+    ]
+    images = png_names(media_root, slug)
+    Item.objects.bulk_create(
+        (
+            Item(
+                study=study,
+                item_id=f"{label}-{index:06d}",
+                image=images[index % len(images)],
+                generator="synthetic",
+                prompt=f"A portrait of a person at work, variant {index}",
+                base_prompt_id=f"p{index % 500:03d}",
+                domain=("work", "food", "faith", "family")[index % 4],
+                attribute_value=values[index % len(values)],
+                cue=f"{values[index % len(values)].value} cues",
+            )
+            for index in range(n_items)
+        ),
+        batch_size=5000,
+    )
+    seconds["items"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    user_model = get_user_model()
+    usernames = [f"bench-{label}-{index:02d}" for index in range(n_annotators)]
+    password_hash = make_password(PASSWORD)  # hashed once: PBKDF2 per user would take seconds
+    users = user_model.objects.bulk_create(
+        [user_model(username=name, password=password_hash) for name in usernames]
+    )
+    annotators = Annotator.objects.bulk_create(
+        [Annotator(user=user, group=f"g{index % 3}") for index, user in enumerate(users)]
+    )
+    seconds["annotators"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    batch = services.batch_create(
+        study=study,
+        name="load",
+        policy=Batch.Policy.K_OVERLAP,
+        annotators=annotators,
+        overlap_k=2,
+        seed=0,
+    )
+    seconds["batch_create"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    seconds["analyze"] = time.perf_counter() - started
+    return Seeded(batch.pk, usernames, seconds)
+
+
+# --- the server ----------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def gunicorn_server(env: dict[str, str], workdir: Path, workers: int, threads: int):
+    """Yield the base URL of a gunicorn serving the app; the whole process group is ended."""
+    port = free_port()
+    log_path = workdir / f"gunicorn-{port}.log"
+    command = [
+        str(GUNICORN),
+        "acrb_web.wsgi",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+        "--worker-class",
+        "gthread",
+        "--timeout",
+        "60",
+        "--keep-alive",
+        "5",
+        "--log-level",
+        "warning",
+        "--error-logfile",
+        str(log_path),
+    ]
+    with log_path.open("w") as log_file:
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        server_wait_ready(process, base_url, log_path)
+        yield base_url, process
+    finally:
+        process_group_end(process)
+
+
+def server_wait_ready(process: subprocess.Popen, base_url: str, log_path: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"gunicorn exited early:\n{log_path.read_text()[-3000:]}")
+        with contextlib.suppress(requests.RequestException):
+            if requests.get(f"{base_url}/accounts/login/", timeout=5).status_code == 200:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"gunicorn did not answer within 60 s:\n{log_path.read_text()[-3000:]}")
+
+
+def process_group_end(process: subprocess.Popen) -> None:
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=15)
+
+
+def cpu_snapshot(processes: list[psutil.Process]) -> dict[int, float]:
+    seconds = {}
+    for proc in processes:
+        with contextlib.suppress(psutil.Error):
+            times = proc.cpu_times()
+            seconds[proc.pid] = times.user + times.system
+    return seconds
+
+
+def cpu_delta(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds spent between two snapshots by the processes alive at both."""
+    return sum(after[pid] - before[pid] for pid in before.keys() & after.keys())
+
+
+def postgres_backends(database_name: str | None) -> list[psutil.Process]:
+    """The server processes serving our database (their title names it), not other users'."""
+    if not database_name:
+        return []
+    found = []
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        title = " ".join(proc.info["cmdline"] or [])
+        if (proc.info["name"] or "").startswith("postgres") and f" {database_name} " in title:
+            found.append(proc)
+    return found
+
+
+# --- the simulated annotators ------------------------------------------------------------
+
+
+@dataclass
+class AnnotatorResult:
+    samples: dict[str, list[float]] = field(
+        default_factory=lambda: {"next": [], "next_redirect": [], "item_page": [], "answer": []}
+    )
+    cycles: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Coordination:
+    """What the annotator threads share: a start line, a stop flag, the deadline, login slots."""
+
+    start_line: threading.Barrier
+    stop: threading.Event = field(default_factory=threading.Event)
+    deadline: float = math.inf  # set by the main thread once everyone is past the start line
+    # Logins hash a password (PBKDF2, about a CPU-second each): two at a time, so that the
+    # login storm does not time out; logins are not measured.
+    login_slots: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(2))
+
+
+class AnnotatorThread(threading.Thread):
+    """One annotator: log in, warm up, wait at the start line, then run timed cycles."""
+
+    def __init__(self, *, base_url, username, batch_id, args, shared: Coordination, seed):
+        super().__init__(daemon=True, name=username)
+        self.base_url, self.username, self.batch_id = base_url, username, batch_id
+        self.cycles, self.warmup, self.think_s = args.cycles, args.warmup, args.think_ms / 1000
+        self.shared = shared
+        self.rng = random.Random(seed)
+        self.result = AnnotatorResult()
+        self.session = requests.Session()
+        self.session.trust_env = False  # never through a proxy: 127.0.0.1 only
+
+    def run(self):
+        shared = self.shared
+        try:
+            with shared.login_slots:
+                self.login()
+            for _ in range(self.warmup):
+                self.cycle(record=False)
+            shared.start_line.wait(timeout=START_LINE_TIMEOUT_S)
+            for _ in range(self.cycles):
+                if shared.stop.is_set() or time.monotonic() > shared.deadline:
+                    break
+                if not self.cycle(record=True):
+                    break
+                self.result.cycles += 1
+                if self.think_s:
+                    time.sleep(self.think_s)
+        except (requests.RequestException, RuntimeError, threading.BrokenBarrierError) as exc:
+            self.result.errors.append(f"{self.username}: {exc!r}")
+            shared.start_line.abort()
+        finally:
+            self.session.close()
+
+    def login(self):
+        url = f"{self.base_url}/accounts/login/"
+        self.session.get(url, timeout=REQUEST_TIMEOUT_S).raise_for_status()
+        response = self.session.post(
+            url,
+            data={
+                "username": self.username,
+                "password": PASSWORD,
+                "csrfmiddlewaretoken": self.session.cookies["csrftoken"],
+            },
+            allow_redirects=False,
+            timeout=REQUEST_TIMEOUT_S,
+        )
+        if response.status_code != 302:
+            raise RuntimeError(f"login failed with HTTP {response.status_code}")
+
+    def cycle(self, *, record: bool) -> bool:
+        """next (redirect + item page) then answer; False when the queue is empty."""
+        started = time.perf_counter()
+        redirect = self.session.get(
+            f"{self.base_url}/batches/{self.batch_id}/next/",
+            allow_redirects=False,
+            timeout=REQUEST_TIMEOUT_S,
+        )
+        redirected = time.perf_counter()
+        if redirect.status_code == 200:
+            return False  # the batch-done page: this annotator's queue is empty
+        if redirect.status_code != 302:
+            raise RuntimeError(f"next: HTTP {redirect.status_code}")
+        location = redirect.headers["Location"]
+        page = self.session.get(f"{self.base_url}{location}", timeout=REQUEST_TIMEOUT_S)
+        shown = time.perf_counter()
+        if page.status_code != 200:
+            raise RuntimeError(f"item page: HTTP {page.status_code}")
+        answer = self.session.post(
+            f"{self.base_url}{location}answer/",
+            data={
+                "answer": self.rng.choice(ANSWERS),
+                "csrfmiddlewaretoken": self.session.cookies["csrftoken"],
+            },
+            allow_redirects=False,
+            timeout=REQUEST_TIMEOUT_S,
+        )
+        answered = time.perf_counter()
+        if answer.status_code != 302:
+            raise RuntimeError(f"answer: HTTP {answer.status_code}")
+        if record:
+            samples = self.result.samples
+            samples["next_redirect"].append(1000 * (redirected - started))
+            samples["item_page"].append(1000 * (shown - redirected))
+            samples["next"].append(1000 * (shown - started))
+            samples["answer"].append(1000 * (answered - shown))
+        return True
+
+
+def load_run(*, base_url, server, seeded: Seeded, database_name: str | None, args) -> dict:
+    # The main thread is a party of the start line too: the clock starts when all have arrived.
+    shared = Coordination(start_line=threading.Barrier(len(seeded.usernames) + 1))
+    threads = [
+        AnnotatorThread(
+            base_url=base_url,
+            username=name,
+            batch_id=seeded.batch_id,
+            args=args,
+            shared=shared,
+            seed=index,
+        )
+        for index, name in enumerate(seeded.usernames)
+    ]
+    gunicorn_procs = [psutil.Process(server.pid), *psutil.Process(server.pid).children()]
+    try:
+        for thread in threads:
+            thread.start()
+        try:
+            shared.start_line.wait(timeout=START_LINE_TIMEOUT_S)
+        except threading.BrokenBarrierError:
+            log("some annotators failed before the start line; stopping this size")
+            shared.stop.set()
+        shared.deadline = time.monotonic() + args.max_seconds
+        pg_procs = postgres_backends(database_name)  # after the logins: the backends exist
+        before = [time.process_time(), cpu_snapshot(gunicorn_procs), cpu_snapshot(pg_procs)]
+        started = time.perf_counter()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.5)
+        wall = time.perf_counter() - started
+    finally:
+        shared.stop.set()
+        shared.start_line.abort()
+    cpu = {
+        "client": round(time.process_time() - before[0], 2),
+        "gunicorn": round(cpu_delta(before[1], cpu_snapshot(gunicorn_procs)), 2),
+        "postgres": round(cpu_delta(before[2], cpu_snapshot(pg_procs)), 2),
+    }
+    return load_summary(threads, wall, cpu)
+
+
+def percentile(values: list[float], pct: float) -> float | None:
+    """Nearest-rank percentile."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(pct / 100 * len(ordered)) - 1)]
+
+
+def load_summary(threads: list[AnnotatorThread], wall: float, cpu: dict) -> dict:
+    samples: dict[str, list[float]] = {}
+    for thread in threads:
+        for step, values in thread.result.samples.items():
+            samples.setdefault(step, []).extend(values)
+    samples["pooled"] = samples["next"] + samples["answer"]
+    steps = {
+        step: {
+            "n": len(values),
+            **{f"p{p}_ms": _round(percentile(values, p)) for p in (50, 95, 99)},
+            "max_ms": _round(max(values, default=None)),
+        }
+        for step, values in samples.items()
+    }
+    cycles = sum(thread.result.cycles for thread in threads)
+    errors = [error for thread in threads for error in thread.result.errors]
+    return {
+        "steps": steps,
+        "cycles": cycles,
+        # CPU per cycle (3 requests) is what the 2 cores must supply; latency is mostly queueing
+        # for it once K annotators with no think time saturate them.
+        "cpu_ms_per_cycle": {
+            name: round(1000 * seconds / cycles, 2) if cycles else None
+            for name, seconds in cpu.items()
+        },
+        "seconds": round(wall, 2),
+        "cycles_per_s": round(cycles / wall, 1) if wall else None,
+        "cpu_seconds": cpu,
+        "errors": errors,
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+# --- SQL queries per request, in this process ------------------------------------------
+
+
+def query_profile(*, batch_id: int, username: str, cycles: int) -> dict:
+    """Queries, time and slowest query per request for next, item page and answer."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client()
+    client.force_login(get_user_model().objects.get(username=username))
+    per_step: dict[str, list[tuple[int, float, float, dict]]] = {
+        "next": [],
+        "item": [],
+        "answer": [],
+    }
+
+    def measured(step, call):
+        with CaptureQueriesContext(connection) as captured:
+            started = time.perf_counter()
+            response = call()
+            elapsed = 1000 * (time.perf_counter() - started)
+        queries = captured.captured_queries
+        slowest = max(queries, key=lambda q: float(q["time"]), default={"sql": "", "time": "0"})
+        per_step[step].append(
+            (len(queries), elapsed, 1000 * sum(float(q["time"]) for q in queries), slowest)
+        )
+        return response
+
+    for _ in range(cycles):
+        redirect = measured("next", lambda: client.get(f"/batches/{batch_id}/next/"))
+        if redirect.status_code != 302:
+            break
+        location = redirect["Location"]
+        measured("item", lambda location=location: client.get(location))
+        measured(
+            "answer",
+            lambda location=location: client.post(f"{location}answer/", {"answer": "retained"}),
+        )
+    return {step: _profile_summary(rows) for step, rows in per_step.items()}
+
+
+def _profile_summary(rows) -> dict:
+    counts = sorted({count for count, *_ in rows})
+    slowest = max((row[3] for row in rows), key=lambda q: float(q["time"]), default=None)
+    return {
+        "queries": counts[-1] if counts else None,
+        "queries_seen": counts,
+        "request_ms_median": _round(percentile([row[1] for row in rows], 50)),
+        "sql_ms_median": _round(percentile([row[2] for row in rows], 50)),
+        "slowest_query_ms": _round(1000 * float(slowest["time"])) if slowest else None,
+        "slowest_query": re.sub(r"\s+", " ", slowest["sql"])[:300] if slowest else None,
+    }
+
+
+# --- one size, and the whole run ----------------------------------------------------------
+
+
+def size_run(*, label: str, n_items: int, env, workdir: Path, database_name, args) -> dict:
+    log(f"[{label}] seeding N={n_items:,} items, K={args.annotators} annotators, k=2 batch")
+    seeded = study_seed(
+        label=label, n_items=n_items, n_annotators=args.annotators, media_root=workdir / "media"
+    )
+    log(f"[{label}] seeded: " + ", ".join(f"{k} {v:.1f} s" for k, v in seeded.seconds.items()))
+    with gunicorn_server(env, workdir, args.workers, args.threads) as (base_url, server):
+        log(
+            f"[{label}] gunicorn on {base_url} ({args.workers} workers x {args.threads} threads); "
+            f"{args.annotators} annotators log in, {args.warmup} warm-up cycles, then "
+            f"{args.cycles} cycles each (at most {args.max_seconds} s)"
+        )
+        load = load_run(
+            base_url=base_url, server=server, seeded=seeded, database_name=database_name, args=args
+        )
+    for step in ("next", "next_redirect", "item_page", "answer", "pooled"):
+        s = load["steps"][step]
+        log(
+            f"[{label}] {step:13s} n={s['n']:5d} p50 {s['p50_ms']} ms  p95 {s['p95_ms']} ms  "
+            f"p99 {s['p99_ms']} ms  max {s['max_ms']} ms"
+        )
+    log(
+        f"[{label}] {load['cycles']} cycles in {load['seconds']} s = {load['cycles_per_s']} "
+        f"cycles/s; CPU s: {load['cpu_seconds']} = ms per cycle {load['cpu_ms_per_cycle']}; "
+        f"errors: {len(load['errors'])}"
+    )
+    for error in load["errors"][:5]:
+        log(f"[{label}]   {error}")
+    profile = query_profile(
+        batch_id=seeded.batch_id, username=seeded.usernames[0], cycles=args.profile_cycles
+    )
+    for step, p in profile.items():
+        log(
+            f"[{label}] queries {step:6s} {p['queries']} (seen {p['queries_seen']}); alone "
+            f"{p['request_ms_median']} ms, SQL {p['sql_ms_median']} ms; slowest "
+            f"{p['slowest_query_ms']} ms: {(p['slowest_query'] or '')[:140]}"
+        )
+    return {
+        "n_items": n_items,
+        "seed_seconds": {k: round(v, 2) for k, v in seeded.seconds.items()},
+        "load": load,
+        "queries": profile,
+    }
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: large N 10,000 and 20 cycles per annotator"
+    )
+    parser.add_argument(
+        "--database-url",
+        default=DEFAULT_DATABASE_URL,
+        help="DROPPED and recreated; 'sqlite' for a file in the temporary folder",
+    )
+    parser.add_argument(
+        "--keep-db", action="store_true", help="do not drop the database at the end"
+    )
+    parser.add_argument("--annotators", type=int, default=24, help="K concurrent annotators")
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn workers (2 cores: 3)")
+    parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker")
+    parser.add_argument("--small", type=int, default=1_000)
+    parser.add_argument("--large", type=int, default=None, help="default 100,000; 10,000 quick")
+    parser.add_argument(
+        "--cycles", type=int, default=None, help="per annotator; default 60, 20 quick"
+    )
+    parser.add_argument("--warmup", type=int, default=3, help="unrecorded cycles per annotator")
+    parser.add_argument("--think-ms", type=float, default=0, help="pause after each answer")
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        help="time bound of each size's timed loop; default 300, 90 quick",
+    )
+    parser.add_argument("--profile-cycles", type=int, default=5)
+    args = parser.parse_args(argv)
+    args.large = args.large or (10_000 if args.quick else 100_000)
+    args.cycles = args.cycles or (20 if args.quick else 60)
+    args.max_seconds = args.max_seconds or (90 if args.quick else 300)
+    per_annotator = 2 * args.small // args.annotators
+    if args.warmup + args.cycles + args.profile_cycles > per_annotator:
+        parser.error(
+            f"at N={args.small} each annotator has only {per_annotator} items: "
+            "lower --cycles/--warmup/--profile-cycles or raise --small"
+        )
+    return args
+
+
+def final_record(args, results: dict, vendor: str, load_avg: tuple) -> dict:
+    small, large = results["small"], results["large"]
+    pooled = {label: r["load"]["steps"]["pooled"] for label, r in results.items()}
+    queries = {
+        label: {step: p["queries"] for step, p in r["queries"].items()}
+        for label, r in results.items()
+    }
+    measured = all(pooled[label]["n"] for label in pooled)
+    p95_ratio = pooled["large"]["p95_ms"] / pooled["small"]["p95_ms"] if measured else None
+    p99 = max(pooled["small"]["p99_ms"], pooled["large"]["p99_ms"]) if measured else None
+    record = {
+        "bench": "annotation_load",
+        "p95_ms_small": pooled["small"]["p95_ms"],
+        "p95_ms_large": pooled["large"]["p95_ms"],
+        "p99_ms": p99,
+        "p99_ms_is": "max over both sizes of the p99 of the next and answer steps pooled",
+        "queries_per_request_small": queries["small"],
+        "queries_per_request_large": queries["large"],
+        "n_small": small["n_items"],
+        "n_large": large["n_items"],
+        "targets": {
+            "queries_constant_in_n": queries["small"] == queries["large"],
+            "p95_large_over_small": _round(p95_ratio),
+            "p95_within_1_3x": measured and p95_ratio <= 1.3,
+            "p99_under_100_ms": measured and p99 < 100,
+        },
+        "k_annotators": args.annotators,
+        "workers": args.workers,
+        "threads": args.threads,
+        "cycles_per_annotator": args.cycles,
+        "think_ms": args.think_ms,
+        "quick": args.quick,
+        "cpu_count": os.cpu_count(),
+        "load_average_before_after": load_avg,
+        "db_vendor": vendor,
+        "python": platform.python_version(),
+    }
+    for label, result in results.items():
+        load = result["load"]
+        record[f"steps_{label}"] = {
+            step: {k: v for k, v in s.items() if k != "n"} | {"n": s["n"]}
+            for step, s in load["steps"].items()
+        }
+        record[f"cycles_per_s_{label}"] = load["cycles_per_s"]
+        record[f"cpu_seconds_{label}"] = load["cpu_seconds"]
+        record[f"cpu_ms_per_cycle_{label}"] = load["cpu_ms_per_cycle"]
+        record[f"errors_{label}"] = len(load["errors"])
+        record[f"seed_seconds_{label}"] = result["seed_seconds"]
+        record[f"single_request_ms_{label}"] = {
+            step: {
+                "request": p["request_ms_median"],
+                "sql": p["sql_ms_median"],
+                "slowest_query_ms": p["slowest_query_ms"],
+            }
+            for step, p in result["queries"].items()
+        }
+    return record
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt  # so that a SIGTERM cleans up like Ctrl-C
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupt)
+    workdir = Path(tempfile.mkdtemp(prefix="acrb-annotation-load-"))
+    database_url = database_url_resolved(args.database_url, workdir)
+    reset = False
+    try:
+        log(f"temporary folder {workdir}; database {database_url} (dropped and recreated)")
+        database_reset(database_url)
+        reset = True
+        env = app_environment(database_url, workdir)
+        migrate(env)
+        django_setup(env)
+        from django.db import connection, connections
+
+        vendor = connection.vendor
+        load_before = os.getloadavg()
+        results = {}
+        for label, n_items in (("small", args.small), ("large", args.large)):
+            results[label] = size_run(
+                label=label,
+                n_items=n_items,
+                env=env,
+                workdir=workdir,
+                database_name=connection.settings_dict["NAME"] if vendor == "postgresql" else None,
+                args=args,
+            )
+        record = final_record(
+            args,
+            results,
+            vendor,
+            (tuple(round(x, 2) for x in load_before), tuple(round(x, 2) for x in os.getloadavg())),
+        )
+        connections.close_all()
+        print(json.dumps(record), flush=True)
+        return 1 if record["errors_small"] or record["errors_large"] else 0
+    finally:
+        if "django" in sys.modules:
+            from django.db import connections
+
+            connections.close_all()
+        if reset and not args.keep_db:
+            with contextlib.suppress(Exception):
+                database_drop(database_url)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
