@@ -231,8 +231,9 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
 
 
 def judgment_rows(*, study: Study) -> list[dict]:
-    qs = AutomatedJudgment.objects.filter(
-        item__study=study, item__is_gold=False, error="", hard_refusal__isnull=False
+    # A judgment counts when it answers a question: refusal (hard_refusal set) or cue (a label).
+    qs = AutomatedJudgment.objects.filter(item__study=study, item__is_gold=False, error="").filter(
+        Q(hard_refusal__isnull=False) | ~Q(cue_label="")
     )
     fields = ITEM_FIELDS  # a judgment reaches the item by the same paths
     rows = qs.values(
@@ -287,8 +288,12 @@ def study_metric_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
         columns=ANNOTATION_FRAME_COLUMNS
     )
     judgments = pd.DataFrame(judgment_rows(study=study)).reindex(columns=JUDGMENT_FRAME_COLUMNS)
+    annotations["hard_refusal"] = annotations["hard_refusal"].astype(bool)
+    # A cue-only judge leaves hard_refusal empty: study_metrics keeps it out of refusal statistics.
+    judgments["hard_refusal"] = (
+        judgments["hard_refusal"].astype(object).where(judgments["hard_refusal"].notna(), None)
+    )
     for frame in (annotations, judgments):
-        frame["hard_refusal"] = frame["hard_refusal"].astype(bool)
         frame["cue"] = frame["cue"].astype(object).where(frame["cue"].notna(), None)
     return annotations, judgments
 

@@ -81,7 +81,7 @@ def audit_report(
         raise TypeError(f"unknown setting(s): {', '.join(sorted(unknown))}")
     options = {**DEFAULTS, **settings}
     annotations = _validated(annotations, ANNOTATION_COLUMNS, "annotations")
-    judgments = _validated(judgments, JUDGMENT_COLUMNS, "judgments")
+    judgments = _validated(judgments, JUDGMENT_COLUMNS, "judgments", refusal_may_be_missing=True)
     if metrics is None:
         metrics = study_metrics(
             annotations,

@@ -221,7 +221,8 @@ def judgment_fields(output: JudgmentOutput) -> dict[str, Any]:
         fields["hard_refusal"] = output.label == REFUSAL
         fields["score"] = clip_refusal_similarity(output)
     elif output.error is None and output.label in CUE_LABELS:
-        fields["hard_refusal"] = False
+        # A cue judge does not answer the refusal question: hard_refusal stays empty, and the
+        # metrics leave this judge out of refusal rates and refusal agreement.
         fields["cue_label"] = output.label
     return fields
 

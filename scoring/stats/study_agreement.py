@@ -22,6 +22,7 @@ from scoring.stats.agreement_multirater import (
 )
 from scoring.stats.krippendorff_alpha import krippendorff_alpha
 from scoring.stats.result import Stat
+from scoring.stats.study_rates import ANSWERS_REFUSAL
 
 REFUSAL_LABELS = ["false", "true"]
 CUE_LABELS = ["retained", "erased", "substituted"]
@@ -32,6 +33,8 @@ def question_labels(frame: pd.DataFrame, question: str) -> pd.DataFrame:
     """Rows that answer ``question`` with a ``label`` column: every row for hard_refusal (labels
     "true"/"false"); for cue, only rows not marking refusal that carry a cue."""
     if question == "hard_refusal":
+        if ANSWERS_REFUSAL in frame.columns:  # cue-only judges do not answer this question
+            frame = frame[frame[ANSWERS_REFUSAL].to_numpy(dtype=bool)]
         return frame.assign(
             label=np.where(frame["hard_refusal"].to_numpy(dtype=bool), "true", "false")
         )

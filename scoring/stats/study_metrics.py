@@ -16,7 +16,7 @@ from scoring.stats.study_agreement import (
     human_vs_auto_agreement,
     inter_annotator_agreement,
 )
-from scoring.stats.study_rates import MEASURES, rates_breakdown, study_rates
+from scoring.stats.study_rates import ANSWERS_REFUSAL, MEASURES, rates_breakdown, study_rates
 
 ITEM_COLUMNS = [
     "item_id",
@@ -33,11 +33,26 @@ STRING_COLUMNS = [*ITEM_COLUMNS, "annotator", "annotator_group", "judge"]
 BREAKDOWNS = ("domain", "generator", "mode")
 
 
-def _validated(frame: pd.DataFrame | None, columns: list[str], name: str) -> pd.DataFrame:
-    """A clean copy with the required columns: strings as str, hard_refusal as bool, cue as str or None."""
+def _validated(
+    frame: pd.DataFrame | None,
+    columns: list[str],
+    name: str,
+    *,
+    refusal_may_be_missing: bool = False,
+) -> pd.DataFrame:
+    """A clean copy with the required columns: strings as str, hard_refusal as bool, cue as str or None.
+
+    With ``refusal_may_be_missing`` (judgments), a missing hard_refusal means the judge does not
+    answer the refusal question (a cue-only judge): the row gets ``answers_refusal`` False, is
+    left out of every refusal statistic, and counts as "not refused" for the cue measures.
+    """
     if frame is None or len(frame) == 0:
-        return pd.DataFrame({column: pd.Series(dtype=object) for column in columns}).astype(
-            {"hard_refusal": bool}
+        empty = pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
+        empty = empty.astype({"hard_refusal": bool})
+        return (
+            empty.assign(**{ANSWERS_REFUSAL: pd.Series(dtype=bool)})
+            if refusal_may_be_missing
+            else empty
         )
     missing = [column for column in columns if column not in frame.columns]
     if missing:
@@ -48,6 +63,10 @@ def _validated(frame: pd.DataFrame | None, columns: list[str], name: str) -> pd.
             clean[column] = (
                 clean[column].astype(object).where(clean[column].notna(), "").astype(str)
             )
+    if refusal_may_be_missing:
+        answered = clean["hard_refusal"].notna().to_numpy(dtype=bool)
+        clean["hard_refusal"] = clean["hard_refusal"].astype(object).where(answered, False)
+        clean[ANSWERS_REFUSAL] = answered
     # A string "false" would turn into True under astype(bool): accept only real booleans (or 0/1).
     if not set(clean["hard_refusal"].unique().tolist()) <= {True, False}:
         raise ValueError(f"{name}: hard_refusal must be true or false on every row")
@@ -141,7 +160,7 @@ def study_metrics(
     if n_bootstrap < 0 or min_pair_items < 1:
         raise ValueError("n_bootstrap must be >= 0 and min_pair_items >= 1")
     annotations = _validated(annotations, ANNOTATION_COLUMNS, "annotations")
-    judgments = _validated(judgments, JUDGMENT_COLUMNS, "judgments")
+    judgments = _validated(judgments, JUDGMENT_COLUMNS, "judgments", refusal_may_be_missing=True)
     result = {
         "meta": _meta(
             annotations,

@@ -66,7 +66,7 @@ def test_cue_judge_stores_labels_confidence_and_invalid_answers(cue_study, serve
         stored["photo-0"].hard_refusal,
         stored["photo-0"].cue_label,
         stored["photo-0"].confidence,
-    ) == (False, "retained", 0.9)
+    ) == (None, "retained", 0.9)
     assert (stored["photo-1"].cue_label, stored["photo-1"].confidence) == ("erased", 0.8)
     invalid = stored["photo-2"]
     assert invalid.hard_refusal is None and invalid.cue_label == "" and invalid.error == ""

@@ -315,3 +315,21 @@ def test_random_small_studies_never_crash_and_stay_json_ready(rows, verdicts):
     result = study_metrics(annotations, judgments, min_pair_items=1, n_bootstrap=20)
     json.dumps(result, allow_nan=False)
     assert_json_ready(result)
+
+
+def test_a_cue_only_judge_is_left_out_of_refusal_statistics():
+    """A judge with hard_refusal missing answers only the cue question (docs/metrics.md)."""
+    annotations, judgments = small_study()
+    cue_only = judgments.assign(judge="cue-vlm@1", hard_refusal=None)
+    cue_only.loc[cue_only["item_id"] == "i1", "cue"] = "erased"  # it saw an image and judged it
+    result = study_metrics(annotations, pd.concat([judgments, cue_only]), n_bootstrap=50)
+    refusal = result["rates"]["auto:cue-vlm@1"]["refusal"]
+    assert all(entry["n"] == 0 for block in refusal.values() for entry in block["values"].values())
+    erasure = result["rates"]["auto:cue-vlm@1"]["erasure"]
+    counted = sum(entry["n"] for block in erasure.values() for entry in block["values"].values())
+    assert counted == 6  # every item, i1 included, counts as not refused for the cue measures
+    assert result["agreement"]["human_vs_auto"]["cue-vlm@1"]["hard_refusal"]["n"] == 0
+    assert result["agreement"]["human_vs_auto"]["cue-vlm@1"]["cue"]["n"] > 0
+    # the full judge is unaffected by the other judge's missing values
+    assert result["agreement"]["human_vs_auto"]["vlm@1"]["hard_refusal"]["n"] == len(annotations)
+    assert_json_ready(result)
