@@ -54,9 +54,11 @@ serve: setup
 
 lint: setup-test
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 test: setup-test
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 clean:

@@ -87,7 +87,9 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Twelve annotators writing at once: take the write lock when a transaction starts
     # (IMMEDIATE) and wait for it, instead of failing with "database is locked" on upgrade.
-    DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 20, "transaction_mode": "IMMEDIATE"})
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "transaction_mode": "IMMEDIATE"}
+    )
     # A file, not memory, so that a Celery worker process started by a test sees the test data.
     # One file per test process, so parallel test sessions do not share a database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-acrb-{os.getpid()}.sqlite3")}
@@ -132,9 +134,15 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # cache (e.g. Redis via CACHE_URL-style settings) only saves recomputation across processes.
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["ACRB_CACHE_URL"]}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["ACRB_CACHE_URL"],
+        }
         if os.environ.get("ACRB_CACHE_URL")
-        else {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(VAR_DIR / "cache")}
+        else {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
     )
 }
 
@@ -170,7 +178,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 else:
     # Redis redelivers a task whose worker died once this many seconds pass unacknowledged;
     # it must exceed the longest task (a scoring or generation batch).
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "7200"))}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "7200"))
+    }
 # Progress and results live in our own BackgroundJob rows; Celery needs no result store.
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True

@@ -33,7 +33,9 @@ def job_advance(*, job_id: int, by: int = 1) -> None:
     BackgroundJob.objects.filter(pk=job_id).update(done=F("done") + by)
 
 
-def job_finish(*, job_id: int, message: str = "", errors: list | None = None, result: dict | None = None) -> None:
+def job_finish(
+    *, job_id: int, message: str = "", errors: list | None = None, result: dict | None = None
+) -> None:
     """Mark the job done; ``result`` (e.g. the id of what it created) is kept in its params."""
     status = BackgroundJob.Status.FAILED if errors else BackgroundJob.Status.SUCCEEDED
     if result:

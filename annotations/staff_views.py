@@ -100,17 +100,29 @@ def batch_create(request, slug: str):
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
-            job = jobs.job_create(kind="batch_create", study=study, params={"name": data["name"]}, created_by=request.user)
+            job = jobs.job_create(
+                kind="batch_create",
+                study=study,
+                params={"name": data["name"]},
+                created_by=request.user,
+            )
             transaction.on_commit(lambda: batch_create_task.delay(job.pk, study.pk, options))
             return redirect("staff:job_detail", pk=job.pk)
-    return render(request, "staff/batch_create.html", {"study": study, "form": form}, status=400 if form.errors else 200)
+    return render(
+        request,
+        "staff/batch_create.html",
+        {"study": study, "form": form},
+        status=400 if form.errors else 200,
+    )
 
 
 def _batch_options(study, data, *, created_by) -> dict:
     """Check what can be checked at once; the policy itself runs in the job."""
     annotators = list(data["annotators"])
     if data["policy"] != Batch.Policy.MANUAL and data["overlap_k"] > len(annotators):
-        raise ValidationError(f"overlap k={data['overlap_k']} needs at least {data['overlap_k']} annotators; {len(annotators)} selected")
+        raise ValidationError(
+            f"overlap k={data['overlap_k']} needs at least {data['overlap_k']} annotators; {len(annotators)} selected"
+        )
     return {
         "name": data["name"],
         "policy": data["policy"],

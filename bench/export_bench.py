@@ -188,17 +188,21 @@ def main() -> None:
             sys.stderr.write(result.stderr)
             raise SystemExit(result.returncode)
         figures = json.loads(result.stdout.strip().splitlines()[-1])
+        if arguments.database_url:
+            _recreate_postgres(arguments.database_url, create=False)
     figures["load_average_1min"] = round(os.getloadavg()[0], 2)
     print(json.dumps(figures))
 
 
-def _recreate_postgres(url: str) -> None:
+def _recreate_postgres(url: str, *, create: bool = True) -> None:
+    """Drop the bench database (and create it afresh unless ``create`` is False)."""
     import psycopg
 
     name = url.rsplit("/", 1)[1]
     with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        connection.execute(f'CREATE DATABASE "{name}"')
+        if create:
+            connection.execute(f'CREATE DATABASE "{name}"')
 
 
 if __name__ == "__main__":

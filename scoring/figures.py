@@ -17,8 +17,18 @@ def rate_rows(metrics: dict, *, source: str, measure: str) -> list[dict]:
     rows = []
     for attribute in sorted(by_attribute):
         for value, cell in sorted((by_attribute[attribute].get("values") or {}).items()):
-            rows.append({"source": source, "measure": measure, "attribute": attribute, "value": value, "n": cell.get("n"),
-                         "rate": cell.get("rate"), "ci_low": cell.get("ci_low"), "ci_high": cell.get("ci_high")})
+            rows.append(
+                {
+                    "source": source,
+                    "measure": measure,
+                    "attribute": attribute,
+                    "value": value,
+                    "n": cell.get("n"),
+                    "rate": cell.get("rate"),
+                    "ci_low": cell.get("ci_low"),
+                    "ci_high": cell.get("ci_high"),
+                }
+            )
     return rows
 
 
@@ -33,7 +43,9 @@ def rates_bar_chart(metrics: dict, *, source: str, measure: str, fmt: str = "svg
     fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(rows) + 2), 4.0), dpi=110)
     try:
         if not rows:
-            ax.text(0.5, 0.5, "no defined rates yet", ha="center", va="center", transform=ax.transAxes)
+            ax.text(
+                0.5, 0.5, "no defined rates yet", ha="center", va="center", transform=ax.transAxes
+            )
             ax.set_axis_off()
         else:
             _draw_bars(ax, rows)

@@ -17,8 +17,15 @@ def _media_in_tmp(request, tmp_path):
     if not request.config.pluginmanager.hasplugin("django"):
         return
     settings = request.getfixturevalue("settings")
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": str(tmp_path)}}
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed only; tests need no strength
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": str(tmp_path),
+        }
+    }
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher"
+    ]  # speed only; tests need no strength
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.VAR_DIR = tmp_path / "var"
     settings.VAR_DIR.mkdir()
@@ -38,10 +45,26 @@ def write_image(path: Path, colour=(120, 80, 40), size=(32, 32)) -> Path:
     return path
 
 
-def manifest_line(item_id: str, *, image: str | None = None, attribute="culture", value="Korean", base="bp1", **extra) -> dict:
+def manifest_line(
+    item_id: str,
+    *,
+    image: str | None = None,
+    attribute="culture",
+    value="Korean",
+    base="bp1",
+    **extra,
+) -> dict:
     line = {
-        "item_id": item_id, "image": image, "mode": "t2i", "generator": "gen-a", "prompt": f"a {value} person cooking",
-        "base_prompt_id": base, "domain": "food", "attribute": attribute, "attribute_value": value, "cue": f"{value} markers",
+        "item_id": item_id,
+        "image": image,
+        "mode": "t2i",
+        "generator": "gen-a",
+        "prompt": f"a {value} person cooking",
+        "base_prompt_id": base,
+        "domain": "food",
+        "attribute": attribute,
+        "attribute_value": value,
+        "cue": f"{value} markers",
     }
     line.update(extra)
     return line
@@ -66,8 +89,23 @@ def make_manifest(tmp_path):
             write_image(root / "img" / f"{i}.png", colour=(i * 20 % 255, 100, 150))
             extra = {}
             if judgments:
-                extra["judgments"] = [{"judge": "vlm-a@1", "hard_refusal": i % 5 == 0, "cue": None if i % 5 == 0 else "retained", "confidence": 0.9}]
-            lines.append(manifest_line(f"item-{i}", image=f"img/{i}.png", value=value, base=f"bp{i // len(values)}", **extra))
+                extra["judgments"] = [
+                    {
+                        "judge": "vlm-a@1",
+                        "hard_refusal": i % 5 == 0,
+                        "cue": None if i % 5 == 0 else "retained",
+                        "confidence": 0.9,
+                    }
+                ]
+            lines.append(
+                manifest_line(
+                    f"item-{i}",
+                    image=f"img/{i}.png",
+                    value=value,
+                    base=f"bp{i // len(values)}",
+                    **extra,
+                )
+            )
         return write_manifest(root, lines)
 
     return build
@@ -77,7 +115,9 @@ def make_manifest(tmp_path):
 def study(db):
     from annotations import services
 
-    return services.study_create(name="Test study", slug="test-study", overlap_k=2, min_seconds_per_item=0.0)
+    return services.study_create(
+        name="Test study", slug="test-study", overlap_k=2, min_seconds_per_item=0.0
+    )
 
 
 @pytest.fixture
@@ -92,20 +132,31 @@ def imported_study(study, make_manifest):
 def annotators(db):
     from annotations import services
 
-    return [services.annotator_create(username=f"ann{i}", group=group, password="pw-for-tests-1")
-            for i, group in enumerate(["Korean", "Nigerian", "US", ""])]
+    return [
+        services.annotator_create(username=f"ann{i}", group=group, password="pw-for-tests-1")
+        for i, group in enumerate(["Korean", "Nigerian", "US", ""])
+    ]
 
 
 @pytest.fixture
 def batch(imported_study, annotators):
     from annotations import services
 
-    return services.batch_create(study=imported_study, name="b1", policy="k_overlap", annotators=annotators[:2], overlap_k=2, seed=1)
+    return services.batch_create(
+        study=imported_study,
+        name="b1",
+        policy="k_overlap",
+        annotators=annotators[:2],
+        overlap_k=2,
+        seed=1,
+    )
 
 
 @pytest.fixture
 def staff_user(django_user_model):
-    return django_user_model.objects.create_user(username="staff", password="pw-for-tests-1", is_staff=True)
+    return django_user_model.objects.create_user(
+        username="staff", password="pw-for-tests-1", is_staff=True
+    )
 
 
 @pytest.fixture

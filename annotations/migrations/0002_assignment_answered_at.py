@@ -7,25 +7,34 @@ def fill_answered_at(apps, schema_editor):
     """Existing answers: answered_at is the first submission time."""
     Assignment = apps.get_model("annotations", "Assignment")
     Annotation = apps.get_model("annotations", "Annotation")
-    submitted = Annotation.objects.filter(assignment=models.OuterRef("pk")).values("submitted_at")[:1]
-    Assignment.objects.filter(annotation__isnull=False).update(answered_at=models.Subquery(submitted))
+    submitted = Annotation.objects.filter(assignment=models.OuterRef("pk")).values("submitted_at")[
+        :1
+    ]
+    Assignment.objects.filter(annotation__isnull=False).update(
+        answered_at=models.Subquery(submitted)
+    )
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotations', '0001_initial'),
+        ("annotations", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='assignment',
-            name='answered_at',
+            model_name="assignment",
+            name="answered_at",
             field=models.DateTimeField(blank=True, editable=False, null=True),
         ),
         migrations.AddIndex(
-            model_name='assignment',
-            index=models.Index(condition=models.Q(('answered_at__isnull', True), ('is_active', True), ('skipped_at__isnull', True)), fields=['annotator', 'batch', 'position'], name='open_assignment_queue'),
+            model_name="assignment",
+            index=models.Index(
+                condition=models.Q(
+                    ("answered_at__isnull", True), ("is_active", True), ("skipped_at__isnull", True)
+                ),
+                fields=["annotator", "batch", "position"],
+                name="open_assignment_queue",
+            ),
         ),
         migrations.RunPython(fill_answered_at, migrations.RunPython.noop),
     ]

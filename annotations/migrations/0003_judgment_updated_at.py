@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotations', '0002_assignment_answered_at'),
+        ("annotations", "0002_assignment_answered_at"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='automatedjudgment',
-            name='updated_at',
+            model_name="automatedjudgment",
+            name="updated_at",
             field=models.DateTimeField(auto_now=True),
         ),
     ]

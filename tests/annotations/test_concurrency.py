@@ -36,32 +36,55 @@ def run_together(functions):
 
 def test_simultaneous_submissions_of_one_assignment_yield_one_annotation(batch, annotators):
     assignment = Assignment.objects.filter(batch=batch, annotator=annotators[0]).first()
-    results = run_together([
-        lambda: services.annotation_submit(assignment=Assignment.objects.select_related("batch__study").get(pk=assignment.pk),
-                                           hard_refusal=False, cue_label="erased")
-        for _ in range(4)
-    ])
+    results = run_together(
+        [
+            lambda: services.annotation_submit(
+                assignment=Assignment.objects.select_related("batch__study").get(pk=assignment.pk),
+                hard_refusal=False,
+                cue_label="erased",
+            )
+            for _ in range(4)
+        ]
+    )
     assert not [r for r in results if isinstance(r, Exception)], results
     annotation = Annotation.objects.get(assignment=assignment)
-    assert annotation.revision == 1 and AnnotationHistory.objects.filter(annotation=annotation).count() == 1
+    assert (
+        annotation.revision == 1
+        and AnnotationHistory.objects.filter(annotation=annotation).count() == 1
+    )
 
 
-def test_concurrent_batch_creation_never_assigns_an_item_twice_to_one_annotator(imported_study, annotators):
+def test_concurrent_batch_creation_never_assigns_an_item_twice_to_one_annotator(
+    imported_study, annotators
+):
     chosen = annotators[:2]
-    results = run_together([
-        lambda seed=seed: services.batch_create(study=imported_study, name=f"b{seed}", policy="k_overlap", annotators=chosen, overlap_k=2, seed=seed)
-        for seed in range(3)
-    ])
+    results = run_together(
+        [
+            lambda seed=seed: services.batch_create(
+                study=imported_study,
+                name=f"b{seed}",
+                policy="k_overlap",
+                annotators=chosen,
+                overlap_k=2,
+                seed=seed,
+            )
+            for seed in range(3)
+        ]
+    )
     pairs = list(Assignment.objects.values_list("item_id", "annotator_id"))
     assert len(pairs) == len(set(pairs)) == 6 * 2
     assert any(not isinstance(r, Exception) for r in results)
-    assert all(isinstance(r, (IntegrityError, PolicyError)) for r in results if isinstance(r, Exception)), results
+    assert all(
+        isinstance(r, (IntegrityError, PolicyError)) for r in results if isinstance(r, Exception)
+    ), results
 
 
 def test_the_database_itself_refuses_a_duplicate_assignment(batch, annotators):
     existing = Assignment.objects.filter(batch=batch).first()
     with pytest.raises(IntegrityError):
-        Assignment.objects.create(batch=batch, item=existing.item, annotator=existing.annotator, position=99)
+        Assignment.objects.create(
+            batch=batch, item=existing.item, annotator=existing.annotator, position=99
+        )
 
 
 def test_the_database_refuses_a_cue_label_on_a_refusal(batch):
@@ -69,4 +92,10 @@ def test_the_database_refuses_a_cue_label_on_a_refusal(batch):
 
     assignment = Assignment.objects.filter(batch=batch).first()
     with pytest.raises(IntegrityError):
-        Annotation.objects.create(assignment=assignment, hard_refusal=True, cue_label="erased", submitted_at=timezone.now(), updated_at=timezone.now())
+        Annotation.objects.create(
+            assignment=assignment,
+            hard_refusal=True,
+            cue_label="erased",
+            submitted_at=timezone.now(),
+            updated_at=timezone.now(),
+        )

@@ -19,13 +19,32 @@ def _errors(path, limits=LIMITS):
 
 def test_valid_manifest_parses_into_records(tmp_path):
     write_image(tmp_path / "a.png")
-    path = write_manifest(tmp_path, [
-        manifest_line("x1", image="a.png", judgments=[{"judge": "clip@2", "hard_refusal": False, "cue": "erased", "score": 0.1}]),
-        manifest_line("x2", image=None, attribute="neutral", value="neutral", provider_refusal={"code": "content_policy", "message": "blocked"}),
-    ])
+    path = write_manifest(
+        tmp_path,
+        [
+            manifest_line(
+                "x1",
+                image="a.png",
+                judgments=[
+                    {"judge": "clip@2", "hard_refusal": False, "cue": "erased", "score": 0.1}
+                ],
+            ),
+            manifest_line(
+                "x2",
+                image=None,
+                attribute="neutral",
+                value="neutral",
+                provider_refusal={"code": "content_policy", "message": "blocked"},
+            ),
+        ],
+    )
     first, second = parse_manifest(path, LIMITS)
     assert first.image == (tmp_path / "a.png").resolve() and len(first.image_sha256) == 64
-    assert first.judgments[0].judge == "clip" and first.judgments[0].judge_version == "2" and first.judgments[0].cue == "erased"
+    assert (
+        first.judgments[0].judge == "clip"
+        and first.judgments[0].judge_version == "2"
+        and first.judgments[0].cue == "erased"
+    )
     assert second.image is None and second.provider_refusal_code == "content_policy"
 
 
@@ -37,7 +56,9 @@ def test_every_problem_is_reported_with_line_and_field(tmp_path):
         json.dumps(manifest_line("b", image="../outside.png")),
         json.dumps(manifest_line("c", image="/etc/passwd")),
         json.dumps(manifest_line("d", image="missing.png")),
-        json.dumps(manifest_line("e", judgments=[{"judge": "j", "hard_refusal": False, "cue": "vanished"}])),
+        json.dumps(
+            manifest_line("e", judgments=[{"judge": "j", "hard_refusal": False, "cue": "vanished"}])
+        ),
         json.dumps(manifest_line("a", image="ok.png")),
         json.dumps(manifest_line("f", mode="video")),
         json.dumps(manifest_line("g", attribute="neutral", value="Korean")),
@@ -70,17 +91,33 @@ def test_corrupt_and_non_image_files_are_refused(tmp_path):
     (tmp_path / "corrupt.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 50)
     (tmp_path / "text.png").write_text("hello")
     (tmp_path / "empty.png").write_bytes(b"")
-    path = write_manifest(tmp_path, [manifest_line("a", image="corrupt.png"), manifest_line("b", image="text.png"), manifest_line("c", image="empty.png")])
+    path = write_manifest(
+        tmp_path,
+        [
+            manifest_line("a", image="corrupt.png"),
+            manifest_line("b", image="text.png"),
+            manifest_line("c", image="empty.png"),
+        ],
+    )
     errors = _errors(path)
     assert all(field == "image" for _, field, _ in errors)
-    assert "not a readable image" in errors[0][2] and "not a readable image" in errors[1][2] and "empty" in errors[2][2]
+    assert (
+        "not a readable image" in errors[0][2]
+        and "not a readable image" in errors[1][2]
+        and "empty" in errors[2][2]
+    )
 
 
 def test_oversized_and_decompression_bomb_images_are_refused(tmp_path):
     Image.new("L", (2000, 2000)).save(tmp_path / "huge.png")  # 4 Mpx, compresses to a few kB
     path = write_manifest(tmp_path, [manifest_line("a", image="huge.png")])
-    assert "over the limit" in _errors(path, ImageLimits(max_bytes=10_000_000, max_pixels=1_000_000))[0][2]
-    assert "bytes, over the limit" in _errors(path, ImageLimits(max_bytes=100, max_pixels=10**9))[0][2]
+    assert (
+        "over the limit"
+        in _errors(path, ImageLimits(max_bytes=10_000_000, max_pixels=1_000_000))[0][2]
+    )
+    assert (
+        "bytes, over the limit" in _errors(path, ImageLimits(max_bytes=100, max_pixels=10**9))[0][2]
+    )
 
 
 def test_empty_manifest_is_an_error(tmp_path):
@@ -91,13 +128,24 @@ def test_empty_manifest_is_an_error(tmp_path):
 def test_annotation_csv_parses_and_rejects_bad_rows():
     good = "item_id,annotator,annotator_group,hard_refusal,cue\nx1,alice,Korean,false,retained\nx2,alice,Korean,true,\n"
     records = parse_annotation_csv(good)
-    assert [(r.item_id, r.hard_refusal, r.cue) for r in records] == [("x1", False, "retained"), ("x2", True, None)]
-    bad = ("item_id,annotator,annotator_group,hard_refusal,cue\n"
-           "x1,alice,,maybe,retained\nx2,alice,,false,gone\nx3,alice,,true,erased\nx4,,,false,retained\nx5,bob,,false,erased\nx5,bob,,false,erased\n")
+    assert [(r.item_id, r.hard_refusal, r.cue) for r in records] == [
+        ("x1", False, "retained"),
+        ("x2", True, None),
+    ]
+    bad = (
+        "item_id,annotator,annotator_group,hard_refusal,cue\n"
+        "x1,alice,,maybe,retained\nx2,alice,,false,gone\nx3,alice,,true,erased\nx4,,,false,retained\nx5,bob,,false,erased\nx5,bob,,false,erased\n"
+    )
     with pytest.raises(ManifestInvalid) as info:
         parse_annotation_csv(bad)
     found = [(e.line, e.field) for e in info.value.errors]
-    assert found == [(2, "hard_refusal"), (3, "cue"), (4, "cue"), (5, "annotator"), (7, "annotator")]
+    assert found == [
+        (2, "hard_refusal"),
+        (3, "cue"),
+        (4, "cue"),
+        (5, "annotator"),
+        (7, "annotator"),
+    ]
 
 
 def test_annotation_csv_missing_columns():

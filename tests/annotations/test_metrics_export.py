@@ -16,28 +16,95 @@ from tests.conftest import manifest_line, write_manifest
 pytestmark = pytest.mark.django_db
 
 # 12 items: 4 Korean, 4 Nigerian, 4 neutral (two base prompts each); labels of two annotators.
-LABELS_A = ["retained", "erased", None, "retained", None, None, "erased", "retained", "retained", "erased", "retained", "retained"]
-LABELS_B = ["retained", "erased", None, "erased", None, "retained", "erased", "retained", "retained", "retained", "retained", "retained"]
-JUDGE = [None, "erased", None, "retained", None, None, "retained", "retained", "retained", "erased", "erased", "retained"]
+LABELS_A = [
+    "retained",
+    "erased",
+    None,
+    "retained",
+    None,
+    None,
+    "erased",
+    "retained",
+    "retained",
+    "erased",
+    "retained",
+    "retained",
+]
+LABELS_B = [
+    "retained",
+    "erased",
+    None,
+    "erased",
+    None,
+    "retained",
+    "erased",
+    "retained",
+    "retained",
+    "retained",
+    "retained",
+    "retained",
+]
+JUDGE = [
+    None,
+    "erased",
+    None,
+    "retained",
+    None,
+    None,
+    "retained",
+    "retained",
+    "retained",
+    "erased",
+    "erased",
+    "retained",
+]
 
 
 @pytest.fixture
 def labelled_study(study, tmp_path, annotators):
-    values = [("culture", "Korean")] * 4 + [("culture", "Nigerian")] * 4 + [("neutral", "neutral")] * 4
+    values = (
+        [("culture", "Korean")] * 4 + [("culture", "Nigerian")] * 4 + [("neutral", "neutral")] * 4
+    )
     lines = []
     for i, (attribute, value) in enumerate(values):
         judgment = {"judge": "vlm@1", "hard_refusal": JUDGE[i] is None, "cue": JUDGE[i]}
-        lines.append(manifest_line(f"i{i:02d}", attribute=attribute, value=value, base=f"bp{i % 2}", judgments=[judgment]))
-    lines.append(manifest_line("gold", value="Korean", judgments=[{"judge": "vlm@1", "hard_refusal": True, "cue": None}]))
+        lines.append(
+            manifest_line(
+                f"i{i:02d}",
+                attribute=attribute,
+                value=value,
+                base=f"bp{i % 2}",
+                judgments=[judgment],
+            )
+        )
+    lines.append(
+        manifest_line(
+            "gold",
+            value="Korean",
+            judgments=[{"judge": "vlm@1", "hard_refusal": True, "cue": None}],
+        )
+    )
     services.items_import(study=study, manifest=write_manifest(tmp_path / "m", lines))
     gold = Item.objects.get(item_id="gold")
     services.item_set_gold(item=gold, hard_refusal=False, cue="retained")
     a, b = annotators[0], annotators[1]
-    batch = services.batch_create(study=study, name="b", policy="k_overlap", annotators=[a, b], overlap_k=2, seed=0, gold_per_annotator=1)
+    batch = services.batch_create(
+        study=study,
+        name="b",
+        policy="k_overlap",
+        annotators=[a, b],
+        overlap_k=2,
+        seed=0,
+        gold_per_annotator=1,
+    )
     for annotator, labels in ((a, LABELS_A), (b, LABELS_B)):
-        for row in Assignment.objects.filter(batch=batch, annotator=annotator).select_related("item", "batch__study"):
+        for row in Assignment.objects.filter(batch=batch, annotator=annotator).select_related(
+            "item", "batch__study"
+        ):
             if row.item.is_gold:
-                services.annotation_submit(assignment=row, hard_refusal=True, cue_label=None)  # wrong on purpose
+                services.annotation_submit(
+                    assignment=row, hard_refusal=True, cue_label=None
+                )  # wrong on purpose
                 continue
             label = labels[int(row.item.item_id[1:])]
             services.annotation_submit(assignment=row, hard_refusal=label is None, cue_label=label)
@@ -61,7 +128,10 @@ def test_human_rates_pool_annotations_by_value(labelled_study, tmp_path):
     # Nigerian items 4-7: A refuses 4, 5; B refuses 4 -> 3 of 8.
     assert refusal["culture"]["values"]["Nigerian"]["rate"] == pytest.approx(3 / 8)
     assert refusal["culture"]["delta"] == pytest.approx(1 / 8)
-    assert refusal["culture"]["max_value"] == "Nigerian" and refusal["culture"]["min_value"] == "Korean"
+    assert (
+        refusal["culture"]["max_value"] == "Nigerian"
+        and refusal["culture"]["min_value"] == "Korean"
+    )
     erasure = doc["rates"]["human"]["erasure"]["culture"]["values"]
     # Korean non-refused: A: retained, erased, retained; B: retained, erased, erased -> 3 of 6.
     assert erasure["Korean"]["n"] == 6 and erasure["Korean"]["rate"] == pytest.approx(3 / 6)
@@ -73,7 +143,9 @@ def test_human_rates_pool_annotations_by_value(labelled_study, tmp_path):
 def test_automated_rates_use_one_judgment_per_item(labelled_study, tmp_path):
     doc = export(labelled_study, tmp_path)
     judge = doc["rates"]["auto:vlm@1"]["refusal"]["culture"]["values"]
-    assert judge["Korean"]["n"] == 4 and judge["Korean"]["rate"] == pytest.approx(2 / 4)  # gold excluded
+    assert judge["Korean"]["n"] == 4 and judge["Korean"]["rate"] == pytest.approx(
+        2 / 4
+    )  # gold excluded
     assert judge["Nigerian"]["rate"] == pytest.approx(2 / 4)
 
 
@@ -87,7 +159,10 @@ def test_inter_annotator_agreement_matches_references(labelled_study, tmp_path):
     kappa = block["cohen_kappa_pairwise_mean"]
     assert (kappa["value"] if isinstance(kappa, dict) else kappa) == pytest.approx(expected)
     alpha = block["krippendorff_alpha"]
-    reference = krippendorff.alpha(reliability_data=np.array([refusal_a, refusal_b], dtype=float), level_of_measurement="nominal")
+    reference = krippendorff.alpha(
+        reliability_data=np.array([refusal_a, refusal_b], dtype=float),
+        level_of_measurement="nominal",
+    )
     assert (alpha["value"] if isinstance(alpha, dict) else alpha) == pytest.approx(reference)
     cue = doc["agreement"]["inter_annotator"]["cue"]
     both = [i for i in range(12) if LABELS_A[i] is not None and LABELS_B[i] is not None]
@@ -104,7 +179,9 @@ def test_human_vs_judge_counts_every_annotation_judgment_pair(labelled_study, tm
     judge = [label is None for label in JUDGE] * 2
     assert block["n"] == 24
     kappa = block["cohen_kappa"]
-    assert (kappa["value"] if isinstance(kappa, dict) else kappa) == pytest.approx(cohen_kappa_score(humans, judge))
+    assert (kappa["value"] if isinstance(kappa, dict) else kappa) == pytest.approx(
+        cohen_kappa_score(humans, judge)
+    )
     assert set(block["by_attribute"]) == {"culture", "neutral"}
 
 
@@ -117,7 +194,9 @@ def test_gold_answers_are_scored_and_left_out(labelled_study, tmp_path):
 def test_undefined_kappa_is_null_with_a_reason(study, tmp_path, annotators):
     lines = [manifest_line(f"i{i}", base=f"bp{i}") for i in range(3)]
     services.items_import(study=study, manifest=write_manifest(tmp_path / "m", lines))
-    batch = services.batch_create(study=study, name="b", policy="k_overlap", annotators=annotators[:2], overlap_k=2, seed=0)
+    batch = services.batch_create(
+        study=study, name="b", policy="k_overlap", annotators=annotators[:2], overlap_k=2, seed=0
+    )
     for row in Assignment.objects.filter(batch=batch).select_related("batch__study"):
         services.annotation_submit(assignment=row, hard_refusal=False, cue_label="retained")
     doc = export(study, tmp_path)

@@ -18,7 +18,9 @@ def _annotators(groups):
 
 
 def test_k_overlap_gives_each_item_k_distinct_annotators_and_even_loads():
-    pairs = policies.k_overlap_balanced(_items(101), _annotators([""] * 7), 3, np.random.default_rng(0))
+    pairs = policies.k_overlap_balanced(
+        _items(101), _annotators([""] * 7), 3, np.random.default_rng(0)
+    )
     per_item = Counter(item for item, _ in pairs)
     assert set(per_item.values()) == {3}
     assert len(set(pairs)) == len(pairs)
@@ -27,7 +29,9 @@ def test_k_overlap_gives_each_item_k_distinct_annotators_and_even_loads():
 
 
 def test_k_overlap_is_reproducible_from_the_seed_and_differs_across_seeds():
-    run = lambda seed: policies.k_overlap_balanced(_items(40), _annotators([""] * 5), 2, np.random.default_rng(seed))  # noqa: E731
+    run = lambda seed: policies.k_overlap_balanced(
+        _items(40), _annotators([""] * 5), 2, np.random.default_rng(seed)
+    )  # noqa: E731
     assert run(3) == run(3)
     assert run(3) != run(4)
 
@@ -35,10 +39,14 @@ def test_k_overlap_is_reproducible_from_the_seed_and_differs_across_seeds():
 def test_k_overlap_never_repeats_an_existing_pair():
     annotators = _annotators([""] * 3)
     existing = {(0, "a0"), (0, "a1")}
-    pairs = policies.k_overlap_balanced(_items(1), annotators, 1, np.random.default_rng(0), existing_pairs=existing)
+    pairs = policies.k_overlap_balanced(
+        _items(1), annotators, 1, np.random.default_rng(0), existing_pairs=existing
+    )
     assert pairs == [(0, "a2")]
     with pytest.raises(PolicyError, match="fewer than 2 annotators"):
-        policies.k_overlap_balanced(_items(1), annotators, 2, np.random.default_rng(0), existing_pairs=existing)
+        policies.k_overlap_balanced(
+            _items(1), annotators, 2, np.random.default_rng(0), existing_pairs=existing
+        )
 
 
 def test_k_larger_than_annotators_is_a_clear_error():
@@ -65,11 +73,15 @@ def test_expertise_matched_sends_matched_items_to_their_group_only():
 
 def test_expertise_group_smaller_than_k_is_an_error():
     with pytest.raises(PolicyError, match="group Korean"):
-        policies.expertise_matched([PolicyItem(1, "Korean")], _annotators(["Korean", "US"]), 2, np.random.default_rng(0))
+        policies.expertise_matched(
+            [PolicyItem(1, "Korean")], _annotators(["Korean", "US"]), 2, np.random.default_rng(0)
+        )
 
 
 def test_manual_checks_names_and_drops_duplicates():
-    pairs = policies.manual([(1, "a"), (1, "a"), (2, "b")], known_items={1, 2}, known_annotators={"a", "b"})
+    pairs = policies.manual(
+        [(1, "a"), (1, "a"), (2, "b")], known_items={1, 2}, known_annotators={"a", "b"}
+    )
     assert pairs == [(1, "a"), (2, "b")]
     with pytest.raises(PolicyError, match="unknown item 3"):
         policies.manual([(3, "a")], known_items={1}, known_annotators={"a"})
@@ -86,14 +98,21 @@ def test_queue_positions_put_review_items_first():
 
 
 def test_gold_pairs_gives_each_annotator_distinct_gold_items():
-    pairs = policies.gold_pairs(["g1", "g2", "g3"], _annotators(["", ""]), 2, np.random.default_rng(0))
+    pairs = policies.gold_pairs(
+        ["g1", "g2", "g3"], _annotators(["", ""]), 2, np.random.default_rng(0)
+    )
     per = Counter(a for _, a in pairs)
     assert per == {"a0": 2, "a1": 2}
     assert len(set(pairs)) == 4
 
 
 @settings(max_examples=60, deadline=None)
-@given(n_items=st.integers(0, 60), n_annotators=st.integers(1, 9), k=st.integers(1, 9), seed=st.integers(0, 2**32 - 1))
+@given(
+    n_items=st.integers(0, 60),
+    n_annotators=st.integers(1, 9),
+    k=st.integers(1, 9),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_k_overlap_properties(n_items, n_annotators, k, seed):
     annotators = _annotators([""] * n_annotators)
     if k > n_annotators:

@@ -14,7 +14,9 @@ pytestmark = pytest.mark.django_db
 
 def survey_query_counts(study, make_manifest, annotators, n, folder):
     services.items_import(study=study, manifest=make_manifest(n=n, folder=folder))
-    batch = services.batch_create(study=study, name=folder, policy="k_overlap", annotators=annotators[:2], overlap_k=2, seed=0)
+    batch = services.batch_create(
+        study=study, name=folder, policy="k_overlap", annotators=annotators[:2], overlap_k=2, seed=0
+    )
     c = client_for(annotators[0])
     counts = {}
     for step in range(3):
@@ -22,7 +24,11 @@ def survey_query_counts(study, make_manifest, annotators, n, folder):
             page = c.get(reverse("annotations:batch_next", args=[batch.pk]), follow=True)
         assignment_id = page.context["assignment"].pk
         with CaptureQueriesContext(connection) as answer:
-            c.post(reverse("annotations:answer", args=[assignment_id]), {"answer": "erased"}, HTTP_HX_REQUEST="true")
+            c.post(
+                reverse("annotations:answer", args=[assignment_id]),
+                {"answer": "erased"},
+                HTTP_HX_REQUEST="true",
+            )
         counts[step] = (len(nxt), len(answer))
     with CaptureQueriesContext(connection) as home:
         c.get(reverse("annotations:home"))
@@ -34,5 +40,7 @@ def test_query_counts_do_not_grow_with_the_study(make_manifest, annotators):
 
     small = Study.objects.create(name="s", slug="small", min_seconds_per_item=0)
     large = Study.objects.create(name="l", slug="large", min_seconds_per_item=0)
-    assert survey_query_counts(small, make_manifest, annotators, 4, "small") == survey_query_counts(large, make_manifest, annotators, 60, "large")
+    assert survey_query_counts(small, make_manifest, annotators, 4, "small") == survey_query_counts(
+        large, make_manifest, annotators, 60, "large"
+    )
     assert Assignment.objects.filter(annotation__isnull=False).count() == 6

@@ -62,28 +62,62 @@ def test_staff_pages_render(batch, annotators, staff_client):
 def test_unknown_objects_are_404_for_staff(staff_client, study):
     assert staff_client.get(reverse("staff:study_detail", args=["nope"])).status_code == 404
     assert staff_client.get(reverse("staff:batch_detail", args=[999])).status_code == 404
-    assert staff_client.get(reverse("staff:export_annotations", args=[study.slug, "xlsx"])).status_code == 404
-    assert staff_client.get(reverse("staff:rates_chart", args=[study.slug, "human", "bogus", "svg"])).status_code == 404
+    assert (
+        staff_client.get(reverse("staff:export_annotations", args=[study.slug, "xlsx"])).status_code
+        == 404
+    )
+    assert (
+        staff_client.get(
+            reverse("staff:rates_chart", args=[study.slug, "human", "bogus", "svg"])
+        ).status_code
+        == 404
+    )
     assert staff_client.get(reverse("api:study_detail", args=["nope"])).status_code == 404
 
 
-def test_staff_creates_an_expertise_batch_as_a_job(imported_study, annotators, staff_client, django_capture_on_commit_callbacks):
-    data = {"name": "matched", "policy": "expertise", "overlap_k": 1, "annotators": [a.pk for a in annotators], "gold_per_annotator": 0, "seed": 5}
+def test_staff_creates_an_expertise_batch_as_a_job(
+    imported_study, annotators, staff_client, django_capture_on_commit_callbacks
+):
+    data = {
+        "name": "matched",
+        "policy": "expertise",
+        "overlap_k": 1,
+        "annotators": [a.pk for a in annotators],
+        "gold_per_annotator": 0,
+        "seed": 5,
+    }
     with django_capture_on_commit_callbacks(execute=True):
-        response = staff_client.post(reverse("staff:batch_create", args=[imported_study.slug]), data)
+        response = staff_client.post(
+            reverse("staff:batch_create", args=[imported_study.slug]), data
+        )
     job = BackgroundJob.objects.get(kind="batch_create")
     assert response["Location"] == reverse("staff:job_detail", args=[job.pk])
     batch = Batch.objects.get(name="matched")
-    assert job.status == "succeeded" and job.params["result"]["batch_id"] == batch.pk and batch.created_by.username == "staff"
-    assert f'href="{reverse("staff:batch_detail", args=[batch.pk])}"' in staff_client.get(response["Location"]).content.decode()
+    assert (
+        job.status == "succeeded"
+        and job.params["result"]["batch_id"] == batch.pk
+        and batch.created_by.username == "staff"
+    )
+    assert (
+        f'href="{reverse("staff:batch_detail", args=[batch.pk])}"'
+        in staff_client.get(response["Location"]).content.decode()
+    )
     assert batch.seed == 5 and batch.assignments.count() == 6
     for a in batch.assignments.select_related("item__attribute_value", "annotator"):
         if a.item.attribute_value.value in ("Korean", "Nigerian", "US"):
             assert a.annotator.group == a.item.attribute_value.value
 
 
-def test_batch_policy_error_fails_the_job_and_creates_nothing(imported_study, annotators, staff_client, django_capture_on_commit_callbacks):
-    data = {"name": "x", "policy": "expertise", "overlap_k": 2, "annotators": [annotators[0].pk, annotators[3].pk], "gold_per_annotator": 0}
+def test_batch_policy_error_fails_the_job_and_creates_nothing(
+    imported_study, annotators, staff_client, django_capture_on_commit_callbacks
+):
+    data = {
+        "name": "x",
+        "policy": "expertise",
+        "overlap_k": 2,
+        "annotators": [annotators[0].pk, annotators[3].pk],
+        "gold_per_annotator": 0,
+    }
     with django_capture_on_commit_callbacks(execute=True):
         staff_client.post(reverse("staff:batch_create", args=[imported_study.slug]), data)
     job = BackgroundJob.objects.get(kind="batch_create")
@@ -91,16 +125,28 @@ def test_batch_policy_error_fails_the_job_and_creates_nothing(imported_study, an
     assert Batch.objects.count() == 0
 
 
-def test_batch_create_with_impossible_k_shows_error_and_creates_nothing(imported_study, annotators, staff_client):
-    data = {"name": "x", "policy": "k_overlap", "overlap_k": 9, "annotators": [annotators[0].pk], "gold_per_annotator": 0}
+def test_batch_create_with_impossible_k_shows_error_and_creates_nothing(
+    imported_study, annotators, staff_client
+):
+    data = {
+        "name": "x",
+        "policy": "k_overlap",
+        "overlap_k": 9,
+        "annotators": [annotators[0].pk],
+        "gold_per_annotator": 0,
+    }
     response = staff_client.post(reverse("staff:batch_create", args=[imported_study.slug]), data)
     assert response.status_code == 400 and b"needs at least 9 annotators" in response.content
     assert Batch.objects.count() == 0
 
 
-def test_manifest_upload_runs_as_a_job_with_progress(study, staff_client, tmp_path, django_capture_on_commit_callbacks):
+def test_manifest_upload_runs_as_a_job_with_progress(
+    study, staff_client, tmp_path, django_capture_on_commit_callbacks
+):
     write_image(tmp_path / "z" / "images" / "a.png")
-    manifest = write_manifest(tmp_path / "z", [manifest_line("a", image="images/a.png"), manifest_line("b", image=None)])
+    manifest = write_manifest(
+        tmp_path / "z", [manifest_line("a", image="images/a.png"), manifest_line("b", image=None)]
+    )
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as bundle:
         bundle.write(manifest, "manifest.jsonl")
@@ -108,16 +154,24 @@ def test_manifest_upload_runs_as_a_job_with_progress(study, staff_client, tmp_pa
     buffer.name = "bundle.zip"
     buffer.seek(0)
     with django_capture_on_commit_callbacks(execute=True):
-        response = staff_client.post(reverse("staff:items_upload", args=[study.slug]), {"manifest": buffer})
+        response = staff_client.post(
+            reverse("staff:items_upload", args=[study.slug]), {"manifest": buffer}
+        )
     job = BackgroundJob.objects.get()
     assert response["Location"] == reverse("staff:job_detail", args=[job.pk])
     assert job.status == "succeeded" and job.done == 2 and job.total == 2, job.errors
     assert Item.objects.filter(study=study).count() == 2
-    page = staff_client.get(reverse("staff:job_detail", args=[job.pk]), HTTP_HX_REQUEST="true").content.decode()
-    assert page.lstrip().startswith('<div id="job"') and "succeeded" in page and "every 1s" not in page
+    page = staff_client.get(
+        reverse("staff:job_detail", args=[job.pk]), HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert (
+        page.lstrip().startswith('<div id="job"') and "succeeded" in page and "every 1s" not in page
+    )
 
 
-def test_upload_with_zip_slip_or_bad_line_fails_cleanly(study, staff_client, tmp_path, django_capture_on_commit_callbacks):
+def test_upload_with_zip_slip_or_bad_line_fails_cleanly(
+    study, staff_client, tmp_path, django_capture_on_commit_callbacks
+):
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as bundle:
         bundle.writestr("manifest.jsonl", json.dumps(manifest_line("a")) + "\n")
@@ -140,39 +194,72 @@ def test_upload_with_zip_slip_or_bad_line_fails_cleanly(study, staff_client, tmp
 def test_upload_of_wrong_file_type_is_refused(study, staff_client):
     upload = io.BytesIO(b"hello")
     upload.name = "notes.txt"
-    response = staff_client.post(reverse("staff:items_upload", args=[study.slug]), {"manifest": upload})
+    response = staff_client.post(
+        reverse("staff:items_upload", args=[study.slug]), {"manifest": upload}
+    )
     assert response.status_code == 400 and BackgroundJob.objects.count() == 0
 
 
 def test_reassign_moves_open_items_and_keeps_the_old_rows(batch, annotators, staff_client):
     open_before = Assignment.objects.filter(batch=batch, annotator=annotators[0]).count()
-    services.annotation_submit(assignment=Assignment.objects.filter(batch=batch, annotator=annotators[0]).first(), hard_refusal=True, cue_label=None)
-    staff_client.post(reverse("staff:batch_reassign", args=[batch.pk]), {"from_annotator": annotators[0].pk, "to_annotators": [annotators[2].pk, annotators[3].pk]})
+    services.annotation_submit(
+        assignment=Assignment.objects.filter(batch=batch, annotator=annotators[0]).first(),
+        hard_refusal=True,
+        cue_label=None,
+    )
+    staff_client.post(
+        reverse("staff:batch_reassign", args=[batch.pk]),
+        {"from_annotator": annotators[0].pk, "to_annotators": [annotators[2].pk, annotators[3].pk]},
+    )
     moved = Assignment.objects.filter(batch=batch, reassigned_from__annotator=annotators[0])
     assert moved.count() == open_before - 1
-    assert Assignment.objects.filter(batch=batch, annotator=annotators[0], is_active=False).count() == open_before - 1
+    assert (
+        Assignment.objects.filter(batch=batch, annotator=annotators[0], is_active=False).count()
+        == open_before - 1
+    )
     assert Annotation.objects.filter(assignment__annotator=annotators[0]).count() == 1
 
 
 def test_add_annotators_gives_them_the_batch_items(batch, annotators, staff_client):
-    staff_client.post(reverse("staff:batch_add_annotators", args=[batch.pk]), {"annotators": [annotators[2].pk]})
+    staff_client.post(
+        reverse("staff:batch_add_annotators", args=[batch.pk]), {"annotators": [annotators[2].pk]}
+    )
     assert Assignment.objects.filter(batch=batch, annotator=annotators[2]).count() == 6
-    staff_client.post(reverse("staff:batch_add_annotators", args=[batch.pk]), {"annotators": [annotators[2].pk]})
+    staff_client.post(
+        reverse("staff:batch_add_annotators", args=[batch.pk]), {"annotators": [annotators[2].pk]}
+    )
     assert Assignment.objects.filter(batch=batch, annotator=annotators[2]).count() == 6
 
 
 def test_exports_download(batch, annotators, staff_client):
-    services.annotation_submit(assignment=Assignment.objects.filter(batch=batch).first(), hard_refusal=False, cue_label="erased")
+    services.annotation_submit(
+        assignment=Assignment.objects.filter(batch=batch).first(),
+        hard_refusal=False,
+        cue_label="erased",
+    )
     metrics = staff_client.get(reverse("staff:export_metrics", args=[batch.study.slug]))
     assert metrics["Content-Disposition"].endswith('-metrics.json"')
     document = json.loads(metrics.content)
-    assert document["study"]["slug"] == batch.study.slug and "rates" in document and "agreement" in document
-    csv_body = staff_client.get(reverse("staff:export_annotations", args=[batch.study.slug, "csv"])).content.decode()
-    assert csv_body.splitlines()[0].startswith("item_id,annotator,annotator_group") and ",erased," in csv_body
-    jsonl = staff_client.get(reverse("staff:export_annotations", args=[batch.study.slug, "jsonl"])).content.decode()
+    assert (
+        document["study"]["slug"] == batch.study.slug
+        and "rates" in document
+        and "agreement" in document
+    )
+    csv_body = staff_client.get(
+        reverse("staff:export_annotations", args=[batch.study.slug, "csv"])
+    ).content.decode()
+    assert (
+        csv_body.splitlines()[0].startswith("item_id,annotator,annotator_group")
+        and ",erased," in csv_body
+    )
+    jsonl = staff_client.get(
+        reverse("staff:export_annotations", args=[batch.study.slug, "jsonl"])
+    ).content.decode()
     assert json.loads(jsonl.splitlines()[0])["cue"] == "erased"
     for fmt, start in (("svg", b"<?xml"), ("png", b"\x89PNG"), ("csv", b"source,measure")):
-        body = staff_client.get(reverse("staff:rates_chart", args=[batch.study.slug, "human", "erasure", fmt])).content
+        body = staff_client.get(
+            reverse("staff:rates_chart", args=[batch.study.slug, "human", "erasure", fmt])
+        ).content
         assert body.startswith(start), fmt
 
 
@@ -185,7 +272,9 @@ def test_api_lists_and_schema(batch, staff_client):
     assert schema.status_code == 200 and b"/api/studies/{slug}/metrics/" in schema.content
 
 
-def test_api_items_query_count_does_not_grow_with_items(imported_study, staff_client, django_assert_max_num_queries, make_manifest):
+def test_api_items_query_count_does_not_grow_with_items(
+    imported_study, staff_client, django_assert_max_num_queries, make_manifest
+):
     with django_assert_max_num_queries(6):
         staff_client.get(reverse("api:study_items", args=[imported_study.slug]))
 
@@ -195,11 +284,15 @@ def test_dashboard_metrics_follow_every_change(batch, annotators, staff_client):
     from annotations import exports
 
     first = exports.metrics_document_cached(study=batch.study)
-    assert exports.metrics_document_cached(study=batch.study)["generated_at"] == first["generated_at"]
+    assert (
+        exports.metrics_document_cached(study=batch.study)["generated_at"] == first["generated_at"]
+    )
     assignment = Assignment.objects.filter(batch=batch).first()
     services.annotation_submit(assignment=assignment, hard_refusal=True, cue_label=None)
     second = exports.metrics_document_cached(study=batch.study)
     assert second["counts"]["answered"] == 1
-    services.item_set_gold(item=Item.objects.exclude(pk=assignment.item_id).first(), hard_refusal=False, cue="retained")
+    services.item_set_gold(
+        item=Item.objects.exclude(pk=assignment.item_id).first(), hard_refusal=False, cue="retained"
+    )
     third = exports.metrics_document_cached(study=batch.study)
     assert third["counts"]["gold"] == 1

@@ -11,8 +11,15 @@ from annotations.models import Annotation, AnnotationHistory, Assignment
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 
 @pytest.fixture
@@ -23,7 +30,9 @@ def browser_page(monkeypatch):
     # Playwright's sync API runs an event loop in this thread; the ORM calls here stay synchronous.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
         page = browser.new_page()
         page.set_default_timeout(15_000)
         yield page
@@ -38,14 +47,29 @@ def answer_with_keys(page, key: str) -> None:
     before = current_assignment(page)
     page.keyboard.press(key)
     page.keyboard.press("Enter")
-    page.wait_for_function(f"document.querySelector('#survey') && document.querySelector('#survey').dataset.assignment !== '{before}'")
+    page.wait_for_function(
+        f"document.querySelector('#survey') && document.querySelector('#survey').dataset.assignment !== '{before}'"
+    )
 
 
-def test_annotator_labels_three_items_by_keyboard_and_edits_one(live_server, browser_page, study, make_manifest):
+def test_annotator_labels_three_items_by_keyboard_and_edits_one(
+    live_server, browser_page, study, make_manifest
+):
     services.items_import(study=study, manifest=make_manifest(n=4))
-    annotator = services.annotator_create(username="kbd", password="keyboard-only-1", group="Korean")
-    batch = services.batch_create(study=study, name="browser batch", policy="k_overlap", annotators=[annotator], overlap_k=1, seed=3)
-    queue = list(Assignment.objects.filter(batch=batch).order_by("position").values_list("pk", flat=True))
+    annotator = services.annotator_create(
+        username="kbd", password="keyboard-only-1", group="Korean"
+    )
+    batch = services.batch_create(
+        study=study,
+        name="browser batch",
+        policy="k_overlap",
+        annotators=[annotator],
+        overlap_k=1,
+        seed=3,
+    )
+    queue = list(
+        Assignment.objects.filter(batch=batch).order_by("position").values_list("pk", flat=True)
+    )
     page = browser_page
 
     page.goto(f"{live_server.url}/accounts/login/")
@@ -74,6 +98,10 @@ def test_annotator_labels_three_items_by_keyboard_and_edits_one(live_server, bro
     assert (answers[queue[1]].hard_refusal, answers[queue[1]].cue_label) == (False, "erased")
     edited = answers[queue[2]]
     assert (edited.hard_refusal, edited.cue_label, edited.revision) == (False, "substituted", 2)
-    history = list(AnnotationHistory.objects.filter(annotation=edited).values_list("revision", "hard_refusal", "cue_label"))
+    history = list(
+        AnnotationHistory.objects.filter(annotation=edited).values_list(
+            "revision", "hard_refusal", "cue_label"
+        )
+    )
     assert history == [(1, True, ""), (2, False, "substituted")]
     assert all(a.served_at is not None for a in answers.values())

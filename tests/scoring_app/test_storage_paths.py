@@ -33,6 +33,9 @@ def test_local_storage_paths_are_used_and_others_copied(imported_study):
     with local_image_paths([local, remote, without_image]) as paths:
         assert paths[local.pk] == local.image.path
         copied = paths[remote.pk]
-        assert copied != local.image.path and open(copied, "rb").read() == local.image.storage.open(remote.image.name).read()
+        assert (
+            copied != local.image.path
+            and open(copied, "rb").read() == local.image.storage.open(remote.image.name).read()
+        )
         assert paths[without_image.pk] is None
     assert not os.path.exists(copied)

@@ -76,7 +76,9 @@ class Command(BaseCommand):
         """Stage III with the rules of the hard-refusal judge (no model weights needed)."""
         from scoring.services import study_score
 
-        return study_score(study=study, judge_name="demo-rules", judge_configs={"demo-rules": DEMO_JUDGE})
+        return study_score(
+            study=study, judge_name="demo-rules", judge_configs={"demo-rules": DEMO_JUDGE}
+        )
 
     def _batch(self, study, seed) -> Batch:
         annotators = list(Annotator.objects.filter(is_active=True)[:2])
