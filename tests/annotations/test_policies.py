@@ -29,9 +29,11 @@ def test_k_overlap_gives_each_item_k_distinct_annotators_and_even_loads():
 
 
 def test_k_overlap_is_reproducible_from_the_seed_and_differs_across_seeds():
-    run = lambda seed: policies.k_overlap_balanced(
-        _items(40), _annotators([""] * 5), 2, np.random.default_rng(seed)
-    )  # noqa: E731
+    def run(seed):
+        return policies.k_overlap_balanced(
+            _items(40), _annotators([""] * 5), 2, np.random.default_rng(seed)
+        )
+
     assert run(3) == run(3)
     assert run(3) != run(4)
 
