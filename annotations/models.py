@@ -202,7 +202,12 @@ class Assignment(models.Model):
             )
         ]
         indexes = [
-            models.Index(fields=["annotator", "batch", "position"]),
+            # Covering (PostgreSQL): the progress count is an index-only scan.
+            models.Index(
+                fields=["annotator", "batch", "position"],
+                include=["is_active", "answered_at"],
+                name="assignment_queue_covering",
+            ),
             models.Index(
                 fields=["annotator", "batch", "position"],
                 condition=Q(is_active=True, answered_at__isnull=True, skipped_at__isnull=True),
