@@ -22,15 +22,11 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
-import tempfile
 import threading
 from collections import Counter
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from django.db import transaction
@@ -43,6 +39,7 @@ from annotations.services import judgment_record
 from scoring.judges import ItemInput, Judge, JudgmentOutput, load_judge
 from scoring.judges.calibration import choose_threshold
 from scoring.judges.records import CUE_LABELS, HARD_REFUSAL_LABELS, REFUSAL
+from scoring.storage import local_file_paths
 
 from . import selectors
 from .models import JudgeResponse, RefusalThreshold, ScoringBatch
@@ -117,26 +114,6 @@ class ScoreSummary:
         return asdict(self) | {"labels": dict(self.labels)}
 
 
-@contextmanager
-def local_image_paths(items: list[Item]):
-    """Local file paths of the items' images: the storage's own path where it has one (a local
-    folder), else a temporary copy that lives as long as the block (S3-compatible storage)."""
-    with tempfile.TemporaryDirectory(prefix="judge-images-") as folder:
-        paths: dict[int, str | None] = {}
-        for item in items:
-            if not item.image.name:
-                paths[item.pk] = None
-                continue
-            try:
-                paths[item.pk] = item.image.path
-            except NotImplementedError:
-                target = Path(folder) / f"{item.pk}{Path(item.image.name).suffix}"
-                with item.image.open("rb") as source, target.open("wb") as copy:
-                    shutil.copyfileobj(source, copy)
-                paths[item.pk] = str(target)
-        yield paths
-
-
 def item_input(item: Item, image_path: str | None) -> ItemInput:
     """What the Django-free judges see of an item (the image as a local file path)."""
     code, message = item.provider_refusal_code, item.provider_refusal_message
@@ -177,7 +154,7 @@ def study_score(
     summary = ScoreSummary(judge=judge.name, judge_version=judge.version)
     for start in range(0, len(items), chunk_size):
         chunk = items[start : start + chunk_size]
-        with local_image_paths(chunk) as paths:
+        with local_file_paths({item.pk: item.image for item in chunk}) as paths:
             outputs = judge.judge_items([item_input(item, paths[item.pk]) for item in chunk])
         judgments_store(items=chunk, outputs=outputs)
         for output in outputs:

@@ -89,7 +89,7 @@ def accepted_images(*, face_set: FaceSet):
 
 def image_refs(*, face_set: FaceSet, paths: Mapping[int, str] | None = None) -> list[ImageRef]:
     """Accepted images of the set, as planning takes them. ``paths`` (image id → local file,
-    from storage.local_image_paths) is needed only to ask; planning alone uses storage names."""
+    from scoring.storage.local_file_paths) is needed only to ask; planning alone uses storage names."""
     return [
         ImageRef(
             image.pk,

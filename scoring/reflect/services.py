@@ -25,7 +25,7 @@ from scoring.reflect.manifest import read_manifest
 from scoring.reflect.models import Biography, FaceImage, FaceSet, FaceTemplate, ReflectRun
 from scoring.reflect.models import ReflectAnswer as Answer
 from scoring.reflect.protocol import TASKS, VARIANTS, TaskPrompts, protocol_copy, task_prompts
-from scoring.reflect.storage import local_image_paths
+from scoring.storage import local_file_paths
 
 
 def faceset_import(
@@ -180,7 +180,8 @@ def run_execute(
         raise ValueError(f"task must be one of {TASKS}")
     # The run's stored texts, not the set's current protocol: a run never mixes prompt versions.
     prompts = TaskPrompts.from_dict(run.prompts)
-    with local_image_paths(selectors.accepted_images(face_set=run.face_set)) as paths:
+    images = selectors.accepted_images(face_set=run.face_set)
+    with local_file_paths({image.pk: image.file for image in images}) as paths:
         planned = selectors.run_planned_requests(run=run, task=task, prompts=prompts, paths=paths)
         answered = selectors.run_answered_keys(run=run, task=task)
         missing = [request for request in planned if request.request_key not in answered]

@@ -6,7 +6,7 @@ from django.core.management.base import CommandError
 
 from scoring.reflect import selectors, services
 from scoring.reflect.backends import inline_choice
-from scoring.reflect.models import FaceImage, ReflectAnswer
+from scoring.reflect.models import ReflectAnswer
 from tests.reflect.conftest import run_reflect
 from tests.reflect.fakes import prefers_rank
 from tests.support.openai_server import Reply
@@ -92,35 +92,3 @@ def test_storing_the_same_chunk_twice_keeps_one_answer_per_key(face_set, serve):
         )
     assert ReflectAnswer.objects.count() == 10
     assert set(ReflectAnswer.objects.values_list("status", flat=True)) == {"valid"}
-
-
-class NoPathFile:
-    """A stored file as an S3-style storage hands it out: readable, no local path."""
-
-    def __init__(self, field_file):
-        self._field_file = field_file
-        self.name = field_file.name
-
-    @property
-    def path(self):
-        raise NotImplementedError("This backend doesn't support absolute paths.")
-
-    def open(self, mode="rb"):
-        return self._field_file.storage.open(self.name, mode)
-
-
-def test_storage_without_paths_gets_temporary_copies(face_set):
-    import os
-
-    from scoring.reflect.storage import local_image_paths
-
-    local, remote = list(selectors.accepted_images(face_set=face_set)[:2])
-    remote.file = NoPathFile(remote.file)
-    with local_image_paths([local, remote]) as paths:
-        assert paths[local.pk] == local.file.path
-        copied = paths[remote.pk]
-        assert (
-            open(copied, "rb").read()
-            == open(FaceImage.objects.get(pk=remote.pk).file.path, "rb").read()
-        )
-    assert not os.path.exists(copied)
