@@ -4,6 +4,7 @@ database holds exactly those answers with the edit's history."""
 import shutil
 
 import pytest
+from django.db import connections
 
 from annotations import services
 from annotations.models import Annotation, AnnotationHistory, Assignment
@@ -35,8 +36,13 @@ def browser_page(monkeypatch):
         )
         page = browser.new_page()
         page.set_default_timeout(15_000)
-        yield page
-        browser.close()
+        try:
+            yield page
+        finally:
+            browser.close()
+            # ORM calls made while Playwright's loop runs get a context-local connection of
+            # their own; close it, or the test database cannot be dropped at the end.
+            connections.close_all()
 
 
 def current_assignment(page) -> int:
