@@ -82,7 +82,9 @@ def batch_for_annotator(*, annotator: Annotator | None, batch_id: int) -> Batch:
     return Batch.objects.select_related("study").get(pk=batch_id)
 
 
-def _first_open(annotator: Annotator, batch_id: int, fields: tuple[str, ...]) -> tuple | None:
+def _first_open(
+    annotator: Annotator, batch_id: int, fields: tuple[str, ...], *, excluding: int | None = None
+) -> tuple | None:
     """The first unanswered row in queue order; skipped rows come back after all others.
 
     Two cheap steps instead of one sort over the annotator's whole queue: the first open,
@@ -92,6 +94,8 @@ def _first_open(annotator: Annotator, batch_id: int, fields: tuple[str, ...]) ->
     open_rows = Assignment.objects.filter(
         annotator=annotator, batch_id=batch_id, is_active=True, answered_at__isnull=True
     )
+    if excluding is not None:
+        open_rows = open_rows.exclude(pk=excluding)
     row = (
         open_rows.filter(skipped_at__isnull=True).order_by("position").values_list(*fields).first()
     )
@@ -111,9 +115,12 @@ def assignment_next(*, annotator: Annotator, batch_id: int) -> Assignment | None
     return None if row is None else _own_assignments(annotator).get(pk=row[0])
 
 
-def assignment_next_preview(*, annotator: Annotator, batch_id: int) -> dict | None:
-    """Just enough of the next assignment to preload its image (a narrow query)."""
-    row = _first_open(annotator, batch_id, ("pk", "item_id", "item__image"))
+def assignment_next_preview(
+    *, annotator: Annotator, batch_id: int, after: int | None = None
+) -> dict | None:
+    """Just enough of the assignment that comes after ``after`` (the one on screen, itself
+    usually the first open one) to preload its image: a narrow query."""
+    row = _first_open(annotator, batch_id, ("pk", "item_id", "item__image"), excluding=after)
     return None if row is None else {"pk": row[0], "item_id": row[1], "has_image": bool(row[2])}
 
 

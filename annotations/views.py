@@ -51,10 +51,10 @@ def batch_next(request, batch_id: int):
 def _survey_context(annotator, assignment, form=None):
     services.assignment_mark_served(assignment=assignment)
     previous_id, next_id = selectors.assignment_neighbours(assignment=assignment)
-    upcoming = selectors.assignment_next_preview(annotator=annotator, batch_id=assignment.batch_id)
-    preload = (
-        upcoming if upcoming and upcoming["pk"] != assignment.pk and upcoming["has_image"] else None
+    upcoming = selectors.assignment_next_preview(
+        annotator=annotator, batch_id=assignment.batch_id, after=assignment.pk
     )
+    preload = upcoming if upcoming and upcoming["has_image"] else None
     annotation = getattr(assignment, "annotation", None)
     return {
         "assignment": assignment,

@@ -59,6 +59,7 @@ GUNICORN = PYTHON.parent / "gunicorn"
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/acrb_bench"
 PASSWORD = "bench-password-not-secret"
 ANSWERS = ("refusal", "retained", "erased", "substituted")
+PRELOAD_PATTERN = re.compile(r'rel="preload" as="image" href="([^"]+)"')
 ATTRIBUTE_VALUES = [
     ("neutral", "neutral"),
     ("culture", "Korean"),
@@ -367,7 +368,13 @@ def postgres_backends(database_name: str | None) -> list[psutil.Process]:
 @dataclass
 class AnnotatorResult:
     samples: dict[str, list[float]] = field(
-        default_factory=lambda: {"next": [], "next_redirect": [], "item_page": [], "answer": []}
+        default_factory=lambda: {
+            "next": [],
+            "next_redirect": [],
+            "item_page": [],
+            "answer": [],
+            "image": [],
+        }
     )
     cycles: int = 0
     errors: list[str] = field(default_factory=list)
@@ -392,6 +399,8 @@ class AnnotatorThread(threading.Thread):
         super().__init__(daemon=True, name=username)
         self.base_url, self.username, self.batch_id = base_url, username, batch_id
         self.cycles, self.warmup, self.think_s = args.cycles, args.warmup, args.think_ms / 1000
+        self.flow = args.flow
+        self.current: str | None = None  # htmx flow: the assignment page now on screen
         self.shared = shared
         self.rng = random.Random(seed)
         self.result = AnnotatorResult()
@@ -437,6 +446,52 @@ class AnnotatorThread(threading.Thread):
             raise RuntimeError(f"login failed with HTTP {response.status_code}")
 
     def cycle(self, *, record: bool) -> bool:
+        return (
+            self.cycle_htmx(record=record)
+            if self.flow == "htmx"
+            else self.cycle_plain(record=record)
+        )
+
+    def cycle_htmx(self, *, record: bool) -> bool:
+        """The browser's flow: one htmx POST answers and returns the next item's fragment, then
+        the image the fragment preloads is fetched. False when the queue is empty."""
+        if self.current is None:
+            page = self.session.get(
+                f"{self.base_url}/batches/{self.batch_id}/next/", timeout=REQUEST_TIMEOUT_S
+            )
+            if "/assignments/" not in page.url:
+                return False
+            self.current = page.url.removeprefix(self.base_url)
+        started = time.perf_counter()
+        answer = self.session.post(
+            f"{self.base_url}{self.current}answer/",
+            data={"answer": self.rng.choice(ANSWERS)},
+            headers={"HX-Request": "true", "X-CSRFToken": self.session.cookies["csrftoken"]},
+            allow_redirects=False,
+            timeout=REQUEST_TIMEOUT_S,
+        )
+        answered = time.perf_counter()
+        if answer.status_code != 200:
+            raise RuntimeError(f"htmx answer: HTTP {answer.status_code}")
+        if "HX-Redirect" in answer.headers:
+            return False  # the batch is done
+        self.current = answer.headers["HX-Push-Url"]
+        preload = PRELOAD_PATTERN.search(answer.text)
+        image_s = 0.0
+        if preload:
+            image = self.session.get(
+                f"{self.base_url}{preload.group(1)}", timeout=REQUEST_TIMEOUT_S
+            )
+            image_s = time.perf_counter() - answered
+            if image.status_code != 200:
+                raise RuntimeError(f"image: HTTP {image.status_code}")
+        if record:
+            self.result.samples["answer"].append(1000 * (answered - started))
+            if preload:
+                self.result.samples["image"].append(1000 * image_s)
+        return True
+
+    def cycle_plain(self, *, record: bool) -> bool:
         """next (redirect + item page) then answer; False when the queue is empty."""
         started = time.perf_counter()
         redirect = self.session.get(
@@ -530,7 +585,7 @@ def load_summary(threads: list[AnnotatorThread], wall: float, cpu: dict) -> dict
     for thread in threads:
         for step, values in thread.result.samples.items():
             samples.setdefault(step, []).extend(values)
-    samples["pooled"] = samples["next"] + samples["answer"]
+    samples["pooled"] = samples["next"] + samples["answer"] + samples["image"]
     steps = {
         step: {
             "n": len(values),
@@ -689,6 +744,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=3, help="unrecorded cycles per annotator")
     parser.add_argument("--think-ms", type=float, default=0, help="pause after each answer")
     parser.add_argument(
+        "--flow",
+        choices=["plain", "htmx"],
+        default="plain",
+        help="plain: GET next (redirect) + item page + POST answer per cycle (no JavaScript); "
+        "htmx: the browser's flow, one POST that answers and returns the next item, plus its image",
+    )
+    parser.add_argument(
         "--max-seconds",
         type=float,
         default=None,
@@ -739,6 +801,7 @@ def final_record(args, results: dict, vendor: str, load_avg: tuple) -> dict:
         "threads": args.threads,
         "cycles_per_annotator": args.cycles,
         "think_ms": args.think_ms,
+        "flow": args.flow,
         "quick": args.quick,
         "cpu_count": os.cpu_count(),
         "load_average_before_after": load_avg,

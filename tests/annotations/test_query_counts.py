@@ -40,7 +40,7 @@ def test_query_counts_do_not_grow_with_the_study(make_manifest, annotators):
 
     small = Study.objects.create(name="s", slug="small", min_seconds_per_item=0)
     large = Study.objects.create(name="l", slug="large", min_seconds_per_item=0)
-    assert survey_query_counts(small, make_manifest, annotators, 4, "small") == survey_query_counts(
+    assert survey_query_counts(small, make_manifest, annotators, 8, "small") == survey_query_counts(
         large, make_manifest, annotators, 60, "large"
     )
     assert Assignment.objects.filter(annotation__isnull=False).count() == 6

@@ -251,3 +251,20 @@ def test_answered_at_is_set_with_every_first_answer(batch, annotators, imported_
     )
     for row in Assignment.objects.select_related("annotation"):
         assert (row.answered_at is not None) == hasattr(row, "annotation"), row.pk
+
+
+def test_item_page_preloads_the_image_of_the_item_after_it(batch, annotators):
+    c = client_for(annotators[0])
+    first, second = Assignment.objects.filter(batch=batch, annotator=annotators[0]).order_by(
+        "position"
+    )[:2]
+    page = c.get(reverse("annotations:assignment", args=[first.pk])).content.decode()
+    preload = f'<link rel="preload" as="image" href="{reverse("annotations:item_image", args=[second.item_id])}">'
+    assert preload in page
+    fragment = c.post(
+        reverse("annotations:answer", args=[first.pk]),
+        {"answer": "retained"},
+        HTTP_HX_REQUEST="true",
+    )
+    third = Assignment.objects.filter(batch=batch, annotator=annotators[0]).order_by("position")[2]
+    assert reverse("annotations:item_image", args=[third.item_id]) in fragment.content.decode()
