@@ -13,7 +13,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from . import policies
@@ -389,10 +389,6 @@ def judgment_record(
         },
     )
     return obj
-
-
-def open_assignment_filter() -> Q:
-    return Q(is_active=True, annotation__isnull=True)
 
 
 # Imports are writes too; they live in imports.py and belong to this API.

@@ -28,11 +28,9 @@ from scoring.stats.hypothesis_tests import benjamini_hochberg_adjust, holm_adjus
 from scoring.stats.regression import logistic_regression
 from scoring.stats.study_agreement import inter_annotator_agreement
 from scoring.stats.study_metrics import (
-    ANNOTATION_COLUMNS,
-    JUDGMENT_COLUMNS,
-    _validated,
     study_metrics,
     to_plain,
+    validated_frames,
 )
 from scoring.stats.study_rates import MEASURES, measure_outcomes
 
@@ -80,8 +78,7 @@ def audit_report(
     if unknown:
         raise TypeError(f"unknown setting(s): {', '.join(sorted(unknown))}")
     options = {**DEFAULTS, **settings}
-    annotations = _validated(annotations, ANNOTATION_COLUMNS, "annotations")
-    judgments = _validated(judgments, JUDGMENT_COLUMNS, "judgments", refusal_may_be_missing=True)
+    annotations, judgments = validated_frames(annotations, judgments)
     if metrics is None:
         metrics = study_metrics(
             annotations,

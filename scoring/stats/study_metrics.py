@@ -79,6 +79,17 @@ def _validated(
     return clean
 
 
+def validated_frames(
+    annotations: pd.DataFrame, judgments: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The export's inputs, checked and cleaned once: every caller (the export, the report)
+    applies the same rules, including cue-only judgments without hard_refusal."""
+    return (
+        _validated(annotations, ANNOTATION_COLUMNS, "annotations"),
+        _validated(judgments, JUDGMENT_COLUMNS, "judgments", refusal_may_be_missing=True),
+    )
+
+
 def to_plain(value):
     """Recursively turn numpy scalars/arrays into Python ones; any non-finite float becomes None."""
     kind = type(value)
@@ -159,8 +170,7 @@ def study_metrics(
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     if n_bootstrap < 0 or min_pair_items < 1:
         raise ValueError("n_bootstrap must be >= 0 and min_pair_items >= 1")
-    annotations = _validated(annotations, ANNOTATION_COLUMNS, "annotations")
-    judgments = _validated(judgments, JUDGMENT_COLUMNS, "judgments", refusal_may_be_missing=True)
+    annotations, judgments = validated_frames(annotations, judgments)
     result = {
         "meta": _meta(
             annotations,
