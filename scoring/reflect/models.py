@@ -25,7 +25,7 @@ class FaceSet(models.Model):
     name = models.CharField(max_length=200, unique=True)
     slug = models.SlugField(max_length=200, unique=True)
     description = models.TextField(blank=True)
-    # The task templates of this set: a copy of scoring/reflect/data/protocol.json, editable.
+    # The task templates of this set: a copy of generation/data/reflect/protocol.json, editable.
     protocol = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
 
