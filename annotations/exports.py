@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from django.core.cache import cache
 from django.utils import timezone
 
+from scoring.report import human_vs_auto_rows
 from scoring.stats.study_metrics import study_metrics
 
 from . import selectors
@@ -87,44 +88,16 @@ def annotation_dataset(*, study: Study) -> list[dict]:
 
 
 def validation_table(metrics: dict) -> list[dict]:
-    """Rows of the ACRB paper's validation table: N, agreement, kappa (human vs each judge) and
-    inter-annotator agreement, overall, by attribute and by annotator group."""
-    rows = []
-    inter = metrics.get("agreement", {}).get("inter_annotator", {})
-    for judge, questions in sorted(metrics.get("agreement", {}).get("human_vs_auto", {}).items()):
-        for question in ("hard_refusal", "cue"):
-            block = questions.get(question) or {}
-            rows.append(
-                _validation_row(judge, question, "overall", "all", block, inter.get(question, {}))
-            )
-            for scope, key in (
-                ("attribute", "by_attribute"),
-                ("annotator group", "by_annotator_group"),
-            ):
-                for name, sub in sorted((block.get(key) or {}).items()):
-                    rows.append(_validation_row(judge, question, scope, name, sub, None))
+    """The ACRB validation table (the audit report's rows) plus, on each overall row, the
+    inter-annotator agreement of the same question."""
+    agreement = metrics.get("agreement", {})
+    inter = agreement.get("inter_annotator", {})
+    rows = human_vs_auto_rows(agreement.get("human_vs_auto", {}))
+    for row in rows:
+        block = inter.get(row["question"], {}) if row["scope"] == "overall" else {}
+        row["inter_annotator_alpha"] = block.get("krippendorff_alpha")
+        row["inter_annotator_kappa"] = block.get("cohen_kappa_pairwise_mean")
     return rows
-
-
-def _validation_row(judge, question, scope, name, block, inter):
-    return {
-        "judge": judge,
-        "question": question,
-        "scope": scope,
-        "name": name,
-        "n": block.get("n"),
-        "percent_agreement": _value(block.get("percent_agreement")),
-        "cohen_kappa": _value(block.get("cohen_kappa")),
-        "inter_annotator_alpha": _value(inter.get("krippendorff_alpha")) if inter else None,
-        "inter_annotator_kappa": _value(inter.get("cohen_kappa_pairwise_mean")) if inter else None,
-    }
-
-
-def _value(entry):
-    """Metrics hold either a number or a {value, reason} object; tables show the number."""
-    if isinstance(entry, dict):
-        return entry.get("value")
-    return entry
 
 
 # --- formatters / writers ------------------------------------------------------------------

@@ -296,3 +296,26 @@ def test_dashboard_metrics_follow_every_change(batch, annotators, staff_client):
     )
     third = exports.metrics_document_cached(study=batch.study)
     assert third["counts"]["gold"] == 1
+
+
+def test_dashboard_validation_table_rows(batch, annotators, staff_client):
+    """One row per judge, question and scope; overall rows carry inter-annotator agreement."""
+    from annotations import exports
+
+    for assignment in Assignment.objects.filter(batch=batch).select_related("batch__study"):
+        services.annotation_submit(assignment=assignment, hard_refusal=False, cue_label="retained")
+    rows = exports.validation_table(exports.metrics_document(study=batch.study, n_bootstrap=50))
+    overall = [r for r in rows if r["scope"] == "overall"]
+    assert {(r["judge"], r["question"]) for r in overall} == {
+        ("vlm-a@1", "hard_refusal"),
+        ("vlm-a@1", "cue"),
+    }
+    refusal = next(r for r in overall if r["question"] == "hard_refusal")
+    assert refusal["n"] == 12 and "inter_annotator_alpha" in refusal
+    assert all(
+        "inter_annotator_alpha" not in r or r["inter_annotator_alpha"] is None
+        for r in rows
+        if r["scope"] != "overall"
+    )
+    page = staff_client.get(reverse("staff:study_detail", args=[batch.study.slug])).content.decode()
+    assert "vlm-a@1" in page
