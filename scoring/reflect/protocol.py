@@ -17,7 +17,9 @@ from typing import Any
 from scoring.stats.reflect_records import GENDERS, MCQ_OPTIONS, RACES, SCENARIOS
 
 # One shipped copy of the protocol serves REFLECT and the face-only edits (generation/data).
-DEFAULT_PROTOCOL_PATH = Path(__file__).resolve().parents[2] / "generation" / "data" / "reflect" / "protocol.json"
+DEFAULT_PROTOCOL_PATH = (
+    Path(__file__).resolve().parents[2] / "generation" / "data" / "reflect" / "protocol.json"
+)
 
 # Our own wording (not the paper's) for the explanation variant of the MCQ: it replaces the
 # paper's final "Answer with ONLY one capital letter ..." instruction. A face set may override
