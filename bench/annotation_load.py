@@ -274,6 +274,7 @@ def gunicorn_server(env: dict[str, str], workdir: Path, workers: int, threads: i
     """Yield the base URL of a gunicorn serving the app; the whole process group is ended."""
     port = free_port()
     log_path = workdir / f"gunicorn-{port}.log"
+    access_path = workdir / f"access-{port}.log"
     command = [
         str(GUNICORN),
         "acrb_web.wsgi",
@@ -293,6 +294,11 @@ def gunicorn_server(env: dict[str, str], workdir: Path, workers: int, threads: i
         "warning",
         "--error-logfile",
         str(log_path),
+        # The server's own time per request (µs), to tell server work from queueing and client.
+        "--access-logfile",
+        str(access_path),
+        "--access-logformat",
+        "%(D)s %(m)s %(U)s",
     ]
     with log_path.open("w") as log_file:
         process = subprocess.Popen(
@@ -306,7 +312,7 @@ def gunicorn_server(env: dict[str, str], workdir: Path, workers: int, threads: i
     base_url = f"http://127.0.0.1:{port}"
     try:
         server_wait_ready(process, base_url, log_path)
-        yield base_url, process
+        yield base_url, process, access_path
     finally:
         process_group_end(process)
 
@@ -399,6 +405,7 @@ class AnnotatorThread(threading.Thread):
         super().__init__(daemon=True, name=username)
         self.base_url, self.username, self.batch_id = base_url, username, batch_id
         self.cycles, self.warmup, self.think_s = args.cycles, args.warmup, args.think_ms / 1000
+        self.think_dist = args.think_dist
         self.flow = args.flow
         self.current: str | None = None  # htmx flow: the assignment page now on screen
         self.shared = shared
@@ -415,6 +422,10 @@ class AnnotatorThread(threading.Thread):
             for _ in range(self.warmup):
                 self.cycle(record=False)
             shared.start_line.wait(timeout=START_LINE_TIMEOUT_S)
+            if self.think_s and self.think_dist != "fixed":
+                # People do not start in step: each annotator comes in somewhere in the first
+                # think time, so the first cycles are not one burst of K requests.
+                time.sleep(self.rng.uniform(0, self.think_s))
             for _ in range(self.cycles):
                 if shared.stop.is_set() or time.monotonic() > shared.deadline:
                     break
@@ -422,12 +433,27 @@ class AnnotatorThread(threading.Thread):
                     break
                 self.result.cycles += 1
                 if self.think_s:
-                    time.sleep(self.think_s)
+                    time.sleep(self.think_time())
         except (requests.RequestException, RuntimeError, threading.BrokenBarrierError) as exc:
             self.result.errors.append(f"{self.username}: {exc!r}")
             shared.start_line.abort()
         finally:
             self.session.close()
+
+    def think_time(self) -> float:
+        """Seconds before the next answer, with mean ``--think-ms``.
+
+        ``fixed`` keeps every annotator in lock step once they line up (the same pause after
+        the same queueing), so K requests keep arriving together: a burst test, not a human
+        pace. ``exp`` (exponential) is the memoryless arrival pattern of independent people;
+        it includes pauses far shorter than a person could answer in, so it is the harsher of
+        the two random choices. ``uniform`` draws from [0.5, 1.5] × the mean.
+        """
+        if self.think_dist == "exp":
+            return self.rng.expovariate(1 / self.think_s)
+        if self.think_dist == "uniform":
+            return self.rng.uniform(0.5 * self.think_s, 1.5 * self.think_s)
+        return self.think_s
 
     def login(self):
         url = f"{self.base_url}/accounts/login/"
@@ -530,7 +556,31 @@ class AnnotatorThread(threading.Thread):
         return True
 
 
-def load_run(*, base_url, server, seeded: Seeded, database_name: str | None, args) -> dict:
+SERVER_STEPS = (
+    ("answer", re.compile(r"POST /assignments/\d+/answer/$")),
+    ("next_redirect", re.compile(r"GET /batches/\d+/next/$")),
+    ("item_page", re.compile(r"GET /assignments/\d+/$")),
+    ("image", re.compile(r"GET /items/\d+/image/$")),
+)
+
+
+def server_times(access_path: Path, offset: int) -> dict[str, list[float]]:
+    """Milliseconds gunicorn spent on each request logged after ``offset``, by step."""
+    times: dict[str, list[float]] = {step: [] for step, _ in SERVER_STEPS}
+    with access_path.open() as log_file:
+        log_file.seek(offset)
+        for line in log_file:
+            micros, _, request = line.strip().partition(" ")
+            for step, pattern in SERVER_STEPS:
+                if pattern.match(request):
+                    times[step].append(int(micros) / 1000)
+                    break
+    return times
+
+
+def load_run(
+    *, base_url, server, access_path: Path, seeded: Seeded, database_name: str | None, args
+) -> dict:
     # The main thread is a party of the start line too: the clock starts when all have arrived.
     shared = Coordination(start_line=threading.Barrier(len(seeded.usernames) + 1))
     threads = [
@@ -554,6 +604,7 @@ def load_run(*, base_url, server, seeded: Seeded, database_name: str | None, arg
             log("some annotators failed before the start line; stopping this size")
             shared.stop.set()
         shared.deadline = time.monotonic() + args.max_seconds
+        access_offset = access_path.stat().st_size  # logins and warm-up cycles are behind us
         pg_procs = postgres_backends(database_name)  # after the logins: the backends exist
         before = [time.process_time(), cpu_snapshot(gunicorn_procs), cpu_snapshot(pg_procs)]
         started = time.perf_counter()
@@ -569,7 +620,13 @@ def load_run(*, base_url, server, seeded: Seeded, database_name: str | None, arg
         "gunicorn": round(cpu_delta(before[1], cpu_snapshot(gunicorn_procs)), 2),
         "postgres": round(cpu_delta(before[2], cpu_snapshot(pg_procs)), 2),
     }
-    return load_summary(threads, wall, cpu)
+    summary = load_summary(threads, wall, cpu)
+    summary["server_steps"] = {
+        step: _percentiles(values)
+        for step, values in server_times(access_path, access_offset).items()
+        if values
+    }
+    return summary
 
 
 def percentile(values: list[float], pct: float) -> float | None:
@@ -586,14 +643,7 @@ def load_summary(threads: list[AnnotatorThread], wall: float, cpu: dict) -> dict
         for step, values in thread.result.samples.items():
             samples.setdefault(step, []).extend(values)
     samples["pooled"] = samples["next"] + samples["answer"] + samples["image"]
-    steps = {
-        step: {
-            "n": len(values),
-            **{f"p{p}_ms": _round(percentile(values, p)) for p in (50, 95, 99)},
-            "max_ms": _round(max(values, default=None)),
-        }
-        for step, values in samples.items()
-    }
+    steps = {step: _percentiles(values) for step, values in samples.items()}
     cycles = sum(thread.result.cycles for thread in threads)
     errors = [error for thread in threads for error in thread.result.errors]
     return {
@@ -609,6 +659,14 @@ def load_summary(threads: list[AnnotatorThread], wall: float, cpu: dict) -> dict
         "cycles_per_s": round(cycles / wall, 1) if wall else None,
         "cpu_seconds": cpu,
         "errors": errors,
+    }
+
+
+def _percentiles(values: list[float]) -> dict:
+    return {
+        "n": len(values),
+        **{f"p{p}_ms": _round(percentile(values, p)) for p in (50, 95, 99)},
+        "max_ms": _round(max(values, default=None)),
     }
 
 
@@ -681,20 +739,30 @@ def size_run(*, label: str, n_items: int, env, workdir: Path, database_name, arg
         label=label, n_items=n_items, n_annotators=args.annotators, media_root=workdir / "media"
     )
     log(f"[{label}] seeded: " + ", ".join(f"{k} {v:.1f} s" for k, v in seeded.seconds.items()))
-    with gunicorn_server(env, workdir, args.workers, args.threads) as (base_url, server):
+    with gunicorn_server(env, workdir, args.workers, args.threads) as (base_url, server, access):
         log(
             f"[{label}] gunicorn on {base_url} ({args.workers} workers x {args.threads} threads); "
             f"{args.annotators} annotators log in, {args.warmup} warm-up cycles, then "
             f"{args.cycles} cycles each (at most {args.max_seconds} s)"
         )
         load = load_run(
-            base_url=base_url, server=server, seeded=seeded, database_name=database_name, args=args
+            base_url=base_url,
+            server=server,
+            access_path=access,
+            seeded=seeded,
+            database_name=database_name,
+            args=args,
         )
-    for step in ("next", "next_redirect", "item_page", "answer", "pooled"):
+    for step in ("next", "next_redirect", "item_page", "answer", "image", "pooled"):
         s = load["steps"][step]
         log(
             f"[{label}] {step:13s} n={s['n']:5d} p50 {s['p50_ms']} ms  p95 {s['p95_ms']} ms  "
             f"p99 {s['p99_ms']} ms  max {s['max_ms']} ms"
+        )
+    for step, s in load["server_steps"].items():
+        log(
+            f"[{label}] server {step:13s} n={s['n']:5d} p50 {s['p50_ms']} ms  p95 {s['p95_ms']} "
+            f"ms  p99 {s['p99_ms']} ms  max {s['max_ms']} ms"
         )
     log(
         f"[{label}] {load['cycles']} cycles in {load['seconds']} s = {load['cycles_per_s']} "
@@ -742,7 +810,15 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--cycles", type=int, default=None, help="per annotator; default 60, 20 quick"
     )
     parser.add_argument("--warmup", type=int, default=3, help="unrecorded cycles per annotator")
-    parser.add_argument("--think-ms", type=float, default=0, help="pause after each answer")
+    parser.add_argument(
+        "--think-ms", type=float, default=0, help="mean pause after each answer (0: none)"
+    )
+    parser.add_argument(
+        "--think-dist",
+        choices=["exp", "uniform", "fixed"],
+        default="exp",
+        help="how pauses vary around --think-ms (see AnnotatorThread.think_time)",
+    )
     parser.add_argument(
         "--flow",
         choices=["plain", "htmx"],
@@ -801,6 +877,7 @@ def final_record(args, results: dict, vendor: str, load_avg: tuple) -> dict:
         "threads": args.threads,
         "cycles_per_annotator": args.cycles,
         "think_ms": args.think_ms,
+        "think_dist": args.think_dist if args.think_ms else None,
         "flow": args.flow,
         "quick": args.quick,
         "cpu_count": os.cpu_count(),
@@ -814,6 +891,7 @@ def final_record(args, results: dict, vendor: str, load_avg: tuple) -> dict:
             step: {k: v for k, v in s.items() if k != "n"} | {"n": s["n"]}
             for step, s in load["steps"].items()
         }
+        record[f"server_steps_{label}"] = load["server_steps"]
         record[f"cycles_per_s_{label}"] = load["cycles_per_s"]
         record[f"cpu_seconds_{label}"] = load["cpu_seconds"]
         record[f"cpu_ms_per_cycle_{label}"] = load["cpu_ms_per_cycle"]
