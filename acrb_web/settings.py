@@ -98,6 +98,11 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+AUTHENTICATION_BACKENDS = ["annotations.auth.UserWithAnnotatorBackend"]
+# Sessions are read from the cache and written through to the database: a survey request then
+# needs no session query. Several app servers must share the cache (ACRB_CACHE_URL), or a
+# logout on one would not end the cached session on another.
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotations:home"
 LOGOUT_REDIRECT_URL = "login"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
+from django.db import connection
 from django.db.models import Count, Max, Q
 from django.http import Http404
 
@@ -27,9 +28,18 @@ class Progress:
 
 
 def annotator_for_user(user) -> Annotator | None:
+    """The user's active annotator profile, or None.
+
+    The authentication backend loads it with the user (``auth.UserWithAnnotatorBackend``), so
+    on a request this costs no query; other users cost one.
+    """
     if not user.is_authenticated:
         return None
-    return Annotator.objects.filter(user=user, is_active=True).first()
+    try:
+        annotator = user.annotator
+    except Annotator.DoesNotExist:
+        return None
+    return annotator if annotator.is_active else None
 
 
 def annotator_batch_list(*, annotator: Annotator) -> list[tuple[Batch, Progress]]:
@@ -55,18 +65,27 @@ def annotator_batch_list(*, annotator: Annotator) -> list[tuple[Batch, Progress]
     return [(batch, Progress(batch.n_done, batch.n_total)) for batch in rows]
 
 
-def _own_assignments(annotator: Annotator):
-    return Assignment.objects.filter(annotator=annotator, is_active=True).select_related(
-        "item", "item__attribute_value", "batch", "batch__study", "annotation"
-    )
+# What the survey page shows of an assignment, loaded with it in one query.
+SURVEY_RELATED = ("item", "item__attribute_value", "batch", "batch__study", "annotation")
+# What taking an answer needs (the study's minimum time per item); the rest loads on demand.
+ANSWER_RELATED = ("batch__study",)
 
 
-def assignment_for_annotator(*, annotator: Annotator | None, assignment_id: int) -> Assignment:
+def _own_assignments(annotator: Annotator, related: tuple[str, ...] = SURVEY_RELATED):
+    return Assignment.objects.filter(annotator=annotator, is_active=True).select_related(*related)
+
+
+def assignment_for_annotator(
+    *,
+    annotator: Annotator | None,
+    assignment_id: int,
+    related: tuple[str, ...] = SURVEY_RELATED,
+) -> Assignment:
     """The annotator's own active assignment, or 404: another's assignment does not exist for them."""
     if annotator is None:
         raise Http404("no such assignment")
     try:
-        return _own_assignments(annotator).select_related("annotation").get(pk=assignment_id)
+        return _own_assignments(annotator, related).get(pk=assignment_id)
     except Assignment.DoesNotExist:
         raise Http404("no such assignment") from None
 
@@ -82,66 +101,68 @@ def batch_for_annotator(*, annotator: Annotator | None, batch_id: int) -> Batch:
     return Batch.objects.select_related("study").get(pk=batch_id)
 
 
-def _first_open(
-    annotator: Annotator, batch_id: int, fields: tuple[str, ...], *, excluding: int | None = None
-) -> tuple | None:
-    """The first unanswered row in queue order; skipped rows come back after all others.
+def assignment_queue_head(*, annotator: Annotator, batch_id: int, size: int = 2) -> list:
+    """The first ``size`` unanswered assignments in queue order, with everything the survey page
+    needs; skipped ones come back after all others.
 
-    Two cheap steps instead of one sort over the annotator's whole queue: the first open,
-    unskipped row by position (the ``open_assignment_queue`` partial index), else the
-    earliest skipped one.
+    The unskipped rows come from the ``open_assignment_queue`` partial index in position order
+    (a short index probe, not a sort of the annotator's whole queue); skipped rows are read only
+    when too few unskipped ones are left. Two is what the survey needs: the item to show and
+    the one after it, whose image the page preloads.
     """
-    open_rows = Assignment.objects.filter(
-        annotator=annotator, batch_id=batch_id, is_active=True, answered_at__isnull=True
-    )
-    if excluding is not None:
-        open_rows = open_rows.exclude(pk=excluding)
-    row = (
-        open_rows.filter(skipped_at__isnull=True).order_by("position").values_list(*fields).first()
-    )
-    if row is None:
-        row = (
-            open_rows.filter(skipped_at__isnull=False)
-            .order_by("skipped_at", "position")
-            .values_list(*fields)
-            .first()
-        )
-    return row
+    open_rows = _own_assignments(annotator).filter(batch_id=batch_id, answered_at__isnull=True)
+    head = list(open_rows.filter(skipped_at__isnull=True).order_by("position")[:size])
+    if len(head) < size:
+        skipped = open_rows.filter(skipped_at__isnull=False).order_by("skipped_at", "position")
+        head += list(skipped[: size - len(head)])
+    return head
 
 
 def assignment_next(*, annotator: Annotator, batch_id: int) -> Assignment | None:
     """The next assignment to show, with everything the survey page needs."""
-    row = _first_open(annotator, batch_id, ("pk",))
-    return None if row is None else _own_assignments(annotator).get(pk=row[0])
+    head = assignment_queue_head(annotator=annotator, batch_id=batch_id, size=1)
+    return head[0] if head else None
 
 
-def assignment_next_preview(
-    *, annotator: Annotator, batch_id: int, after: int | None = None
-) -> dict | None:
-    """Just enough of the assignment that comes after ``after`` (the one on screen, itself
-    usually the first open one) to preload its image: a narrow query."""
-    row = _first_open(annotator, batch_id, ("pk", "item_id", "item__image"), excluding=after)
-    return None if row is None else {"pk": row[0], "item_id": row[1], "has_image": bool(row[2])}
+@dataclass(frozen=True)
+class QueuePlace:
+    """Where an assignment sits in its annotator's queue: the arrow keys' targets and progress."""
+
+    previous_id: int | None
+    next_id: int | None
+    progress: Progress
 
 
-def assignment_neighbours(*, assignment: Assignment) -> tuple[int | None, int | None]:
-    """Ids of the previous and next assignment in queue order (for the arrow keys)."""
-    own = Assignment.objects.filter(
-        annotator_id=assignment.annotator_id, batch_id=assignment.batch_id, is_active=True
-    )
-    previous = (
-        own.filter(position__lt=assignment.position)
-        .order_by("-position")
-        .values_list("pk", flat=True)
-        .first()
-    )
-    following = (
-        own.filter(position__gt=assignment.position)
-        .order_by("position")
-        .values_list("pk", flat=True)
-        .first()
-    )
-    return previous, following
+# One statement instead of three ORM queries (previous, next, counts): the survey runs it on
+# every page, and compiling ORM queries is most of a page's CPU. Plain SQL that SQLite and
+# PostgreSQL both run; the counts are an index-only scan of ``assignment_queue_covering``.
+_QUEUE_PLACE_SQL = """
+SELECT
+    (SELECT id FROM {table}
+      WHERE annotator_id = %s AND batch_id = %s AND is_active = %s AND position < %s
+      ORDER BY position DESC LIMIT 1),
+    (SELECT id FROM {table}
+      WHERE annotator_id = %s AND batch_id = %s AND is_active = %s AND position > %s
+      ORDER BY position LIMIT 1),
+    counts.total,
+    counts.done
+FROM (
+    SELECT COUNT(*) AS total, COUNT(answered_at) AS done FROM {table}
+     WHERE annotator_id = %s AND batch_id = %s AND is_active = %s
+) AS counts
+"""
+
+
+def assignment_queue_place(*, assignment: Assignment) -> QueuePlace:
+    """Previous and next assignment ids in queue order, and the batch's progress, in one query."""
+    own = (assignment.annotator_id, assignment.batch_id, True)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _QUEUE_PLACE_SQL.format(table=Assignment._meta.db_table),
+            [*own, assignment.position, *own, assignment.position, *own],
+        )
+        previous_id, next_id, total, done = cursor.fetchone()
+    return QueuePlace(previous_id, next_id, Progress(done, total))
 
 
 def batch_progress_for_annotator(*, annotator: Annotator, batch_id: int) -> Progress:

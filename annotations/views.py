@@ -48,13 +48,15 @@ def batch_next(request, batch_id: int):
     return redirect("annotations:assignment", pk=assignment.pk)
 
 
-def _survey_context(annotator, assignment, form=None):
+def _survey_context(annotator, assignment, form=None, queue_head=None):
+    """What the survey page shows; ``queue_head`` (the first open assignments) when known."""
     services.assignment_mark_served(assignment=assignment)
-    previous_id, next_id = selectors.assignment_neighbours(assignment=assignment)
-    upcoming = selectors.assignment_next_preview(
-        annotator=annotator, batch_id=assignment.batch_id, after=assignment.pk
-    )
-    preload = upcoming if upcoming and upcoming["has_image"] else None
+    place = selectors.assignment_queue_place(assignment=assignment)
+    if queue_head is None:
+        queue_head = selectors.assignment_queue_head(
+            annotator=annotator, batch_id=assignment.batch_id
+        )
+    upcoming = next((row for row in queue_head if row.pk != assignment.pk), None)
     annotation = getattr(assignment, "annotation", None)
     return {
         "assignment": assignment,
@@ -62,12 +64,11 @@ def _survey_context(annotator, assignment, form=None):
         "study": assignment.batch.study,
         "form": form or AnswerForm.for_annotation(annotation),
         "annotation": annotation,
-        "previous_id": previous_id,
-        "next_id": next_id,
-        "preload": preload,
-        "progress": selectors.batch_progress_for_annotator(
-            annotator=annotator, batch_id=assignment.batch_id
-        ),
+        "previous_id": place.previous_id,
+        "next_id": place.next_id,
+        # The image the annotator will most likely see next, for the browser to fetch early.
+        "preload": upcoming.item if upcoming and upcoming.item.image else None,
+        "progress": place.progress,
     }
 
 
@@ -84,7 +85,9 @@ def assignment_detail(request, pk: int):
 @require_POST
 def assignment_answer(request, pk: int):
     annotator = selectors.annotator_for_user(request.user)
-    assignment = selectors.assignment_for_annotator(annotator=annotator, assignment_id=pk)
+    assignment = selectors.assignment_for_annotator(
+        annotator=annotator, assignment_id=pk, related=selectors.ANSWER_RELATED
+    )
     form = AnswerForm(request.POST)
     if form.is_valid():
         try:
@@ -108,21 +111,25 @@ def assignment_answer(request, pk: int):
 @require_POST
 def assignment_skip(request, pk: int):
     annotator = selectors.annotator_for_user(request.user)
-    assignment = selectors.assignment_for_annotator(annotator=annotator, assignment_id=pk)
+    assignment = selectors.assignment_for_annotator(
+        annotator=annotator, assignment_id=pk, related=selectors.ANSWER_RELATED
+    )
     services.assignment_skip(assignment=assignment)
     return _go_next(request, annotator, assignment)
 
 
 def _go_next(request, annotator, assignment):
     """After an answer: the next unanswered item (htmx swaps it in place), or the batch's end."""
-    upcoming = selectors.assignment_next(annotator=annotator, batch_id=assignment.batch_id)
+    queue_head = selectors.assignment_queue_head(annotator=annotator, batch_id=assignment.batch_id)
+    upcoming = queue_head[0] if queue_head else None
     if upcoming is None:
         url = reverse("annotations:batch_next", args=[assignment.batch_id])
         return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     url = reverse("annotations:assignment", args=[upcoming.pk])
     if not request.htmx:
         return redirect(url)
-    response = render(request, "annotations/item.html#survey", _survey_context(annotator, upcoming))
+    context = _survey_context(annotator, upcoming, queue_head=queue_head)
+    response = render(request, "annotations/item.html#survey", context)
     response["HX-Push-Url"] = url
     return response
 
