@@ -297,8 +297,10 @@ def annotation_submit(
     note = (note or "").strip()[:5000]
     now = timezone.now()
     with transaction.atomic():
-        existing = Annotation.objects.select_for_update().filter(assignment=assignment).first()
-        if existing is None:
+        existing = None
+        if assignment.answered_at is not None:  # answered before: this is an edit
+            existing = Annotation.objects.select_for_update().filter(assignment=assignment).first()
+        if existing is None:  # a first answer, the common case: insert without a lookup
             try:
                 with transaction.atomic():
                     annotation = _annotation_create(

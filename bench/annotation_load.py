@@ -8,24 +8,30 @@ For each study size N (small 1,000; large 100,000, or 10,000 with ``--quick``):
    then VACUUM ANALYZE (PostgreSQL; ANALYZE on SQLite), as autovacuum would soon do on a live
    server after a bulk insert;
 2. load: the app under gunicorn on 127.0.0.1 (an ephemeral port), and K threads, one
-   ``requests.Session`` each, that log in with the CSRF token and then run cycles of
-   ``next`` (GET /batches/<id>/next/, then the item page it redirects to, as a browser does)
-   and ``answer`` (POST /assignments/<pk>/answer/ with the CSRF token; its redirect is not
-   followed, the next cycle's ``next`` is). A few warm-up cycles are not recorded. There is no
-   think time by default: every annotator answers instantly, the worst case for the server;
-3. queries: the same three requests run in this process through ``django.test.Client`` under
-   ``CaptureQueriesContext`` (the app is not changed), giving SQL queries per request, the
-   single-request time without concurrency and the slowest query of each.
+   ``requests.Session`` each, that log in with the CSRF token, run a few unrecorded warm-up
+   cycles, and then run timed cycles of the survey as the browser drives it (``--flow htmx``,
+   the default): one htmx POST answers the item on screen and returns the next one, then the
+   image that the new page preloads is fetched. ``--flow plain`` is the no-JavaScript flow:
+   GET /batches/<id>/next/, the item page it redirects to, and a POST answer.
+   Between answers each annotator pauses for a think time: ``--think-ms`` (default 1,500 ms,
+   the app's own "too fast" threshold, so faster than careful people label) drawn from
+   ``--think-dist`` (default exponential: independent people, with many pauses far shorter
+   than anyone could answer in); each annotator starts at a random moment of the first pause.
+   ``--think-ms 0`` is the saturation test: every annotator answers instantly;
+3. queries: next, item page and answer run in this process through ``django.test.Client``
+   under ``CaptureQueriesContext`` (the app is not changed), giving SQL queries per request,
+   the single-request time without concurrency and the slowest query of each.
 
-Latency of a step is the client's wall time for it. ``p95_ms_<size>`` pools the ``next`` and
-``answer`` steps of that size; ``p99_ms`` is the larger of the two sizes' pooled p99.
+Latency of a step is the client's wall time for it; the server's own time per request comes
+from gunicorn's access log. ``p95_ms_<size>`` pools the steps of that size (next + answer, or
+answer + image); ``p99_ms`` is the larger of the two sizes' pooled p99.
 
 The database given by ``--database-url`` (default: PostgreSQL ``acrb_bench`` on 127.0.0.1:5432,
 user postgres) is DROPPED and recreated; ``--database-url sqlite`` uses a file in the temporary
 folder. Every request goes to 127.0.0.1; loops are bounded by cycle count and by
 ``--max-seconds``; gunicorn and the temporary folder are removed on exit, Ctrl-C included.
 
-Run: .venv/bin/python bench/annotation_load.py [--quick] [--annotators 24] [--workers 3 --threads 4]
+Run: .venv/bin/python bench/annotation_load.py [--quick] [--annotators 24] [--workers 4 --threads 2]
 """
 
 from __future__ import annotations
@@ -288,8 +294,10 @@ def gunicorn_server(env: dict[str, str], workdir: Path, workers: int, threads: i
         "gthread",
         "--timeout",
         "60",
+        # Longer than any think time, as a browser or a reverse proxy keeps its connection:
+        # the client does not retry, so a keep-alive closed mid-request would be an error.
         "--keep-alive",
-        "5",
+        "75",
         "--log-level",
         "warning",
         "--error-logfile",
@@ -356,16 +364,36 @@ def cpu_delta(before: dict[int, float], after: dict[int, float]) -> float:
     return sum(after[pid] - before[pid] for pid in before.keys() & after.keys())
 
 
-def postgres_backends(database_name: str | None) -> list[psutil.Process]:
-    """The server processes serving our database (their title names it), not other users'."""
-    if not database_name:
-        return []
-    found = []
-    for proc in psutil.process_iter(["name", "cmdline"]):
-        title = " ".join(proc.info["cmdline"] or [])
-        if (proc.info["name"] or "").startswith("postgres") and f" {database_name} " in title:
-            found.append(proc)
-    return found
+def postgres_cpu_seconds() -> float | None:
+    """CPU seconds used so far by the local PostgreSQL server: its live processes, plus what
+    its ended backends used (the postmaster's reaped children). Backends come and go during a
+    run (Django reconnects after CONN_MAX_AGE), so counting live ones alone loses their time.
+    None when no local PostgreSQL server is visible."""
+    servers = [
+        proc
+        for proc in psutil.process_iter(["name", "ppid"])
+        if proc.info["name"] == "postgres"
+        and not _is_postgres(proc.info["ppid"])  # the postmaster, not one of its children
+    ]
+    if not servers:
+        return None
+    total = 0.0
+    for server in servers:
+        with contextlib.suppress(psutil.Error):
+            times = server.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+            for child in server.children():
+                with contextlib.suppress(psutil.Error):
+                    times = child.cpu_times()
+                    total += times.user + times.system
+    return total
+
+
+def _is_postgres(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).name() == "postgres"
+    except psutil.Error:
+        return False
 
 
 # --- the simulated annotators ------------------------------------------------------------
@@ -579,7 +607,7 @@ def server_times(access_path: Path, offset: int) -> dict[str, list[float]]:
 
 
 def load_run(
-    *, base_url, server, access_path: Path, seeded: Seeded, database_name: str | None, args
+    *, base_url, server, access_path: Path, seeded: Seeded, on_postgres: bool, args
 ) -> dict:
     # The main thread is a party of the start line too: the clock starts when all have arrived.
     shared = Coordination(start_line=threading.Barrier(len(seeded.usernames) + 1))
@@ -605,8 +633,8 @@ def load_run(
             shared.stop.set()
         shared.deadline = time.monotonic() + args.max_seconds
         access_offset = access_path.stat().st_size  # logins and warm-up cycles are behind us
-        pg_procs = postgres_backends(database_name)  # after the logins: the backends exist
-        before = [time.process_time(), cpu_snapshot(gunicorn_procs), cpu_snapshot(pg_procs)]
+        pg_before = postgres_cpu_seconds() if on_postgres else None
+        before = [time.process_time(), cpu_snapshot(gunicorn_procs), pg_before]
         started = time.perf_counter()
         for thread in threads:
             while thread.is_alive():
@@ -618,7 +646,9 @@ def load_run(
     cpu = {
         "client": round(time.process_time() - before[0], 2),
         "gunicorn": round(cpu_delta(before[1], cpu_snapshot(gunicorn_procs)), 2),
-        "postgres": round(cpu_delta(before[2], cpu_snapshot(pg_procs)), 2),
+        "postgres": (
+            round(postgres_cpu_seconds() - before[2], 2) if before[2] is not None else None
+        ),
     }
     summary = load_summary(threads, wall, cpu)
     summary["server_steps"] = {
@@ -733,7 +763,7 @@ def _profile_summary(rows) -> dict:
 # --- one size, and the whole run ----------------------------------------------------------
 
 
-def size_run(*, label: str, n_items: int, env, workdir: Path, database_name, args) -> dict:
+def size_run(*, label: str, n_items: int, env, workdir: Path, on_postgres: bool, args) -> dict:
     log(f"[{label}] seeding N={n_items:,} items, K={args.annotators} annotators, k=2 batch")
     seeded = study_seed(
         label=label, n_items=n_items, n_annotators=args.annotators, media_root=workdir / "media"
@@ -750,7 +780,7 @@ def size_run(*, label: str, n_items: int, env, workdir: Path, database_name, arg
             server=server,
             access_path=access,
             seeded=seeded,
-            database_name=database_name,
+            on_postgres=on_postgres,
             args=args,
         )
     for step in ("next", "next_redirect", "item_page", "answer", "image", "pooled"):
@@ -802,8 +832,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--keep-db", action="store_true", help="do not drop the database at the end"
     )
     parser.add_argument("--annotators", type=int, default=24, help="K concurrent annotators")
-    parser.add_argument("--workers", type=int, default=3, help="gunicorn workers (2 cores: 3)")
-    parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (as serve.sh)")
+    parser.add_argument("--threads", type=int, default=2, help="gunicorn threads per worker")
     parser.add_argument("--small", type=int, default=1_000)
     parser.add_argument("--large", type=int, default=None, help="default 100,000; 10,000 quick")
     parser.add_argument(
@@ -811,7 +841,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     parser.add_argument("--warmup", type=int, default=3, help="unrecorded cycles per annotator")
     parser.add_argument(
-        "--think-ms", type=float, default=0, help="mean pause after each answer (0: none)"
+        "--think-ms", type=float, default=1500, help="mean pause after each answer (0: none)"
     )
     parser.add_argument(
         "--think-dist",
@@ -822,7 +852,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--flow",
         choices=["plain", "htmx"],
-        default="plain",
+        default="htmx",
         help="plain: GET next (redirect) + item page + POST answer per cycle (no JavaScript); "
         "htmx: the browser's flow, one POST that answers and returns the next item, plus its image",
     )
@@ -936,7 +966,7 @@ def main(argv=None) -> int:
                 n_items=n_items,
                 env=env,
                 workdir=workdir,
-                database_name=connection.settings_dict["NAME"] if vendor == "postgresql" else None,
+                on_postgres=vendor == "postgresql",
                 args=args,
             )
         record = final_record(

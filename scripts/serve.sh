@@ -4,6 +4,9 @@ set -euo pipefail
 PY=${PY:-.venv/bin/python}
 HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
+# 4 processes of 2 threads: the lowest tail latency on 2 cores (docs/performance.md).
+WORKERS=${GUNICORN_WORKERS:-4}
+THREADS=${GUNICORN_THREADS:-2}
 BIN=$(dirname "$PY")
 mkdir -p var/log
 
@@ -19,4 +22,5 @@ trap 'kill $WORKER $GPU_WORKER 2>/dev/null || true' EXIT INT TERM
 
 echo "Celery worker running (log: var/log/worker.log)${GPU_WORKER:+; model worker on queue gpu (var/log/gpu-worker.log)}"
 echo "Serving on http://$HOST:$PORT/  (staff pages: /staff/, admin: /admin/, API schema: /api/schema/)"
-"$BIN/gunicorn" acrb_web.wsgi -b "$HOST:$PORT" --workers 3 --threads 4 --access-logfile - --error-logfile -
+"$BIN/gunicorn" acrb_web.wsgi -b "$HOST:$PORT" --workers "$WORKERS" --threads "$THREADS" \
+  --keep-alive 75 --access-logfile - --error-logfile -

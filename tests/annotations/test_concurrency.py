@@ -99,3 +99,27 @@ def test_the_database_refuses_a_cue_label_on_a_refusal(batch):
             submitted_at=timezone.now(),
             updated_at=timezone.now(),
         )
+
+
+def test_an_answer_from_a_stale_page_becomes_an_edit_not_a_loss(batch, annotators):
+    """Two tabs loaded the same unanswered assignment; the second answer is a new revision."""
+    rows = Assignment.objects.select_related("batch__study")
+    first_tab = rows.get(batch=batch, annotator=annotators[0], position=1)
+    second_tab = rows.get(pk=first_tab.pk)
+    services.annotation_submit(assignment=first_tab, hard_refusal=False, cue_label="erased")
+    assert second_tab.answered_at is None  # it still looks unanswered to the second tab
+    same = services.annotation_submit(
+        assignment=second_tab, hard_refusal=False, cue_label="erased"
+    )
+    assert same.revision == 1
+    edited = services.annotation_submit(
+        assignment=second_tab,
+        hard_refusal=True,
+        cue_label=None,
+    )
+    assert edited.revision == 2 and edited.hard_refusal
+    history = AnnotationHistory.objects.filter(annotation=edited).order_by("revision")
+    assert [(h.revision, h.hard_refusal, h.cue_label) for h in history] == [
+        (1, False, "erased"),
+        (2, True, ""),
+    ]
