@@ -108,9 +108,7 @@ def test_an_answer_from_a_stale_page_becomes_an_edit_not_a_loss(batch, annotator
     second_tab = rows.get(pk=first_tab.pk)
     services.annotation_submit(assignment=first_tab, hard_refusal=False, cue_label="erased")
     assert second_tab.answered_at is None  # it still looks unanswered to the second tab
-    same = services.annotation_submit(
-        assignment=second_tab, hard_refusal=False, cue_label="erased"
-    )
+    same = services.annotation_submit(assignment=second_tab, hard_refusal=False, cue_label="erased")
     assert same.revision == 1
     edited = services.annotation_submit(
         assignment=second_tab,
