@@ -708,7 +708,8 @@ def _round(value: float | None) -> float | None:
 
 
 def query_profile(*, batch_id: int, username: str, cycles: int) -> dict:
-    """Queries, time and slowest query per request for next, item page and answer."""
+    """Queries, time and slowest query per request: next, item page and answer of the plain
+    flow, then the htmx answer (which returns the next item) and the image it preloads."""
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
@@ -720,6 +721,8 @@ def query_profile(*, batch_id: int, username: str, cycles: int) -> dict:
         "next": [],
         "item": [],
         "answer": [],
+        "answer_htmx": [],
+        "image": [],
     }
 
     def measured(step, call):
@@ -744,7 +747,27 @@ def query_profile(*, batch_id: int, username: str, cycles: int) -> dict:
             "answer",
             lambda location=location: client.post(f"{location}answer/", {"answer": "retained"}),
         )
-    return {step: _profile_summary(rows) for step, rows in per_step.items()}
+    current = None
+    for _ in range(cycles):
+        if current is None:
+            page = client.get(f"/batches/{batch_id}/next/")
+            if page.status_code != 302:
+                break
+            current = page["Location"]
+        answer = measured(
+            "answer_htmx",
+            lambda current=current: client.post(
+                f"{current}answer/", {"answer": "retained"}, HTTP_HX_REQUEST="true"
+            ),
+        )
+        current = answer.get("HX-Push-Url")
+        preload = PRELOAD_PATTERN.search(answer.content.decode())
+        if preload:
+            image_url = preload.group(1)
+            measured("image", lambda url=image_url: client.get(url)).close()
+        if current is None:
+            break
+    return {step: _profile_summary(rows) for step, rows in per_step.items() if rows}
 
 
 def _profile_summary(rows) -> dict:
@@ -806,7 +829,7 @@ def size_run(*, label: str, n_items: int, env, workdir: Path, on_postgres: bool,
     )
     for step, p in profile.items():
         log(
-            f"[{label}] queries {step:6s} {p['queries']} (seen {p['queries_seen']}); alone "
+            f"[{label}] queries {step:11s} {p['queries']} (seen {p['queries_seen']}); alone "
             f"{p['request_ms_median']} ms, SQL {p['sql_ms_median']} ms; slowest "
             f"{p['slowest_query_ms']} ms: {(p['slowest_query'] or '')[:140]}"
         )
@@ -868,7 +891,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.cycles = args.cycles or (20 if args.quick else 60)
     args.max_seconds = args.max_seconds or (90 if args.quick else 300)
     per_annotator = 2 * args.small // args.annotators
-    if args.warmup + args.cycles + args.profile_cycles > per_annotator:
+    if args.warmup + args.cycles + 2 * args.profile_cycles > per_annotator:
         parser.error(
             f"at N={args.small} each annotator has only {per_annotator} items: "
             "lower --cycles/--warmup/--profile-cycles or raise --small"
