@@ -115,7 +115,9 @@ def batch_for_annotator(*, annotator: Annotator | None, batch_id: int) -> Batch:
     return Batch.objects.select_related("study").get(pk=batch_id)
 
 
-def assignment_queue_head(*, annotator: Annotator, batch_id: int, size: int = 2) -> list:
+def assignment_queue_head(
+    *, annotator: Annotator, batch_id: int, size: int = 2
+) -> list[Assignment]:
     """The first ``size`` unanswered assignments in queue order, with everything the survey page
     needs; skipped ones come back after all others.
 
