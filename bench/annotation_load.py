@@ -18,9 +18,11 @@ For each study size N (small 1,000; large 100,000, or 10,000 with ``--quick``):
    ``--think-dist`` (default exponential: independent people, with many pauses far shorter
    than anyone could answer in); each annotator starts at a random moment of the first pause.
    ``--think-ms 0`` is the saturation test: every annotator answers instantly;
-3. queries: next, item page and answer run in this process through ``django.test.Client``
-   under ``CaptureQueriesContext`` (the app is not changed), giving SQL queries per request,
-   the single-request time without concurrency and the slowest query of each.
+3. queries: next, item page and plain answer, then the htmx answer and the image it preloads,
+   run in this process through ``django.test.Client`` under ``CaptureQueriesContext`` (the app
+   is not changed), giving SQL statements per request, the single-request time without
+   concurrency and the slowest query of each. CPU per cycle is read from gunicorn's processes,
+   the local PostgreSQL server's processes and this process.
 
 Latency of a step is the client's wall time for it; the server's own time per request comes
 from gunicorn's access log. ``p95_ms_<size>`` pools the steps of that size (next + answer, or
