@@ -1,8 +1,8 @@
 """The REFLECT task templates: groups, scenario prompts, MCQ questions, the salary prompt.
 
-Django-free. The shipped default is ``data/protocol.json`` (Chen et al., arXiv:2601.06931v2,
-Appendix A, CC BY 4.0); a face set keeps its own editable copy, and every run records the
-exact prompts it used plus a short hash of them (the prompt version).
+Django-free. The shipped default is ``generation/data/reflect/protocol.json`` (Chen et al.,
+arXiv:2601.06931v2, Appendix A, CC BY 4.0); a face set keeps its own editable copy, and every
+run records the exact prompts it used plus a short hash of them (the prompt version).
 """
 
 from __future__ import annotations

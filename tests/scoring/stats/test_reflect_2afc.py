@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from itertools import combinations
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ from hypothesis.extra.numpy import arrays
 from scipy.stats import spearmanr
 from statsmodels.stats.proportion import proportion_confint
 
+from scoring.reflect.protocol import DEFAULT_PROTOCOL_PATH
 from scoring.stats.reflect import two_afc_discard_table
 from scoring.stats.reflect_2afc import (
     UPPER,
@@ -39,7 +39,8 @@ from scoring.stats.reflect_synthetic import (
     two_afc_design,
 )
 
-PROTOCOL = Path(__file__).resolve().parents[4] / "shared" / "data" / "reflect" / "protocol.json"
+# The project's own copy (with its attribution), not ../shared: a checkout has only the repo.
+PROTOCOL = DEFAULT_PROTOCOL_PATH
 
 
 def _counts(rule, *, templates=2, occupations=("CEO", "nurse")):
