@@ -84,22 +84,30 @@ SURVEY_FIELDS = (
 ANSWER_RELATED = ("batch__study",)
 
 
-def _own_assignments(annotator: Annotator, related: tuple[str, ...] = SURVEY_RELATED):
-    rows = Assignment.objects.filter(annotator=annotator, is_active=True).select_related(*related)
-    return rows.only(*SURVEY_FIELDS) if related == SURVEY_RELATED else rows
+def _own_assignments(annotator: Annotator):
+    return Assignment.objects.filter(annotator=annotator, is_active=True)
+
+
+def _survey_rows(annotator: Annotator):
+    return _own_assignments(annotator).select_related(*SURVEY_RELATED).only(*SURVEY_FIELDS)
 
 
 def assignment_for_annotator(
-    *,
-    annotator: Annotator | None,
-    assignment_id: int,
-    related: tuple[str, ...] = SURVEY_RELATED,
+    *, annotator: Annotator | None, assignment_id: int, for_answer: bool = False
 ) -> Assignment:
-    """The annotator's own active assignment, or 404: another's assignment does not exist for them."""
+    """The annotator's own active assignment, or 404: another's assignment does not exist for them.
+
+    Loaded for the survey page, or with ``for_answer`` only with what taking an answer needs.
+    """
     if annotator is None:
         raise Http404("no such assignment")
+    rows = (
+        _own_assignments(annotator).select_related(*ANSWER_RELATED)
+        if for_answer
+        else _survey_rows(annotator)
+    )
     try:
-        return _own_assignments(annotator, related).get(pk=assignment_id)
+        return rows.get(pk=assignment_id)
     except Assignment.DoesNotExist:
         raise Http404("no such assignment") from None
 
@@ -126,7 +134,7 @@ def assignment_queue_head(
     when too few unskipped ones are left. Two is what the survey needs: the item to show and
     the one after it, whose image the page preloads.
     """
-    open_rows = _own_assignments(annotator).filter(batch_id=batch_id, answered_at__isnull=True)
+    open_rows = _survey_rows(annotator).filter(batch_id=batch_id, answered_at__isnull=True)
     head = list(open_rows.filter(skipped_at__isnull=True).order_by("position")[:size])
     if len(head) < size:
         skipped = open_rows.filter(skipped_at__isnull=False).order_by("skipped_at", "position")

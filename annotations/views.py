@@ -86,7 +86,7 @@ def assignment_detail(request, pk: int):
 def assignment_answer(request, pk: int):
     annotator = selectors.annotator_for_user(request.user)
     assignment = selectors.assignment_for_annotator(
-        annotator=annotator, assignment_id=pk, related=selectors.ANSWER_RELATED
+        annotator=annotator, assignment_id=pk, for_answer=True
     )
     form = AnswerForm(request.POST)
     if form.is_valid():
@@ -112,7 +112,7 @@ def assignment_answer(request, pk: int):
 def assignment_skip(request, pk: int):
     annotator = selectors.annotator_for_user(request.user)
     assignment = selectors.assignment_for_annotator(
-        annotator=annotator, assignment_id=pk, related=selectors.ANSWER_RELATED
+        annotator=annotator, assignment_id=pk, for_answer=True
     )
     services.assignment_skip(assignment=assignment)
     return _go_next(request, annotator, assignment)
