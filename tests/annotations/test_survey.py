@@ -3,6 +3,7 @@
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils.html import escape
 
 from annotations import selectors, services
 from annotations.models import Annotation, AnnotationHistory, Assignment
@@ -268,3 +269,20 @@ def test_item_page_preloads_the_image_of_the_item_after_it(batch, annotators):
     )
     third = Assignment.objects.filter(batch=batch, annotator=annotators[0]).order_by("position")[2]
     assert reverse("annotations:item_image", args=[third.item_id]) in fragment.content.decode()
+
+
+def test_a_rejected_answer_shows_the_same_item_again_with_the_error(batch, annotators):
+    """The answer POST loads only what taking an answer needs; its error page loads the rest."""
+    c = client_for(annotators[0])
+    assignment = _first(batch, annotators[0])
+    total = Assignment.objects.filter(batch=batch, annotator=annotators[0]).count()
+    url = reverse("annotations:answer", args=[assignment.pk])
+    page = c.post(url, {"answer": "no-such-label"})
+    fragment = c.post(url, {"answer": "no-such-label"}, HTTP_HX_REQUEST="true")
+    assert (page.status_code, fragment.status_code) == (400, 200)
+    for response in (page, fragment):
+        body = response.content.decode()
+        assert escape(assignment.item.prompt) in body
+        assert f"0 / {total}" in body
+        assert "Choose an answer (keys 1–4)." in body
+    assert Annotation.objects.count() == 0
