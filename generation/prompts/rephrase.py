@@ -42,6 +42,7 @@ __all__ = [  # the rewriters are re-exported: callers import rephrasing from one
     "LexicalSimilarity",
     "OpenAICompatibleRewriter",
     "RECORD_COLUMNS",
+    "RECORD_FORMATS",
     "RephraseCache",
     "RephraseError",
     "RephraseRecord",
