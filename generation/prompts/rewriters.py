@@ -165,15 +165,14 @@ class OpenAICompatibleRewriter:
         try:
             response = requests.post(url, json=body, headers=headers, timeout=self.timeout_s)
             response.raise_for_status()
-            choices = response.json().get("choices") or [{}]
-            return str((choices[0].get("message") or {}).get("content") or "")
+            return str(response.json()["choices"][0]["message"]["content"] or "")
         except requests.HTTPError as error:
             raise RewriterError(f"{url} answered HTTP {error.response.status_code}") from error
         except requests.Timeout as error:
             raise RewriterError(f"{url} did not answer within {self.timeout_s:g} s") from error
         except requests.ConnectionError as error:
             raise RewriterError(f"cannot connect to {url} (is the server running?)") from error
-        except (ValueError, AttributeError) as error:
+        except (ValueError, KeyError, IndexError, TypeError) as error:
             raise RewriterError(
                 f"{url} answered something that is not a chat completion"
             ) from error

@@ -160,3 +160,12 @@ def test_records_export_as_csv_and_jsonl_with_every_column(tmp_path):
     assert csv_row["kept"] == "False" and csv_row["original"] == BASE[0].text
     with pytest.raises(ValueError, match=r"\.csv or \.jsonl"):
         write_records(records, tmp_path / "r.txt")
+
+
+def test_a_reply_that_is_not_a_chat_completion_is_an_error_not_an_empty_rewrite():
+    with OpenAIServer(scripted([Reply(body="<html>proxy error</html>"), Reply(body={})])) as server:
+        rewriter = OpenAICompatibleRewriter(server.base_url, "local-llm", timeout_s=5)
+        first, second = rephrase_prompts(BASE * 2, rewriter)
+        with pytest.raises(RephraseError, match="not a chat completion"):
+            rephrase_prompts(BASE, rewriter, fail_fast=True)
+    assert first.reason.startswith("error:") and second.reason == "error:KeyError"
