@@ -34,7 +34,7 @@ from generation.models import (
     StudyGenerator,
     StudyPlan,
 )
-from generation.prompts import build_prompts, load_base_prompts, load_taxonomy
+from generation.prompts import Taxonomy, build_prompts, load_base_prompts, load_taxonomy
 from generation.prompts.rephrase import (
     RECORD_COLUMNS,
     RephraseCache,
@@ -167,7 +167,7 @@ class PlanDraft:
     """A plan ready to store: what ``study_plan_draft`` read, rephrased and expanded."""
 
     taxonomy_path: Path
-    taxonomy: object  # generation.prompts.Taxonomy, restricted to the chosen attributes
+    taxonomy: Taxonomy  # restricted to the chosen attributes
     base_prompts_path: Path | None
     rows: list
     options: dict

@@ -216,3 +216,26 @@ def test_rephrasing_page_is_staff_only(client, study, annotators):
     url = reverse("generation:rephrasing_list", args=[study.slug])
     assert client.get(url).status_code == 302
     assert client_for(annotators[0]).get(url).status_code == 403
+
+
+@pytest.mark.django_db
+def test_plan_study_rephrases_and_a_dead_server_creates_no_study(base_file, rewriters, capsys):
+    args = ["plan_study", "--study", "cli-rephrased", "--create", "--base", str(base_file)]
+    with pytest.raises(CommandError, match=r"cannot connect .*; nothing written"):
+        call_command(*args, "--rephrase", "down")
+    assert not Study.objects.filter(slug="cli-rephrased").exists()
+    call_command(*args, "--rephrase", "boundary")
+    assert "Rephrased with boundary: 1 kept, 2 rejected" in capsys.readouterr().out
+    assert PromptRephrasing.objects.filter(study__slug="cli-rephrased", kept=True).count() == 1
+    call_command(*args)  # replanning without a rewriter drops the rewrites with the plan
+    assert not PromptRephrasing.objects.filter(study__slug="cli-rephrased").exists()
+
+
+@pytest.mark.django_db
+def test_rephrasing_page_reads_in_a_fixed_number_of_queries(
+    staff_client, base_file, rewriters, django_assert_max_num_queries
+):
+    staff_client.post(reverse("generation:plan_new"), plan_form(base_file))
+    url = reverse("generation:rephrasing_list", args=["staff-rephrased"])
+    with django_assert_max_num_queries(8):  # session, user, study, plan, summary, rows
+        assert staff_client.get(url).status_code == 200
