@@ -208,6 +208,7 @@ ACRB_BACKENDS_FILE = os.environ.get("ACRB_BACKENDS_FILE", "")
 ACRB_JUDGES: dict = {}
 ACRB_GENERATORS: dict = {}
 ACRB_VLM_MODELS: dict = {}
+ACRB_REWRITERS: dict = {}  # boundary rephrasing of base prompts (docs/generation.md)
 if ACRB_BACKENDS_FILE:
     import yaml
 
@@ -216,6 +217,7 @@ if ACRB_BACKENDS_FILE:
     ACRB_JUDGES = _backends.get("judges", {})
     ACRB_GENERATORS = _backends.get("generators", {})
     ACRB_VLM_MODELS = _backends.get("vlm_models", {})
+    ACRB_REWRITERS = _backends.get("rewriters", {})
 
 # Survey: answers faster than this many seconds after the item was served are flagged.
 ACRB_DEFAULT_MIN_SECONDS_PER_ITEM = float(os.environ.get("ACRB_MIN_SECONDS_PER_ITEM", "1.5"))

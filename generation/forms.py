@@ -18,6 +18,13 @@ MISSING_SLOT_CHOICES = [
 ]
 
 
+def configured_rewriters() -> list[tuple[str, str]]:
+    return [("", "No rephrasing")] + [
+        (name, f"{name} ({config.get('model', '?')})")
+        for name, config in settings.ACRB_REWRITERS.items()
+    ]
+
+
 def shipped_attributes() -> list[tuple[str, str]]:
     return [(name, name) for name in load_taxonomy().attributes]
 
@@ -37,6 +44,12 @@ class PlanForm(forms.Form):
     sample_size = forms.IntegerField(min_value=1, required=False, help_text="Base prompts drawn.")
     sample_seed = forms.IntegerField(initial=0)
     missing_slot = forms.ChoiceField(choices=MISSING_SLOT_CHOICES, initial="skip")
+    rephrase = forms.ChoiceField(
+        choices=configured_rewriters, required=False, label="Boundary rephrasing",
+        help_text="Rewrite each drawn base prompt toward the safety boundary first; rewrites "
+        "that drift or are not benign are rejected with the reason (rewriters: in the backends "
+        "file).",
+    )  # fmt: skip
 
     def clean(self):
         cleaned = super().clean()

@@ -70,6 +70,45 @@ class PlannedPrompt(models.Model):
         return self.plan_id
 
 
+class PromptRephrasing(models.Model):
+    """One base prompt's rewrite toward the safety boundary, kept or rejected with the reason
+    (``generation.prompts.rephrase.RephraseRecord``; docs/generation.md).
+
+    A row per base prompt, not fields on ``PlannedPrompt``: one rewrite replaces the base
+    text of every row expanded from it (the neutral twin and each attribute value, so the
+    minimal pairs still differ only in the attribute), and a rejected rewrite has no plan
+    row at all. Rows are replaced with the plan, in the same transaction."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="prompt_rephrasings")
+    position = models.PositiveIntegerField(default=0)
+    prompt_id = models.CharField(max_length=200)
+    original = models.TextField()
+    rewrite = models.TextField(blank=True)
+    kept = models.BooleanField()
+    reason = models.CharField(max_length=100, blank=True, help_text="Empty when kept.")
+    similarity = models.FloatField()
+    benign = models.BooleanField()
+    min_similarity = models.FloatField(null=True, blank=True)
+    similarity_method = models.CharField(max_length=500)
+    rewriter = models.CharField(max_length=100, help_text="The configured rewriter's name.")
+    model = models.CharField(max_length=500)
+    temperature = models.FloatField(null=True, blank=True)
+    seed = models.BigIntegerField(null=True, blank=True)
+    cached = models.BooleanField(default=False)
+    instruction = models.TextField(help_text="The exact instruction sent to the model.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "prompt_id"], name="one_rephrasing_per_base_prompt"
+            )
+        ]
+        ordering = ["study", "position"]
+
+    def __str__(self):
+        return f"{self.study_id}/{self.prompt_id}"
+
+
 class StudyGenerator(models.Model):
     """A generator attached to a study by name; ``config`` is the snapshot the study used."""
 

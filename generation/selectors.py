@@ -13,8 +13,10 @@ from generation.models import (
     FaceTemplate,
     GenerationRequest,
     PlannedPrompt,
+    PromptRephrasing,
     StudyGenerator,
 )
+from generation.prompts.rephrase import RECORD_COLUMNS, RephraseRecord
 
 Status = GenerationRequest.Status
 FINISHED = (Status.DONE, Status.REFUSED, Status.ERROR)
@@ -63,6 +65,49 @@ def planned_prompt_list(*, study: Study, status: str | None = None, limit: int =
     if status:
         rows = rows.filter(status=status)
     return list(rows.order_by("position")[:limit])
+
+
+@dataclass(frozen=True)
+class RephrasingSummary:
+    kept: int
+    rejected: int
+    reasons: list[tuple[str, int]]  # (reason, base prompts), most frequent first
+
+    total = property(lambda self: self.kept + self.rejected)
+
+
+def rephrasing_summary(*, study: Study) -> RephrasingSummary:
+    """Kept vs rejected rewrites of the study's base prompts, by reason (1 query)."""
+    rows = (
+        PromptRephrasing.objects.filter(study=study)
+        .values_list("kept", "reason")
+        .annotate(prompts=Count("pk"))
+        .order_by()
+    )
+    kept = rejected = 0
+    reasons = []
+    for is_kept, reason, prompts in rows:
+        if is_kept:
+            kept += prompts
+        else:
+            rejected += prompts
+            reasons.append((reason, prompts))
+    return RephrasingSummary(kept, rejected, sorted(reasons, key=lambda pair: (-pair[1], pair[0])))
+
+
+def rephrasing_list(*, study: Study, kept: bool | None = None) -> list[PromptRephrasing]:
+    rows = PromptRephrasing.objects.filter(study=study)
+    if kept is not None:
+        rows = rows.filter(kept=kept)
+    return list(rows.order_by("position"))
+
+
+def rephrasing_records(*, study: Study, kept: bool | None = None) -> list[RephraseRecord]:
+    """The rows as the Django-free records the exports format (1 query)."""
+    return [
+        RephraseRecord(**{column: getattr(row, column) for column in RECORD_COLUMNS})
+        for row in rephrasing_list(study=study, kept=kept)
+    ]
 
 
 @dataclass(frozen=True)

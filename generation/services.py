@@ -1,7 +1,8 @@
 """Writes of Stages I and II: set a study up, store its plan, attach generators, create the
 generation requests and run them (queued on Celery, or in this process).
 
-Read top to bottom: ``study_setup`` (a study from a config) → ``study_plan_build`` →
+Read top to bottom: ``study_setup`` (a study from a config) → ``study_plan_build``
+(``study_plan_draft``: load, sample, rephrase, expand, no writes; then ``study_plan_store``) →
 ``study_generator_attach`` → ``generation_requests_create`` → ``generation_run`` (Celery)
 or ``generation_run_inline``. Each request is made by ``generation_chunk_run``: claim the
 rows, take provider slots, call the cached generator, record each result as an Item.
@@ -26,8 +27,22 @@ from annotations import services as annotation_services
 from annotations.models import BackgroundJob, Study
 from generation import backends
 from generation.execution import claim_holder, generation_chunk_run, requests_reopen
-from generation.models import GenerationRequest, PlannedPrompt, StudyGenerator, StudyPlan
-from generation.prompts import build_prompts, load_base_prompts, load_taxonomy
+from generation.models import (
+    GenerationRequest,
+    PlannedPrompt,
+    PromptRephrasing,
+    StudyGenerator,
+    StudyPlan,
+)
+from generation.prompts import Taxonomy, build_prompts, load_base_prompts, load_taxonomy
+from generation.prompts.rephrase import (
+    RECORD_COLUMNS,
+    RephraseCache,
+    RephraseRecord,
+    RewriterConfig,
+    apply_rephrasings,
+    rephrase_with_config,
+)
 from generation.prompts.taxonomy import DEFAULT_TAXONOMY_PATH
 from generation.prompts.taxonomy import NEUTRAL as NEUTRAL_ATTRIBUTE
 
@@ -57,6 +72,8 @@ class StudyConfig:
     seeds: tuple[int, ...] = (0,)
     generators: dict = dataclasses.field(default_factory=dict)  # name -> config or None
     description: str = ""
+    rephrase: str | None = None  # a rewriter's name (ACRB_REWRITERS, or rephrase_config)
+    rephrase_config: dict | None = None
 
     @classmethod
     def from_dict(cls, raw: dict, *, base_dir: str | Path | None = None) -> StudyConfig:
@@ -76,7 +93,19 @@ class StudyConfig:
         values["generators"] = _generators_by_name(raw.get("generators") or {})
         values["attributes"] = tuple(raw.get("attributes") or ())
         values["seeds"] = tuple(int(seed) for seed in raw.get("seeds") or (0,))
+        if "rephrase" in raw:
+            values["rephrase"], values["rephrase_config"] = rephrase_choice(raw["rephrase"])
         return cls(**values)
+
+
+def rephrase_choice(raw) -> tuple[str | None, dict | None]:
+    """``rephrase:`` as a configured rewriter's name, or a one-entry mapping name -> config."""
+    if raw is None or isinstance(raw, str):
+        return raw or None, None
+    if isinstance(raw, dict) and len(raw) == 1:
+        ((name, config),) = raw.items()
+        return str(name), config
+    raise ValueError("'rephrase' is a rewriter's name or a one-entry mapping name -> config")
 
 
 def _generators_by_name(raw) -> dict:
@@ -95,23 +124,30 @@ def _generators_by_name(raw) -> dict:
 
 def study_setup(*, config: StudyConfig) -> Study:
     """Create (or reuse) the study named by ``config``, store its plan and attach its
-    generators. Rerunning with the same config changes nothing."""
-    study = Study.objects.filter(slug=config.slug).first()
-    if study is None:
-        study = annotation_services.study_create(
-            name=config.name, slug=config.slug, mode=Study.Mode.T2I, description=config.description
-        )
-    study_plan_build(
-        study=study,
+    generators. Rerunning with the same config changes nothing. The plan is drafted first
+    (rephrasing calls the rewriter), so a failure there writes nothing."""
+    draft = study_plan_draft(
         taxonomy_path=config.taxonomy,
         base_prompts_path=config.base_prompts,
         sample_size=config.sample_size,
         sample_seed=config.sample_seed,
         attributes=config.attributes,
         missing_slot=config.missing_slot,
+        rephrase=config.rephrase,
+        rephrase_config=config.rephrase_config,
     )
-    for name, generator_config in config.generators.items():
-        study_generator_attach(study=study, name=name, config=generator_config, seeds=config.seeds)
+    with transaction.atomic():
+        study = Study.objects.filter(slug=config.slug).first()
+        if study is None:
+            study = annotation_services.study_create(
+                name=config.name, slug=config.slug, mode=Study.Mode.T2I,
+                description=config.description,
+            )  # fmt: skip
+        study_plan_store(study=study, draft=draft)
+        for name, generator_config in config.generators.items():
+            study_generator_attach(
+                study=study, name=name, config=generator_config, seeds=config.seeds
+            )
     return study
 
 
@@ -126,19 +162,32 @@ def sampled_base_prompts(prompts: list, *, size: int | None, seed: int) -> list:
     return [prompts[i] for i in sorted(rng.choice(len(prompts), size=size, replace=False))]
 
 
-def study_plan_build(
+@dataclasses.dataclass(frozen=True)
+class PlanDraft:
+    """A plan ready to store: what ``study_plan_draft`` read, rephrased and expanded."""
+
+    taxonomy_path: Path
+    taxonomy: Taxonomy  # restricted to the chosen attributes
+    base_prompts_path: Path | None
+    rows: list
+    options: dict
+    rephrasings: list[RephraseRecord]
+
+
+def study_plan_draft(
     *,
-    study: Study,
     taxonomy_path: str | Path | None = None,
     base_prompts_path: str | Path | None = None,
     sample_size: int | None = None,
     sample_seed: int = 0,
     attributes: Sequence[str] | None = None,
     missing_slot: str = "skip",
-) -> StudyPlan:
-    """Expand taxonomy × base prompts into the study's plan rows (skipped rows included),
-    creating an AttributeValue with its cue for every value. Replanning keeps rows that
-    already have requests; it refuses (PlanLocked) to change or drop them."""
+    rephrase: str | None = None,
+    rephrase_config: dict | None = None,
+) -> PlanDraft:
+    """Load taxonomy and base prompts, draw the sample, rephrase it (when a rewriter is
+    named) and expand it into plan rows. Writes nothing to the database, so a rewriter that
+    fails (``RephraseError``) leaves no half-made study."""
     taxonomy_path = Path(taxonomy_path or DEFAULT_TAXONOMY_PATH)
     taxonomy = load_taxonomy(taxonomy_path)
     if attributes:
@@ -149,31 +198,95 @@ def study_plan_build(
             )
         values = tuple(v for v in taxonomy.values if v.attribute in attributes)
         taxonomy = dataclasses.replace(taxonomy, values=values, attributes=tuple(attributes))
+    rewriter = rewriter_config_resolve(name=rephrase, config=rephrase_config) if rephrase else None
     base_prompts = load_base_prompts(base_prompts_path)
     chosen = sampled_base_prompts(base_prompts, size=sample_size, seed=sample_seed)
-    rows = build_prompts(taxonomy, chosen, missing_slot=missing_slot)
+    rephrasings = base_prompts_rephrase(chosen, config=rewriter) if rewriter else []
+    rows = build_prompts(
+        taxonomy, apply_rephrasings(chosen, rephrasings), missing_slot=missing_slot
+    )
     options = {
         "sample_size": sample_size,
         "sample_seed": sample_seed,
         "attributes": list(attributes or []),
         "missing_slot": missing_slot,
         "base_prompts_total": len(base_prompts),
+        "rephrase": rewriter.as_dict() if rewriter else None,
     }
     base_path = Path(base_prompts_path) if base_prompts_path else None
+    return PlanDraft(taxonomy_path, taxonomy, base_path, rows, options, rephrasings)
+
+
+def study_plan_store(*, study: Study, draft: PlanDraft) -> StudyPlan:
+    """Store a drafted plan (one transaction): attribute values, plan rows, rephrasings.
+    Replanning keeps rows that already have requests; it refuses (PlanLocked) to change or
+    drop them."""
     with transaction.atomic():
-        value_ids = _attribute_values_create(study, taxonomy)
-        _plan_rows_store(study, rows, value_ids)
+        value_ids = _attribute_values_create(study, draft.taxonomy)
+        _plan_rows_store(study, draft.rows, value_ids)
+        _rephrasings_store(study, draft.rephrasings)
         plan, _ = StudyPlan.objects.update_or_create(
             study=study,
             defaults={
-                "taxonomy": _json_file(taxonomy_path),
-                "taxonomy_source": str(taxonomy_path),
-                "base_prompts_source": str(base_path or "shipped default"),
-                "base_prompts_sha256": _sha256_file(base_path) if base_path else "",
-                "options": options,
+                "taxonomy": _json_file(draft.taxonomy_path),
+                "taxonomy_source": str(draft.taxonomy_path),
+                "base_prompts_source": str(draft.base_prompts_path or "shipped default"),
+                "base_prompts_sha256": _sha256_file(draft.base_prompts_path)
+                if draft.base_prompts_path
+                else "",
+                "options": draft.options,
             },
         )
     return plan
+
+
+def study_plan_build(*, study: Study, **draft_options) -> StudyPlan:
+    """Expand taxonomy × base prompts into the study's plan rows (skipped rows included),
+    creating an AttributeValue with its cue for every value: ``study_plan_draft`` then
+    ``study_plan_store``."""
+    return study_plan_store(study=study, draft=study_plan_draft(**draft_options))
+
+
+# --- Stage I: boundary rephrasing -----------------------------------------------------------
+
+
+def rewriter_config_resolve(*, name: str, config: dict | None = None) -> RewriterConfig:
+    """The rewriter ``name`` (``settings.ACRB_REWRITERS`` unless ``config`` is given),
+    validated; its dict is stored in the plan's options."""
+    if config is None:
+        if name not in settings.ACRB_REWRITERS:
+            known = sorted(settings.ACRB_REWRITERS) or "none (set ACRB_BACKENDS_FILE)"
+            raise ValueError(f"no rewriter named {name!r}; configured: {known}")
+        config = settings.ACRB_REWRITERS[name]
+    return RewriterConfig.from_dict(config, name=name)
+
+
+def rephrase_cache() -> RephraseCache:
+    """The rewriters' answers, shared by the command, run_audit and the staff page."""
+    return RephraseCache(Path(settings.VAR_DIR) / "rephrase_cache.jsonl")
+
+
+def base_prompts_rephrase(
+    prompts: list, *, config: RewriterConfig, cache: RephraseCache | None = None
+) -> list[RephraseRecord]:
+    """One record per base prompt, kept or rejected with its reason; raises RephraseError
+    (one line) at the first rewriter error. Answers so far stay in the cache."""
+    return rephrase_with_config(prompts, config, cache=cache or rephrase_cache(), fail_fast=True)
+
+
+def _rephrasings_store(study: Study, records: list[RephraseRecord]) -> None:
+    PromptRephrasing.objects.filter(study=study).delete()
+    PromptRephrasing.objects.bulk_create(
+        [
+            PromptRephrasing(
+                study=study,
+                position=position,
+                **{column: getattr(record, column) for column in RECORD_COLUMNS},
+            )
+            for position, record in enumerate(records)
+        ],
+        batch_size=1000,
+    )
 
 
 def _attribute_values_create(study: Study, taxonomy) -> dict[tuple[str, str], int]:
@@ -419,8 +532,10 @@ def generation_run_inline(
 __all__ = [
     "JOB_KIND",
     "PlanLocked",
+    "PlanDraft",
     "RunSummary",
     "StudyConfig",
+    "base_prompts_rephrase",
     "default_chunk_size",
     "generation_chunk_run",
     "generation_job_refresh",
@@ -429,8 +544,13 @@ __all__ = [
     "generation_run_inline",
     "generator_config_resolve",
     "open_request_chunks",
+    "rephrase_cache",
+    "rephrase_choice",
+    "rewriter_config_resolve",
     "sampled_base_prompts",
     "study_generator_attach",
     "study_plan_build",
+    "study_plan_draft",
+    "study_plan_store",
     "study_setup",
 ]

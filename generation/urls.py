@@ -8,6 +8,7 @@ urlpatterns = [
     path("plans/new/", views.plan_new, name="plan_new"),
     path("studies/<slug:slug>/", views.study_generation, name="study_generation"),
     path("studies/<slug:slug>/plan/", views.study_plan, name="study_plan"),
+    path("studies/<slug:slug>/rephrasings/", views.rephrasing_list, name="rephrasing_list"),
     path("studies/<slug:slug>/generators/", views.generator_attach, name="generator_attach"),
     path("studies/<slug:slug>/start/", views.generation_start, name="generation_start"),
     path("studies/<slug:slug>/progress/", views.generation_progress, name="generation_progress"),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.db import transaction
-from django.http import FileResponse, Http404
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -18,6 +18,7 @@ from annotations.staff_views import staff_required
 from generation import face_services, selectors, services
 from generation.forms import FaceEditAcceptForm, GeneratorAttachForm, PlanForm
 from generation.models import FaceEdit, FaceSet, FaceTemplate, GenerationRequest, PlannedPrompt
+from generation.prompts.rephrase import RECORD_FORMATS, RephraseError
 
 
 @staff_required
@@ -44,13 +45,10 @@ def plan_new(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            with tempfile.TemporaryDirectory() as folder, transaction.atomic():
-                study = Study.objects.filter(slug=data["slug"]).first()
-                study = study or annotation_services.study_create(
-                    name=data["name"] or data["slug"], slug=data["slug"]
-                )
-                services.study_plan_build(
-                    study=study,
+            with tempfile.TemporaryDirectory() as folder:
+                # Drafted before the transaction: rephrasing calls the rewriter, and a failure
+                # there must leave neither a study nor a plan behind.
+                draft = services.study_plan_draft(
                     taxonomy_path=_saved(data["taxonomy_file"], Path(folder)),
                     base_prompts_path=_saved(data["base_prompts_file"], Path(folder))
                     or form.shipped_base_prompts_path(),
@@ -58,8 +56,15 @@ def plan_new(request):
                     sample_seed=data["sample_seed"],
                     attributes=data["attributes"],
                     missing_slot=data["missing_slot"],
+                    rephrase=data["rephrase"] or None,
                 )
-        except (ValueError, KeyError) as error:
+                with transaction.atomic():
+                    study = Study.objects.filter(slug=data["slug"]).first()
+                    study = study or annotation_services.study_create(
+                        name=data["name"] or data["slug"], slug=data["slug"]
+                    )
+                    services.study_plan_store(study=study, draft=draft)
+        except (ValueError, KeyError, RephraseError) as error:
             form.add_error(None, f"No plan was stored: {error}")
         else:
             messages.success(request, f"Plan stored for {study.slug}.")
@@ -81,8 +86,40 @@ def study_plan(request, slug: str):
         "summary": selectors.plan_summary(study=study),
         "rows": selectors.planned_prompt_list(study=study, status=status or None, limit=500),
         "status": status,
+        "rephrased": selectors.rephrasing_summary(study=study),
     }
     return render(request, "generation/study_plan.html", context)
+
+
+REPHRASING_FILTERS = {"": None, "kept": True, "rejected": False}
+EXPORT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
+
+
+@staff_required
+@require_GET
+def rephrasing_list(request, slug: str):
+    """Each base prompt's rewrite, kept or rejected with the reason; ``?format=csv|jsonl``
+    downloads the same rows (``?show=kept|rejected`` filters both)."""
+    study = get_object_or_404(Study, slug=slug)
+    show = request.GET.get("show") or ""
+    export = request.GET.get("format") or ""
+    if show not in REPHRASING_FILTERS or (export and export not in EXPORT_TYPES):
+        raise Http404("no such filter or format")
+    kept = REPHRASING_FILTERS[show]
+    if export:
+        records = selectors.rephrasing_records(study=study, kept=kept)
+        response = HttpResponse(RECORD_FORMATS[export](records), content_type=EXPORT_TYPES[export])
+        name = f"{study.slug}-rephrasings{'-' + show if show else ''}.{export}"
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
+    context = {
+        "study": study,
+        "show": show,
+        "plan": getattr(study, "generation_plan", None),
+        "summary": selectors.rephrasing_summary(study=study),
+        "rows": selectors.rephrasing_list(study=study, kept=kept),
+    }
+    return render(request, "generation/rephrasing_list.html", context)
 
 
 def _latest_job(study: Study):

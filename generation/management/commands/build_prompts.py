@@ -1,4 +1,7 @@
-"""Stage I without the database: taxonomy × base prompts → the study plan as JSON lines."""
+"""Stage I without the database: taxonomy × base prompts → the study plan as JSON lines,
+optionally rephrased toward the safety boundary by a configured rewriter first."""
+
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -11,7 +14,14 @@ from generation.prompts import (
     planned_only,
     write_plan_jsonl,
 )
-from generation.services import sampled_base_prompts
+from generation.prompts.rephrase import (
+    RECORD_FORMATS,
+    RephraseCache,
+    RephraseError,
+    apply_rephrasings,
+    write_records,
+)
+from generation.services import base_prompts_rephrase, rewriter_config_resolve, sampled_base_prompts
 
 
 class Command(BaseCommand):
@@ -27,18 +37,51 @@ class Command(BaseCommand):
         parser.add_argument("--missing-slot", choices=("skip", "append"), default="skip")
         parser.add_argument("--sample-size", type=int, help="draw this many base prompts")
         parser.add_argument("--sample-seed", type=int, default=0)
+        parser.add_argument(
+            "--rephrase", metavar="NAME",
+            help="rewrite the base prompts toward the safety boundary first, with this rewriter "
+            "(rewriters: in ACRB_BACKENDS_FILE; docs/generation.md)",
+        )  # fmt: skip
+        parser.add_argument(
+            "--rephrase-out", type=Path,
+            help="kept and rejected rewrites, .csv or .jsonl (default: <out>.rephrase.jsonl)",
+        )  # fmt: skip
+        parser.add_argument(
+            "--rephrase-cache", type=Path,
+            help="the rewriter's answers (default: var/rephrase_cache.jsonl, shared with the site)",
+        )  # fmt: skip
 
-    def handle(self, *args, taxonomy, base, out, missing_slot, sample_size, sample_seed, **options):
+    def handle(self, *args, taxonomy, base, out, missing_slot, sample_size, sample_seed,
+               rephrase, rephrase_out, rephrase_cache, **options):  # fmt: skip
+        records_path = rephrase_out or Path(f"{out}.rephrase.jsonl")
+        if rephrase and records_path.suffix.lower().lstrip(".") not in RECORD_FORMATS:
+            raise CommandError(f"--rephrase-out {records_path}: use a .csv or .jsonl file")
         try:
             loaded = load_taxonomy(taxonomy)
             prompts = sampled_base_prompts(
                 load_base_prompts(base), size=sample_size, seed=sample_seed
             )
-        except (TaxonomyError, BasePromptError, OSError) as error:
+            rewriter = rewriter_config_resolve(name=rephrase) if rephrase else None
+        except (TaxonomyError, BasePromptError, ValueError, OSError) as error:
             raise CommandError(str(error)) from error
+        records = []
+        if rewriter is not None:
+            cache = RephraseCache(rephrase_cache) if rephrase_cache else None
+            try:
+                records = base_prompts_rephrase(prompts, config=rewriter, cache=cache)
+            except RephraseError as error:
+                raise CommandError(f"{error}; nothing written") from None
+            prompts = apply_rephrasings(prompts, records)
         plan = build_prompts(loaded, prompts, missing_slot=missing_slot)
         rows = write_plan_jsonl(plan, out)
         planned = len(planned_only(plan))
         self.stdout.write(
             f"{rows} rows written to {out}: {planned} planned, {rows - planned} skipped (reasons in skip_reason)."
         )
+        if rewriter is not None:
+            write_records(records, records_path)
+            kept = sum(record.kept for record in records)
+            self.stdout.write(
+                f"Rephrased with {rewriter.name} ({rewriter.model}): {kept} kept, "
+                f"{len(records) - kept} rejected (reasons in {records_path})."
+            )

@@ -1,10 +1,12 @@
 """Store a study plan (Stage I) in a study, creating the study if asked."""
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from annotations import services as annotation_services
 from annotations.models import Study
 from generation import selectors, services
+from generation.prompts.rephrase import RephraseError
 
 
 class Command(BaseCommand):
@@ -31,21 +33,31 @@ class Command(BaseCommand):
         parser.add_argument(
             "--seeds", default="0", help="seeds per prompt for attached generators, e.g. 0,1"
         )
+        parser.add_argument(
+            "--rephrase", metavar="NAME",
+            help="rewrite the base prompts toward the safety boundary first (docs/generation.md)",
+        )  # fmt: skip
 
     def handle(self, *args, study, create, name, **options):
         record = Study.objects.filter(slug=study).first()
         if record is None and not create:
             raise CommandError(f"unknown study {study!r} (add --create to make it)")
         try:
-            record = record or annotation_services.study_create(name=name or study, slug=study)
-            services.study_plan_build(
-                study=record, taxonomy_path=options["taxonomy"], base_prompts_path=options["base"],
+            # Drafted first: rephrasing calls the rewriter, and a failure must write nothing.
+            draft = services.study_plan_draft(
+                taxonomy_path=options["taxonomy"], base_prompts_path=options["base"],
                 sample_size=options["sample_size"], sample_seed=options["sample_seed"],
                 attributes=options["attributes"], missing_slot=options["missing_slot"],
+                rephrase=options["rephrase"],
             )  # fmt: skip
             seeds = [int(seed) for seed in options["seeds"].split(",") if seed.strip()]
-            for generator in options["generator"]:
-                services.study_generator_attach(study=record, name=generator, seeds=seeds)
+            with transaction.atomic():
+                record = record or annotation_services.study_create(name=name or study, slug=study)
+                services.study_plan_store(study=record, draft=draft)
+                for generator in options["generator"]:
+                    services.study_generator_attach(study=record, name=generator, seeds=seeds)
+        except RephraseError as error:
+            raise CommandError(f"{error}; nothing written") from None
         except (ValueError, OSError) as error:
             raise CommandError(str(error)) from error
         summary = selectors.plan_summary(study=record)
@@ -54,3 +66,9 @@ class Command(BaseCommand):
         )
         for reason, rows in summary.skip_reasons:
             self.stdout.write(f"  skipped {rows:>5}  {reason}")
+        if options["rephrase"]:
+            rephrased = selectors.rephrasing_summary(study=record)
+            self.stdout.write(
+                f"Rephrased with {options['rephrase']}: {rephrased.kept} kept, "
+                f"{rephrased.rejected} rejected {dict(rephrased.reasons)}."
+            )

@@ -8,7 +8,9 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotations import exports
+from generation import selectors as generation_selectors
 from generation import services as generation_services
+from generation.prompts.rephrase import RephraseError
 from scoring import services
 from scoring.figures import MEASURES
 from scoring.selectors import JudgeNotConfigured
@@ -31,6 +33,8 @@ class Command(BaseCommand):
     def handle(self, *args, config, quick, device, top, **options):
         raw = self._read(config)
         study_raw = dict(raw["study"])
+        if "rephrase" in raw:  # a rewriter's name or {name: config}, docs/generation.md
+            study_raw["rephrase"] = raw["rephrase"]
         if quick:
             study_raw = quick_study(study_raw)
         try:
@@ -41,7 +45,14 @@ class Command(BaseCommand):
             raise CommandError(f"{config}: study: {exc}") from None
         judges = judges_by_name(raw.get("judges") or {})
         self.stdout.write(f"Stage I: study {study_config.slug} and its prompt plan")
-        study = generation_services.study_setup(config=study_config)
+        try:
+            study = generation_services.study_setup(config=study_config)
+        except (RephraseError, ValueError) as exc:
+            raise CommandError(f"{config}: {exc}; nothing written") from None
+        if study_config.rephrase:
+            rephrased = generation_selectors.rephrasing_summary(study=study)
+            self.stdout.write(f"  rephrased with {study_config.rephrase}: {rephrased.kept} kept, "
+                              f"{rephrased.rejected} rejected {dict(rephrased.reasons)}")  # fmt: skip
         self.stdout.write("Stage II: generating images")
         with tqdm(desc="generating", unit="img", disable=None) as bar:
             generated = generation_services.generation_run_inline(study=study, progress=_bar(bar))

@@ -1,13 +1,25 @@
 """LLM boundary rephrasing: checks, cache, and the OpenAI-compatible client."""
 
+import csv
+import dataclasses
+import json
+import re
+
+import pytest
+
 from generation.prompts import BasePrompt
 from generation.prompts.rephrase import (
+    RECORD_COLUMNS,
     LexicalSimilarity,
     OpenAICompatibleRewriter,
     RephraseCache,
+    RephraseError,
+    RephraseRecord,
+    RewriterConfig,
     apply_rephrasings,
     benign_intent_check,
     rephrase_prompts,
+    write_records,
 )
 from tests.support.openai_server import OpenAIServer, Reply, answer_with, scripted
 
@@ -16,6 +28,7 @@ BASE = [BasePrompt("P1", "A person practicing archery at a shooting range", "vio
 
 class FakeRewriter:
     model_name = "fake-llm"
+    decoding = {"temperature": 0.7, "seed": 3, "max_tokens": 120}
 
     def __init__(self, answer):
         self.answer = answer
@@ -82,3 +95,77 @@ def test_endpoint_failure_is_recorded_not_raised_and_not_cached(tmp_path):
         (record,) = rephrase_prompts(BASE, rewriter, cache=cache)
     assert not record.kept and record.reason == "error:HTTPError"
     assert not (tmp_path / "c.json").exists()
+
+
+def test_a_cached_answer_is_checked_again_and_decoding_is_part_of_the_key(tmp_path):
+    cache = RephraseCache(tmp_path / "c.jsonl")
+    rewriter = FakeRewriter("A person practicing archery at an indoor shooting range")
+    (first,) = rephrase_prompts(BASE, rewriter, cache=cache)
+    (strict,) = rephrase_prompts(
+        BASE, rewriter, cache=RephraseCache(cache.path), min_similarity=0.99
+    )
+    assert first.kept and strict.cached and not strict.kept and strict.reason == "too_dissimilar"
+    hotter = FakeRewriter("A person practicing archery outdoors")
+    hotter.decoding = {**FakeRewriter.decoding, "temperature": 1.0}
+    (other,) = rephrase_prompts(BASE, hotter, cache=RephraseCache(cache.path))
+    assert not other.cached and hotter.calls and other.temperature == 1.0
+
+
+def test_records_name_the_rewriter_and_its_decoding():
+    (record,) = rephrase_prompts(
+        BASE, FakeRewriter("x y"), rewriter_name="boundary", min_similarity=0.4
+    )
+    assert (record.rewriter, record.temperature, record.seed, record.min_similarity) == (
+        "boundary",
+        0.7,
+        3,
+        0.4,
+    )
+
+
+def test_fail_fast_raises_one_line_naming_the_server(tmp_path):
+    cache = RephraseCache(tmp_path / "c.jsonl")
+    rewriter = OpenAICompatibleRewriter("http://127.0.0.1:9/v1", "m", timeout_s=2)
+    with pytest.raises(RephraseError) as caught:
+        rephrase_prompts(BASE, rewriter, cache=cache, rewriter_name="down", fail_fast=True)
+    message = str(caught.value)
+    assert "\n" not in message and "cannot connect to http://127.0.0.1:9/v1" in message
+    assert "'down'" in message and "P1" in message and not cache.path.exists()
+
+
+def test_rewriter_config_is_validated_at_the_boundary():
+    config = RewriterConfig.from_dict(
+        {"kind": "openai", "endpoint": "http://x/v1", "model": "m", "seed": 1}, name="b"
+    )
+    assert config.name == "b" and config.as_dict()["seed"] == 1
+    for raw, words in [
+        ({"kind": "openai", "model": "m"}, "needs an 'endpoint'"),
+        ({"kind": "bard", "model": "m"}, "kind must be one of"),
+        ({"kind": "openai", "endpoint": "e", "model": "m", "temprature": 1}, "unknown keys"),
+        ({"kind": "openai", "endpoint": "e", "model": "m", "min_similarity": 2}, "within [0, 1]"),
+        ({"kind": "openai", "endpoint": "e", "model": "m", "instruction": "x"}, "{prompt}"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(words)):
+            RewriterConfig.from_dict(raw, name="b")
+
+
+def test_records_export_as_csv_and_jsonl_with_every_column(tmp_path):
+    records = rephrase_prompts(BASE, FakeRewriter("A bowl of fruit on a kitchen table"))
+    assert set(RECORD_COLUMNS) == {field.name for field in dataclasses.fields(RephraseRecord)}
+    assert write_records(records, tmp_path / "r.jsonl") == 1
+    (row,) = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert list(row) == list(RECORD_COLUMNS) and row["reason"] == "too_dissimilar"
+    write_records(records, tmp_path / "r.csv")
+    (csv_row,) = csv.DictReader((tmp_path / "r.csv").open())
+    assert csv_row["kept"] == "False" and csv_row["original"] == BASE[0].text
+    with pytest.raises(ValueError, match=r"\.csv or \.jsonl"):
+        write_records(records, tmp_path / "r.txt")
+
+
+def test_a_reply_that_is_not_a_chat_completion_is_an_error_not_an_empty_rewrite():
+    with OpenAIServer(scripted([Reply(body="<html>proxy error</html>"), Reply(body={})])) as server:
+        rewriter = OpenAICompatibleRewriter(server.base_url, "local-llm", timeout_s=5)
+        first, second = rephrase_prompts(BASE * 2, rewriter)
+        with pytest.raises(RephraseError, match="not a chat completion"):
+            rephrase_prompts(BASE, rewriter, fail_fast=True)
+    assert first.reason.startswith("error:") and second.reason == "error:KeyError"
