@@ -17,7 +17,7 @@ from scoring.stats.agreement_multirater import (
     item_coincidences,
     rating_matrix,
 )
-from scoring.stats.result import Stat, finite_or_none, undefined
+from scoring.stats.result import SINGLE_LABEL_REASON, Stat, finite_or_none, undefined
 
 LEVELS = ("nominal", "ordinal", "interval")
 
@@ -52,9 +52,7 @@ def krippendorff_alpha(
     if n_pairable == 0:
         return undefined("no item has two or more ratings (nothing is pairable)", n=0)
     if np.count_nonzero(counts[pairable].sum(axis=0)) < 2:
-        return undefined(
-            "only one label occurs among pairable ratings (no expected disagreement)", n=n_pairable
-        )
+        return undefined(SINGLE_LABEL_REASON, n=n_pairable)
     values = (
         np.asarray(categories, dtype=float) if level == "interval" else np.arange(k, dtype=float)
     )

@@ -41,6 +41,10 @@ class Stat:
         return out
 
 
+# One wording for κ, α and AC1 when a single label is in use, so a reader sees one reason.
+SINGLE_LABEL_REASON = "only one label occurs among the ratings (every rating is the same label)"
+
+
 def undefined(reason: str, *, n: int | None = None, **extra: Any) -> Stat:
     return Stat(value=None, reason=reason, n=n, extra=extra)
 
