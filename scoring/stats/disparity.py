@@ -57,8 +57,10 @@ def delta_summary(rates: Mapping[str, float | None]) -> dict:
 
 
 def _interval(samples, prefix: str, *, confidence: float, n_bootstrap: int) -> dict:
-    low, high, n_finite = bootstrap.percentile_interval(samples, confidence=confidence)
-    block = {f"{prefix}_ci_low": low, f"{prefix}_ci_high": high}
+    samples = np.asarray(samples, dtype=float)
+    low, high, n_undefined = bootstrap.percentile_interval(samples, confidence=confidence)
+    n_finite = samples.size - int(n_undefined)
+    block = {f"{prefix}_ci_low": finite_or_none(low), f"{prefix}_ci_high": finite_or_none(high)}
     if n_bootstrap == 0:
         block[f"{prefix}_ci_reason"] = "no bootstrap resamples (n_bootstrap = 0 or not requested)"
     elif n_finite == 0:

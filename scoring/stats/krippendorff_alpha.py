@@ -92,6 +92,7 @@ def _bootstrap(counts, level, values, n_bootstrap, confidence, seed):
     weights = bootstrap.draw_counts(draws, n_items)
     k = counts.shape[1]
     coincidences = (weights @ per_item).reshape(n_bootstrap, k, k)
-    return bootstrap.percentile_interval(
+    low, high, n_undefined = bootstrap.percentile_interval(
         _alpha_from_coincidence(coincidences, level, values), confidence=confidence
     )
+    return finite_or_none(low), finite_or_none(high), n_bootstrap - int(n_undefined)

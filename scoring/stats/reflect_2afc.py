@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata, spearmanr
 
+from scoring.stats.bootstrap import percentile_interval
 from scoring.stats.proportions import proportion
 from scoring.stats.reflect_records import (
     GENDERS,
@@ -28,7 +29,7 @@ from scoring.stats.reflect_records import (
     template_codes,
     template_index,
 )
-from scoring.stats.reflect_robustness import percentile_interval, template_resample_counts
+from scoring.stats.reflect_robustness import template_resample_counts
 from scoring.stats.result import Stat, finite_or_none, undefined
 
 N_GROUPS = len(GROUPS)
