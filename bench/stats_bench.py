@@ -98,9 +98,9 @@ def bench_export() -> dict:
         n_items=N_ITEMS, n_annotators=12, n_annotated_items=450, overlap=2, seed=0
     )
     print(f"export: {len(annotations)} annotations, {len(judgments)} judgments", flush=True)
-    study_metrics(annotations.iloc[:50], judgments.iloc[:500], n_bootstrap=10)  # warm imports
+    study_metrics(annotations.iloc[:50], judgments.iloc[:500], n_resamples=10)  # warm imports
     start, cpu_start = time.perf_counter(), time.process_time()
-    result = study_metrics(annotations, judgments, n_bootstrap=2000, seed=0)
+    result = study_metrics(annotations, judgments, n_resamples=2000, seed=0)
     export_s = time.perf_counter() - start
     export_cpu_s = time.process_time() - cpu_start
     size = len(json.dumps(result, allow_nan=False))

@@ -11,6 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+# The one default number of bootstrap resamples, for every interval in the project (the study
+# export, the audit report, REFLECT). Callers and commands take ``n_resamples``.
+DEFAULT_N_RESAMPLES = 2000
+
 
 def encode(labels) -> tuple[np.ndarray, list]:
     """Integer codes and the sorted distinct labels (as plain Python strings or values)."""

@@ -56,16 +56,16 @@ def delta_summary(rates: Mapping[str, float | None]) -> dict:
     return summary
 
 
-def _interval(samples, prefix: str, *, confidence: float, n_bootstrap: int) -> dict:
+def _interval(samples, prefix: str, *, confidence: float, n_resamples: int) -> dict:
     samples = np.asarray(samples, dtype=float)
     low, high, n_undefined = bootstrap.percentile_interval(samples, confidence=confidence)
     n_finite = samples.size - int(n_undefined)
     block = {f"{prefix}_ci_low": finite_or_none(low), f"{prefix}_ci_high": finite_or_none(high)}
-    if n_bootstrap == 0:
-        block[f"{prefix}_ci_reason"] = "no bootstrap resamples (n_bootstrap = 0 or not requested)"
+    if n_resamples == 0:
+        block[f"{prefix}_ci_reason"] = "no bootstrap resamples (n_resamples = 0 or not requested)"
     elif n_finite == 0:
         block[f"{prefix}_ci_reason"] = "undefined in every bootstrap resample"
-    elif n_finite < n_bootstrap:
+    elif n_finite < n_resamples:
         block[f"{prefix}_ci_resamples_used"] = n_finite
     return block
 
@@ -193,11 +193,11 @@ def disparity_report(
     boot_rates = None
     if resample is not None and resample.n_resamples > 0:
         boot_rates = bootstrap.resampled_rates(resample.counts, sums["successes"], sums["totals"])
-    n_bootstrap = 0 if resample is None else resample.n_resamples
+    n_resamples = 0 if resample is None else resample.n_resamples
     neutral_column = columns.index((NEUTRAL, NEUTRAL)) if (NEUTRAL, NEUTRAL) in columns else None
     report = {}
     context = _Context(
-        point_successes, point_totals, boot_rates, neutral_column, confidence, n_bootstrap
+        point_successes, point_totals, boot_rates, neutral_column, confidence, n_resamples
     )
     for attribute in sorted({attribute for attribute, _ in columns}):
         positions = [i for i, (a, _) in enumerate(columns) if a == attribute]
@@ -211,12 +211,12 @@ def disparity_report(
 
 
 class _Context:
-    def __init__(self, successes, totals, boot_rates, neutral_column, confidence, n_bootstrap):
+    def __init__(self, successes, totals, boot_rates, neutral_column, confidence, n_resamples):
         self.successes, self.totals, self.boot_rates = successes, totals, boot_rates
-        self.neutral_column, self.confidence, self.n_bootstrap = (
+        self.neutral_column, self.confidence, self.n_resamples = (
             neutral_column,
             confidence,
-            n_bootstrap,
+            n_resamples,
         )
         self.wilson_low, self.wilson_high = wilson_bounds(successes, totals, confidence=confidence)
 
@@ -227,8 +227,8 @@ class _Context:
 
     def interval(self, samples, prefix):
         if self.boot_rates is None:
-            return _interval(np.array([]), prefix, confidence=self.confidence, n_bootstrap=0)
-        return _interval(samples, prefix, confidence=self.confidence, n_bootstrap=self.n_bootstrap)
+            return _interval(np.array([]), prefix, confidence=self.confidence, n_resamples=0)
+        return _interval(samples, prefix, confidence=self.confidence, n_resamples=self.n_resamples)
 
     def boot(self, column):
         return self.boot_rates[:, column] if self.boot_rates is not None else None

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from scoring.stats.bootstrap import percentile_interval
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES, percentile_interval
 
 StatisticFn = Callable[..., Mapping[str, np.ndarray]]
 
@@ -81,7 +81,7 @@ def cluster_bootstrap(
     strata: np.ndarray,
     statistic: StatisticFn,
     *,
-    n_resamples: int = 10_000,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
     rng: np.random.Generator | int | None,
     confidence: float = 0.95,
     within_strata: bool = False,

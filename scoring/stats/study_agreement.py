@@ -52,7 +52,7 @@ def put(block: dict, name: str, stat: Stat, *, interval: bool = False) -> None:
 
 
 def _inter_annotator_question(
-    rows: pd.DataFrame, labels: list, *, min_pair_items, n_bootstrap, confidence, seed
+    rows: pd.DataFrame, labels: list, *, min_pair_items, n_resamples, confidence, seed
 ) -> dict:
     per_item = rows.groupby("item_id")["annotator"].transform("size")
     rows = rows[per_item >= 2]
@@ -84,7 +84,7 @@ def _inter_annotator_question(
         values,
         level="nominal",
         categories=labels,
-        n_bootstrap=n_bootstrap,
+        n_resamples=n_resamples,
         confidence=confidence,
         seed=seed,
     )
@@ -97,7 +97,7 @@ def inter_annotator_agreement(
     annotations: pd.DataFrame,
     *,
     min_pair_items: int,
-    n_bootstrap: int,
+    n_resamples: int,
     confidence: float,
     seed: int,
 ) -> dict:
@@ -107,7 +107,7 @@ def inter_annotator_agreement(
             question_labels(annotations, question),
             labels,
             min_pair_items=min_pair_items,
-            n_bootstrap=n_bootstrap,
+            n_resamples=n_resamples,
             confidence=confidence,
             seed=seed,
         )

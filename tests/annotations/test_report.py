@@ -14,7 +14,7 @@ from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
 
-FAST = {"n_bootstrap": 100, "n_permutations": 100}
+FAST = {"n_resamples": 100, "n_permutations": 100}
 
 
 @pytest.fixture
@@ -130,7 +130,7 @@ def test_command_writes_a_self_contained_html_and_the_export_numbers(answered_st
     assert report["agreement"] == metrics["agreement"]
     assert report["validation"]["gold_accuracy"] == metrics["gold_accuracy"]
     assert report["counts"] == metrics["meta"]["counts"]
-    assert report["provenance"]["seed"] == 4 and report["provenance"]["n_bootstrap"] == 200
+    assert report["provenance"]["seed"] == 4 and report["provenance"]["n_resamples"] == 200
     assert report["provenance"]["data_fingerprint"]
     assert {row["value"] for row in report["design"]["taxonomy"]} == {"Korean", "Nigerian", "US"}
     assert report["design"]["judges"][0]["judge"] == "vlm-a"

@@ -12,6 +12,7 @@ from generation import services as generation_services
 from scoring import services
 from scoring.figures import MEASURES
 from scoring.selectors import JudgeNotConfigured
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 
 QUICK_PROMPTS = 2
 
@@ -30,6 +31,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, config, quick, device, top, **options):
         raw = self._read(config)
+        n_resamples = _n_resamples(raw, config)
         study_raw = dict(raw["study"])
         if quick:
             study_raw = quick_study(study_raw)
@@ -58,9 +60,7 @@ class Command(BaseCommand):
                     raise CommandError(str(exc)) from None
             self.stdout.write(f"  {summary.judge}@{summary.judge_version}: {dict(summary.labels)}, "
                               f"{summary.errors} errors, {summary.needs_review} flagged for review")  # fmt: skip
-        metrics = exports.metrics_document(
-            study=study, n_bootstrap=int(raw.get("n_bootstrap", 200))
-        )
+        metrics = exports.metrics_document(study=study, n_resamples=n_resamples)
         self._print_disparities(metrics, top)
 
     def _read(self, path: Path) -> dict:
@@ -128,3 +128,11 @@ def _bar(bar):
         bar.refresh()
 
     return progress
+
+
+def _n_resamples(raw: dict, config) -> int:
+    """The config's ``n_resamples`` (``n_bootstrap``, the earlier spelling, still accepted)."""
+    value = raw.get("n_resamples", raw.get("n_bootstrap", DEFAULT_N_RESAMPLES))
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise CommandError(f"{config}: n_resamples must be a whole number ≥ 0, got {value!r}")
+    return value

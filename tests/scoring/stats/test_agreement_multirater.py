@@ -103,7 +103,7 @@ def test_krippendorff_matches_package_and_coincidence_path(level, seed):
     categories = [1, 2, 3, 4]
     items, raters, values = random_ratings(seed, labels=categories)
     stat = krippendorff_alpha(
-        items, raters, values, level=level, categories=categories, n_bootstrap=200
+        items, raters, values, level=level, categories=categories, n_resamples=200
     )
     rater_ids, item_ids, matrix, _ = rating_matrix(items, raters, values, categories=categories)
     data = np.where(matrix >= 0, matrix + 1.0, np.nan)
@@ -118,8 +118,8 @@ def test_krippendorff_matches_package_and_coincidence_path(level, seed):
 
 def test_krippendorff_bootstrap_is_reproducible():
     items, raters, values = random_ratings(11)
-    first = krippendorff_alpha(items, raters, values, n_bootstrap=300, seed=5)
-    second = krippendorff_alpha(items, raters, values, n_bootstrap=300, seed=5)
+    first = krippendorff_alpha(items, raters, values, n_resamples=300, seed=5)
+    second = krippendorff_alpha(items, raters, values, n_resamples=300, seed=5)
     assert (first.ci_low, first.ci_high) == (second.ci_low, second.ci_high)
 
 

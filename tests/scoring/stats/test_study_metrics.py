@@ -99,7 +99,7 @@ def assert_json_ready(node, path="$"):
 @pytest.fixture(scope="module")
 def small_result():
     annotations, judgments = small_study()
-    return study_metrics(annotations, judgments, min_pair_items=2, n_bootstrap=200)
+    return study_metrics(annotations, judgments, min_pair_items=2, n_resamples=200)
 
 
 def test_small_study_rates_follow_the_counting_rules(small_result):
@@ -191,13 +191,13 @@ def test_small_study_human_vs_auto(small_result):
 def test_small_study_is_json_ready(small_result):
     json.dumps(small_result, allow_nan=False)
     assert_json_ready(small_result)
-    assert small_result["meta"]["seed"] == 0 and small_result["meta"]["n_bootstrap"] == 200
+    assert small_result["meta"]["seed"] == 0 and small_result["meta"]["n_resamples"] == 200
 
 
 def test_synthetic_study_contract_paths_and_determinism():
     annotations, judgments = synthetic_study(n_items=1500, n_annotated_items=200, seed=3)
-    result = study_metrics(annotations, judgments, n_bootstrap=50, seed=9)
-    assert result == study_metrics(annotations, judgments, n_bootstrap=50, seed=9)
+    result = study_metrics(annotations, judgments, n_resamples=50, seed=9)
+    assert result == study_metrics(annotations, judgments, n_resamples=50, seed=9)
     json.dumps(result, allow_nan=False)
     assert_json_ready(result)
     for source in ("human", "auto:clip-refusal@1", "auto:vlm-judge@1"):
@@ -248,7 +248,7 @@ def test_degenerate_studies_do_not_crash(case):
     else:
         annotations = annotations.assign(hard_refusal=False, cue="retained")
         judgments = judgments.assign(hard_refusal=False, cue="retained")
-    result = study_metrics(annotations, judgments, n_bootstrap=50)
+    result = study_metrics(annotations, judgments, n_resamples=50)
     json.dumps(result, allow_nan=False)
     assert_json_ready(result)
     inter = result["agreement"]["inter_annotator"]["hard_refusal"]
@@ -312,7 +312,7 @@ def test_random_small_studies_never_crash_and_stay_json_ready(rows, verdicts):
         ],
         columns=JUDGMENT_COLUMNS,
     )
-    result = study_metrics(annotations, judgments, min_pair_items=1, n_bootstrap=20)
+    result = study_metrics(annotations, judgments, min_pair_items=1, n_resamples=20)
     json.dumps(result, allow_nan=False)
     assert_json_ready(result)
 
@@ -322,7 +322,7 @@ def test_a_cue_only_judge_is_left_out_of_refusal_statistics():
     annotations, judgments = small_study()
     cue_only = judgments.assign(judge="cue-vlm@1", hard_refusal=None)
     cue_only.loc[cue_only["item_id"] == "i1", "cue"] = "erased"  # it saw an image and judged it
-    result = study_metrics(annotations, pd.concat([judgments, cue_only]), n_bootstrap=50)
+    result = study_metrics(annotations, pd.concat([judgments, cue_only]), n_resamples=50)
     refusal = result["rates"]["auto:cue-vlm@1"]["refusal"]
     assert all(entry["n"] == 0 for block in refusal.values() for entry in block["values"].values())
     erasure = result["rates"]["auto:cue-vlm@1"]["erasure"]
