@@ -175,7 +175,11 @@ def _disparity_row(source, measure, attribute, block, rates, test) -> dict:
     keys = ("n", "n_values", "delta", "delta_reason", "max_value", "min_value", "ratio")
     row = {"source": source, "measure": measure, "attribute": attribute}
     row.update({key: block.get(key) for key in keys if key in block})
-    for key in ("delta_ci_low", "delta_ci_high", "ratio_ci_low", "ratio_ci_high", "ratio_reason"):
+    for key in (
+        *("delta_ci_low", "delta_ci_high", "delta_ci_reason", "delta_ci_reason_code"),
+        *("ratio_ci_low", "ratio_ci_high", "ratio_ci_reason", "ratio_ci_reason_code"),
+        "ratio_reason",
+    ):
         if key in block:
             row[key] = block[key]
     row["permutation_p"] = test.value
@@ -360,7 +364,12 @@ def _validation_row(judge, question, scope, name, block) -> dict:
     row = {"judge": judge, "question": question, "scope": scope, "name": name, "n": block.get("n")}
     for key in ("percent_agreement", "cohen_kappa", "cohen_kappa_ci_low", "cohen_kappa_ci_high"):
         row[key] = block.get(key)
-    for key in ("percent_agreement_reason", "cohen_kappa_reason"):
+    for key in (
+        "percent_agreement_reason",
+        "cohen_kappa_reason",
+        "cohen_kappa_ci_reason",
+        "cohen_kappa_ci_reason_code",
+    ):
         if key in block:
             row[key] = block[key]
     return row

@@ -17,7 +17,15 @@ from scoring.stats.agreement_multirater import (
     item_coincidences,
     rating_matrix,
 )
-from scoring.stats.result import SINGLE_LABEL_REASON, Stat, finite_or_none, undefined
+from scoring.stats.result import (
+    MIN_BOOTSTRAP_UNITS,
+    SINGLE_LABEL_REASON,
+    Stat,
+    ci_reason,
+    finite_or_none,
+    has_zero_width,
+    undefined,
+)
 
 LEVELS = ("nominal", "ordinal", "interval")
 
@@ -62,11 +70,20 @@ def krippendorff_alpha(
     )
     extra = {"level": level, "n_pairable_values": int(counts[pairable].sum())}
     low = high = None
-    if n_resamples > 0:
+    if n_resamples == 0:
+        extra.update(ci_reason("no_resamples"))
+    elif n_pairable < MIN_BOOTSTRAP_UNITS:
+        extra.update(ci_reason("too_few_items"))
+    else:
         low, high, n_finite = _bootstrap(
             counts[pairable], level, values, n_resamples, confidence, seed
         )
         extra.update(n_resamples=n_resamples, n_resamples_defined=n_finite, seed=seed)
+        if n_finite == 0:
+            extra.update(ci_reason("undefined_in_every_resample"))
+        elif has_zero_width(low, high):
+            low = high = None
+            extra.update(ci_reason("zero_width"))
     if finite_or_none(value) is None:
         return undefined("alpha is undefined for these ratings", n=n_pairable, **extra)
     return Stat(value=float(value), ci_low=low, ci_high=high, n=n_pairable, extra=extra)

@@ -43,12 +43,16 @@ def question_labels(frame: pd.DataFrame, question: str) -> pd.DataFrame:
 
 
 def put(block: dict, name: str, stat: Stat, *, interval: bool = False) -> None:
-    """Write a Stat as ``name`` (+ ``name_reason`` when undefined, + ``name_ci_low/high`` if asked)."""
+    """Write a Stat as ``name`` (+ ``name_reason`` when undefined, + ``name_ci_low/high`` if asked,
+    with ``name_ci_reason(_code)`` when a defined statistic's interval is null)."""
     block[name] = stat.value
     if not stat.defined:
         block[f"{name}_reason"] = stat.reason
     if interval:
         block[f"{name}_ci_low"], block[f"{name}_ci_high"] = stat.ci_low, stat.ci_high
+        if stat.defined and stat.ci_low is None and "ci_reason" in stat.extra:
+            block[f"{name}_ci_reason"] = stat.extra["ci_reason"]
+            block[f"{name}_ci_reason_code"] = stat.extra["ci_reason_code"]
 
 
 def _inter_annotator_question(

@@ -78,9 +78,11 @@ class Command(BaseCommand):
             f"Headline disparities (Δ = max − min rate; {len(rows)} defined, top {top}):"
         )
         for row in rows[:top]:
+            interval = (f"[{_number(row['low'])}, {_number(row['high'])}]" if row["low"] is not None
+                        else f"(no interval: {row['ci_reason_code'] or 'not computed'})")  # fmt: skip
             self.stdout.write(
                 f"  {row['source']:<28} {row['measure']:<13} {row['attribute']:<11} Δ = {row['delta']:.3f} "
-                f"[{_number(row['low'])}, {_number(row['high'])}]  max {row['max_value']} · min {row['min_value']}"
+                f"{interval}  max {row['max_value']} · min {row['min_value']}"
             )
         if not rows:
             self.stdout.write("  none defined yet (too few items, or no judge scored them)")
@@ -114,6 +116,7 @@ def headline_disparities(metrics: dict) -> list[dict]:
                 rows.append({"source": source, "measure": measure, "attribute": attribute,
                              "delta": block["delta"], "low": block.get("delta_ci_low"),
                              "high": block.get("delta_ci_high"), "max_value": block.get("max_value"),
+                             "ci_reason_code": block.get("delta_ci_reason_code"),
                              "min_value": block.get("min_value")})  # fmt: skip
     return sorted(rows, key=lambda row: -row["delta"])
 

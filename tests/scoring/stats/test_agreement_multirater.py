@@ -280,3 +280,13 @@ def test_one_label_everywhere_gives_kappa_alpha_and_ac1_the_same_reason():
     )
     assert {stat.value for stat in stats} == {None}
     assert len({stat.reason for stat in stats}) == 1
+
+
+def test_alpha_interval_reasons():
+    items, raters, values = long_format(FOUR_OBSERVERS_TWELVE_UNITS)
+    unrequested = krippendorff_alpha(items, raters, values, categories=FIVE_VALUES)
+    assert unrequested.ci_low is None and unrequested.extra["ci_reason_code"] == "no_resamples"
+    few = [row for row in FOUR_OBSERVERS_TWELVE_UNITS[:4]]  # 4 pairable items
+    items, raters, values = long_format(few)
+    stat = krippendorff_alpha(items, raters, values, categories=FIVE_VALUES, n_resamples=100)
+    assert stat.ci_low is None and stat.extra["ci_reason_code"] == "too_few_items"

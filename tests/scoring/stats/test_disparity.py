@@ -185,3 +185,44 @@ def test_bootstrap_delta_stays_in_unit_interval(rows):
         assert 0.0 <= culture["delta"] <= 1.0
         low, high = culture["delta_ci_low"], culture["delta_ci_high"]
         assert low is None or 0.0 <= low <= high <= 1.0
+
+
+def _report_with_domains(frame, domains, n_resamples=200):
+    frame = frame.assign(domain=domains)
+    culture, _ = culture_report(frame, n_resamples=n_resamples, seed=0)
+    return culture
+
+
+def test_interval_is_null_with_a_reason_when_every_domain_has_one_base_prompt():
+    frame = clustered_frame(7, n_prompts=3)
+    culture = _report_with_domains(frame, frame["base_prompt_id"])  # one prompt per domain
+    assert culture["delta"] is not None and culture["delta_ci_low"] is None
+    assert culture["delta_ci_high"] is None
+    assert culture["delta_ci_reason_code"] == "one_cluster_per_stratum"
+    assert culture["values"]["US"]["ratio_to_neutral_ci_reason_code"] == "one_cluster_per_stratum"
+
+
+def test_interval_needs_five_resampled_base_prompts():
+    frame = clustered_frame(8, n_prompts=6)
+    # bp-0..bp-3 share a domain (4 that vary); bp-4 and bp-5 are alone in theirs.
+    domains = frame["base_prompt_id"].map(lambda p: "shared" if int(p[3:]) < 4 else p)
+    assert _report_with_domains(frame, domains)["delta_ci_reason_code"] == "too_few_clusters"
+    enough = _report_with_domains(frame, "one-domain")
+    assert enough["delta_ci_low"] is not None and "delta_ci_reason" not in enough
+
+
+def test_zero_width_interval_is_null_with_a_reason():
+    frame = clustered_frame(9).assign(refused=False)  # Δ = 0 in every resample
+    culture, _ = culture_report(frame, n_resamples=100, seed=0)
+    assert culture["delta"] == 0.0 and culture["delta_ci_low"] is None
+    assert culture["delta_ci_reason_code"] == "zero_width"
+    assert culture["ratio_ci_reason_code"] == "undefined_in_every_resample"
+
+
+def test_no_resamples_and_no_observations_have_reason_codes():
+    frame = clustered_frame(10)
+    report = disparity_report(frame, frame["refused"], np.ones(len(frame), bool))
+    assert report["culture"]["delta_ci_reason_code"] == "no_resamples"
+    counted = (frame["attribute_value"] != "US").to_numpy()
+    empty = disparity_report(frame, frame["refused"], counted)["culture"]["values"]["US"]
+    assert empty["ci_low"] is None and empty["ci_reason_code"] == "no_observations"
