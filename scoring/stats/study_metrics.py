@@ -130,6 +130,10 @@ def _meta(annotations, judgments, *, min_pair_items, confidence, n_resamples, se
             "pairwise_tests": "chi-square (expected >= 5) or Fisher exact; Holm and Benjamini-Hochberg",
             "kappa_ci": "large-sample (Fleiss, Cohen & Everitt 1969)",
             "krippendorff_alpha_ci": "percentile bootstrap over items",
+            "null_intervals": (
+                "an interval that cannot carry uncertainty is null with <name>_ci_reason and "
+                "<name>_ci_reason_code (docs/metrics.md, 'Intervals that cannot carry uncertainty')"
+            ),
         },
         "counts": {
             "n_items": int(pd.concat([annotations["item_id"], judgments["item_id"]]).nunique()),
