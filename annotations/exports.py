@@ -18,6 +18,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from scoring.report import human_vs_auto_rows
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.study_metrics import study_metrics
 
 from . import selectors
@@ -52,10 +53,12 @@ ANNOTATION_EXPORT_COLUMNS = [
 # --- datasets ------------------------------------------------------------------------------
 
 
-def metrics_document(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) -> dict:
+def metrics_document(
+    *, study: Study, n_resamples: int = DEFAULT_N_RESAMPLES, seed: int = 0
+) -> dict:
     """The validated-metrics JSON of a study: rates, agreement, gold accuracy and provenance."""
     annotations, judgments = selectors.study_metric_frames(study=study)
-    document = study_metrics(annotations, judgments, n_bootstrap=n_bootstrap, seed=seed)
+    document = study_metrics(annotations, judgments, n_resamples=n_resamples, seed=seed)
     document["study"] = {
         "slug": study.slug,
         "name": study.name,
@@ -69,16 +72,18 @@ def metrics_document(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) ->
     return document
 
 
-def metrics_document_cached(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) -> dict:
+def metrics_document_cached(
+    *, study: Study, n_resamples: int = DEFAULT_N_RESAMPLES, seed: int = 0
+) -> dict:
     """The same document, reused while the study's data is unchanged (dashboard and charts)."""
     fingerprint = selectors.study_data_fingerprint(study=study)
     key = (
         "metrics:"
-        + hashlib.sha256(f"{study.pk}|{fingerprint}|{n_bootstrap}|{seed}".encode()).hexdigest()
+        + hashlib.sha256(f"{study.pk}|{fingerprint}|{n_resamples}|{seed}".encode()).hexdigest()
     )
     document = cache.get(key)
     if document is None:
-        document = metrics_document(study=study, n_bootstrap=n_bootstrap, seed=seed)
+        document = metrics_document(study=study, n_resamples=n_resamples, seed=seed)
         cache.set(key, document, timeout=24 * 3600)
     return document
 

@@ -1,9 +1,12 @@
 """Benchmark of the statistics core (issue 3, "Speed"). Prints progress, then one JSON line.
 
 - bootstrap: a 10,000-resample stratified cluster bootstrap of Δ over 25,000 items in 100
-  base-prompt clusters, vectorised, against the naive per-resample loop run on fewer resamples
-  with the same indices; the loop's time is extrapolated linearly to 10,000 resamples (its cost
-  per resample is constant), and the speedup is the extrapolated loop time over the vectorised.
+  base-prompt clusters, as the export runs it (``ClusterResample`` + ``disparity_report``, which
+  also gives the ratio intervals), against the naive per-resample loop of the tests
+  (``tests/scoring/stats/reference_loops.py``) run on fewer resamples; the loop's time is
+  extrapolated linearly to 10,000 resamples (its cost per resample is constant), and the speedup
+  is the extrapolated loop time over the vectorised. "identical" compares the report's Δ interval
+  with the percentiles of the loop's Δ on the same drawn indices.
 - export: the ``export_metrics`` command over a SQLite database holding a synthetic study of
   25,000 items with 2 judges and 12 annotators over 450 items (bench/export_bench.py), and
   ``study_metrics`` alone on the same data as frames (overlap 2, 2,000 bootstrap resamples).
@@ -24,47 +27,59 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from scoring.stats import bootstrap  # noqa: E402
-from scoring.stats.delta_inference import (  # noqa: E402
-    delta_bootstrap_samples,
-    delta_bootstrap_samples_naive,
-)
+from scoring.stats.disparity import ClusterResample, disparity_report  # noqa: E402
 from scoring.stats.study_metrics import study_metrics  # noqa: E402
 from scoring.stats.synthetic_study import synthetic_study  # noqa: E402
+from tests.scoring.stats.reference_loops import delta_resamples_naive  # noqa: E402
 
 N_ITEMS, N_CLUSTERS, N_RESAMPLES, N_DOMAINS = 25_000, 100, 10_000, 5
+
+
+def _delta_interval(frame, success, n_resamples):
+    resample = ClusterResample(frame, n_resamples=n_resamples, rng=np.random.default_rng(1))
+    report = disparity_report(frame, success, np.ones(len(frame), bool), resample=resample)
+    return report["culture"], resample
 
 
 def bench_bootstrap(naive_resamples: int) -> dict:
     rng = np.random.default_rng(0)
     clusters = np.repeat(np.arange(N_CLUSTERS), N_ITEMS // N_CLUSTERS)
-    strata = clusters % N_DOMAINS
     values = rng.integers(0, 6, size=N_ITEMS)
     success = rng.random(N_ITEMS) < 0.1 + 0.02 * values
-    start, cpu_start = time.perf_counter(), time.process_time()
-    value_codes, _ = bootstrap.encode(values)
-    cluster_codes, stratum_of_cluster = bootstrap.cluster_strata(clusters, strata)
-    indices = bootstrap.stratified_cluster_indices(
-        stratum_of_cluster, n_resamples=N_RESAMPLES, rng=np.random.default_rng(1)
+    frame = pd.DataFrame(
+        {
+            "attribute": "culture",
+            "attribute_value": values.astype(str),
+            "base_prompt_id": clusters.astype(str),
+            "domain": (clusters % N_DOMAINS).astype(str),
+        }
     )
-    fast = delta_bootstrap_samples(success, value_codes, cluster_codes, indices)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    _delta_interval(frame, success, N_RESAMPLES)
     vectorised_s = time.perf_counter() - start
     vectorised_cpu_s = time.process_time() - cpu_start
     print(f"vectorised: {N_RESAMPLES} resamples in {vectorised_s:.3f} s", flush=True)
+    small, resample = _delta_interval(frame, success, naive_resamples)
+    value_codes, _ = bootstrap.encode(frame["attribute_value"])
     start = time.perf_counter()
-    slow = delta_bootstrap_samples_naive(
-        success, value_codes, cluster_codes, indices[:naive_resamples]
-    )
+    slow = delta_resamples_naive(success, value_codes, resample.cluster_codes, resample.indices)
     naive_s = time.perf_counter() - start
     naive_extrapolated_s = naive_s * N_RESAMPLES / naive_resamples
-    identical = bool(np.allclose(fast[:naive_resamples], slow, rtol=0, atol=1e-12))
+    low, high = np.percentile(slow[np.isfinite(slow)], [2.5, 97.5])
+    identical = bool(
+        np.allclose(
+            [small["delta_ci_low"], small["delta_ci_high"]], [low, high], rtol=0, atol=1e-12
+        )
+    )
     print(
         f"naive loop: {naive_resamples} resamples in {naive_s:.3f} s, extrapolated linearly to "
-        f"{N_RESAMPLES}: {naive_extrapolated_s:.1f} s; same results on the shared resamples: {identical}",
+        f"{N_RESAMPLES}: {naive_extrapolated_s:.1f} s; same interval on the shared resamples: {identical}",
         flush=True,
     )
     return {
@@ -83,9 +98,9 @@ def bench_export() -> dict:
         n_items=N_ITEMS, n_annotators=12, n_annotated_items=450, overlap=2, seed=0
     )
     print(f"export: {len(annotations)} annotations, {len(judgments)} judgments", flush=True)
-    study_metrics(annotations.iloc[:50], judgments.iloc[:500], n_bootstrap=10)  # warm imports
+    study_metrics(annotations.iloc[:50], judgments.iloc[:500], n_resamples=10)  # warm imports
     start, cpu_start = time.perf_counter(), time.process_time()
-    result = study_metrics(annotations, judgments, n_bootstrap=2000, seed=0)
+    result = study_metrics(annotations, judgments, n_resamples=2000, seed=0)
     export_s = time.perf_counter() - start
     export_cpu_s = time.process_time() - cpu_start
     size = len(json.dumps(result, allow_nan=False))

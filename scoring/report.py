@@ -22,6 +22,7 @@ from importlib import metadata
 import numpy as np
 import pandas as pd
 
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.delta_inference import delta_permutation_test
 from scoring.stats.disparity import NEUTRAL
 from scoring.stats.hypothesis_tests import benjamini_hochberg_adjust, holm_adjust
@@ -39,8 +40,8 @@ REGRESSION_OUTCOMES = ("refusal", "erasure")
 REGRESSION_METHODS = ("cluster", "gee")
 DEFAULTS = {
     "confidence": 0.95,
-    # Equal to the study export's default, so the report's rates and CIs equal export_metrics'.
-    "n_bootstrap": 2000,
+    # The study export's default, so the report's rates and CIs equal export_metrics'.
+    "n_resamples": DEFAULT_N_RESAMPLES,
     # p-values resolve to 1/1001; 1000 keeps a study of a few thousand annotations near a second
     # per source (docs/report.md, "Cost").
     "n_permutations": 1000,
@@ -71,7 +72,7 @@ def audit_report(
     taxonomy, prompts, generators, judges as built by the caller. ``references`` picks the
     regression reference value per attribute type; by default, the value with the most
     observations. ``metrics`` may pass a ``study_metrics`` result already computed on the same
-    frames with the same seed, n_bootstrap and confidence (the dashboard's cache).
+    frames with the same seed, n_resamples and confidence (the dashboard's cache).
     ``settings``: any key of ``DEFAULTS``.
     """
     unknown = set(settings) - set(DEFAULTS)
@@ -85,7 +86,7 @@ def audit_report(
             judgments,
             min_pair_items=options["min_pair_items"],
             confidence=options["confidence"],
-            n_bootstrap=options["n_bootstrap"],
+            n_resamples=options["n_resamples"],
             seed=options["seed"],
         )
     sources = source_frames(annotations, judgments)
@@ -174,7 +175,11 @@ def _disparity_row(source, measure, attribute, block, rates, test) -> dict:
     keys = ("n", "n_values", "delta", "delta_reason", "max_value", "min_value", "ratio")
     row = {"source": source, "measure": measure, "attribute": attribute}
     row.update({key: block.get(key) for key in keys if key in block})
-    for key in ("delta_ci_low", "delta_ci_high", "ratio_ci_low", "ratio_ci_high", "ratio_reason"):
+    for key in (
+        *("delta_ci_low", "delta_ci_high", "delta_ci_reason", "delta_ci_reason_code"),
+        *("ratio_ci_low", "ratio_ci_high", "ratio_ci_reason", "ratio_ci_reason_code"),
+        "ratio_reason",
+    ):
         if key in block:
             row[key] = block[key]
     row["permutation_p"] = test.value
@@ -316,7 +321,7 @@ def validation_section(annotations, metrics: dict, gold_accuracy: list[dict], op
         return inter_annotator_agreement(
             subset,
             min_pair_items=options["min_pair_items"],
-            n_bootstrap=options["n_bootstrap"],
+            n_resamples=options["n_resamples"],
             confidence=options["confidence"],
             seed=options["seed"],
         )
@@ -359,7 +364,12 @@ def _validation_row(judge, question, scope, name, block) -> dict:
     row = {"judge": judge, "question": question, "scope": scope, "name": name, "n": block.get("n")}
     for key in ("percent_agreement", "cohen_kappa", "cohen_kappa_ci_low", "cohen_kappa_ci_high"):
         row[key] = block.get(key)
-    for key in ("percent_agreement_reason", "cohen_kappa_reason"):
+    for key in (
+        "percent_agreement_reason",
+        "cohen_kappa_reason",
+        "cohen_kappa_ci_reason",
+        "cohen_kappa_ci_reason_code",
+    ):
         if key in block:
             row[key] = block[key]
     return row
@@ -382,7 +392,7 @@ def provenance(options: dict, data_fingerprint: str | None, generated_at: str | 
     return {
         "generated_at": generated_at or dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "seed": options["seed"],
-        "n_bootstrap": options["n_bootstrap"],
+        "n_resamples": options["n_resamples"],
         "n_permutations": options["n_permutations"],
         "confidence": options["confidence"],
         "software": software_versions(),

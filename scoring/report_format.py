@@ -38,6 +38,15 @@ def with_interval(value, low, high, digits: int = 3, *, as_percent: bool = False
     return f"{point} {interval(low, high, digits, as_percent=as_percent)}".strip()
 
 
+def _ci_reason(row: dict, name: str) -> str:
+    """Why ``name``'s interval is missing although ``name`` is defined ("" otherwise), so the
+    reader sees the reason where "0.188 [0.188, 0.188]" would have stood."""
+    if row.get(name) is None or row.get(f"{name}_ci_low") is not None:
+        return ""
+    reason = row.get(f"{name}_ci_reason")
+    return f"no interval: {reason}" if reason else ""
+
+
 def display_report(report: dict) -> dict:
     """Everything the report template prints, as strings and lists."""
     summary = disparity_summary(report)
@@ -67,6 +76,7 @@ def disparity_summary(report: dict) -> list[dict]:
                 row.get("delta"), row.get("delta_ci_low"), row.get("delta_ci_high")
             ),
             "delta_reason": row.get("delta_reason", ""),
+            "delta_ci_reason": _ci_reason(row, "delta"),
             "max_value": row.get("max_value") or DASH,
             "min_value": row.get("min_value") or DASH,
             "permutation_p": p_value(row["permutation_p"]),
@@ -92,7 +102,9 @@ def _disparity(row: dict) -> dict:
                 entry.get("ratio_to_neutral_ci_high"),
                 2,
             ),
-            "reason": entry.get("reason") or entry.get("ratio_to_neutral_reason", ""),
+            "reason": entry.get("reason")
+            or entry.get("ratio_to_neutral_reason")
+            or _ci_reason(entry, "ratio_to_neutral"),
         }
         for entry in row["values"]
     ]
@@ -117,6 +129,8 @@ def _disparity(row: dict) -> dict:
         **{key: row.get(key) for key in ("source", "measure", "attribute", "n", "flagged")},
         "delta": with_interval(row.get("delta"), row.get("delta_ci_low"), row.get("delta_ci_high")),
         "delta_reason": row.get("delta_reason", ""),
+        "delta_ci_reason": _ci_reason(row, "delta"),
+        "ratio_ci_reason": _ci_reason(row, "ratio"),
         "max_value": row.get("max_value") or DASH,
         "min_value": row.get("min_value") or DASH,
         "ratio": with_interval(
@@ -174,7 +188,7 @@ def _validation(row: dict) -> dict:
         "cohen_kappa": with_interval(
             row.get("cohen_kappa"), row.get("cohen_kappa_ci_low"), row.get("cohen_kappa_ci_high")
         ),
-        "reason": row.get("cohen_kappa_reason", ""),
+        "reason": row.get("cohen_kappa_reason") or _ci_reason(row, "cohen_kappa"),
     }
 
 
@@ -195,7 +209,8 @@ def _agreement_row(scope: str, name: str, question: str, block: dict) -> dict:
         ),
         "ac1": number(block.get("gwet_ac1")),
         "reason": block.get("krippendorff_alpha_reason")
-        or block.get("cohen_kappa_pairwise_mean_reason", ""),
+        or block.get("cohen_kappa_pairwise_mean_reason")
+        or _ci_reason(block, "krippendorff_alpha"),
     }
 
 

@@ -47,7 +47,7 @@ def limitations(report: dict) -> list[dict]:
         _item(
             "resampling",
             f"Δ and ratio intervals are percentile cluster-bootstrap intervals "
-            f"({settings['n_bootstrap']} resamples of base prompts within domain) and describe "
+            f"({settings['n_resamples']} resamples of base prompts within domain) and describe "
             f"uncertainty; permutation p-values come from {settings['n_permutations']} "
             f"within-base-prompt shuffles, so none can fall below "
             f"1/{settings['n_permutations'] + 1}.",
@@ -196,7 +196,7 @@ def detection_measures(report: dict) -> list[str]:
         "Minimal pairs: each base prompt is expanded over every attribute value and a neutral "
         "baseline, so values are compared on the same request.",
         f"Rates per attribute value with Wilson {settings['confidence']:.0%} intervals; Δ = max − min "
-        f"with a cluster bootstrap over base prompts ({settings['n_bootstrap']} resamples, "
+        f"with a cluster bootstrap over base prompts ({settings['n_resamples']} resamples, "
         f"stratified by domain).",
         f"Permutation test of every Δ ({settings['n_permutations']} within-base-prompt shuffles), "
         f"Holm-adjusted per source; flagged when the adjusted p < {settings['alpha']}.",

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from scoring.reflect.parsing import ERROR, split_explanation
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.reflect import reflect_report, two_afc_discard_table
 from scoring.stats.reflect_records import mcq_records, two_afc_records
 from scoring.stats.reflect_variants import (
@@ -103,7 +104,7 @@ def full_report(
     rows: Iterable[Mapping[str, Any]],
     *,
     source_genders: Mapping[tuple[str, str], str] | None = None,
-    n_resamples: int = 2000,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
     seed: int = 0,
     meta: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from django.utils import timezone
 from scoring.reflect import selectors
 from scoring.reflect.models import FaceSet, ReflectReport
 from scoring.reflect.report import full_report
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 
 PAGE_RESAMPLES = 1000  # the staff page's bootstrap; the command defaults to more
 
@@ -34,7 +35,9 @@ def run_summaries(*, face_set: FaceSet) -> list[dict[str, Any]]:
     ]
 
 
-def report_compute(*, face_set: FaceSet, n_resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+def report_compute(
+    *, face_set: FaceSet, n_resamples: int = DEFAULT_N_RESAMPLES, seed: int = 0
+) -> dict[str, Any]:
     meta = {
         "face_set": face_set.name,
         "generated_at": timezone.now().isoformat(),
@@ -50,7 +53,11 @@ def report_compute(*, face_set: FaceSet, n_resamples: int = 2000, seed: int = 0)
 
 
 def report_from_rows(
-    rows: Iterable[Mapping[str, Any]], *, source, n_resamples: int = 2000, seed: int = 0
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    source,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """The report of answer-dump rows (no database, no model)."""
     rows = list(rows)

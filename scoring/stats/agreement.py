@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from scoring.stats.proportions import z_value
-from scoring.stats.result import Stat, undefined
+from scoring.stats.result import Stat, ci_reason, has_zero_width, undefined
 
 WEIGHTINGS = (None, "linear", "quadratic")
 
@@ -95,13 +95,14 @@ def kappa_from_confusion(matrix, *, weights: str | None = None, confidence: floa
     spread = (p * (w - np.add.outer(w_row, w_column) * (1.0 - kappa)) ** 2).sum()
     variance = max((spread - (kappa - p_e * (1.0 - kappa)) ** 2) / (n * (1.0 - p_e) ** 2), 0.0)
     half_width = z_value(confidence) * math.sqrt(variance)
-    return Stat(
-        value=float(kappa),
-        ci_low=max(-1.0, kappa - half_width),
-        ci_high=min(1.0, kappa + half_width),
-        n=int(n),
-        extra={"standard_error": math.sqrt(variance), "p_observed": p_o, "p_expected": p_e},
-    )
+    low, high = max(-1.0, kappa - half_width), min(1.0, kappa + half_width)
+    extra = {"standard_error": math.sqrt(variance), "p_observed": p_o, "p_expected": p_e}
+    if has_zero_width(low, high):
+        # A zero standard error (e.g. perfect agreement) is the large-sample formula failing,
+        # not certainty: docs/metrics.md, "Intervals that cannot carry uncertainty".
+        low = high = None
+        extra.update(ci_reason("zero_width"))
+    return Stat(value=float(kappa), ci_low=low, ci_high=high, n=int(n), extra=extra)
 
 
 def cohen_kappa(

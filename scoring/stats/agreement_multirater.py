@@ -14,7 +14,7 @@ import pandas as pd
 
 from scoring.stats import bootstrap
 from scoring.stats.agreement import kappa_from_confusion
-from scoring.stats.result import Stat, undefined
+from scoring.stats.result import SINGLE_LABEL_REASON, Stat, undefined
 
 
 def _categories(labels, categories):
@@ -49,45 +49,65 @@ def percent_agreement_items(counts) -> Stat:
 
 
 def fleiss_kappa(counts) -> Stat:
-    """Fleiss (1971) kappa over items that all carry the same number m ≥ 2 of ratings."""
+    """Fleiss (1971) kappa over items that all carry the same number m ≥ 2 of ratings.
+
+    Degenerate input never raises (docs/metrics.md, "Inter-annotator agreement"): unequal
+    counts, one rating per item, fewer than two items or a single label in use give an
+    undefined Stat with its reason.
+    """
     counts = np.asarray(counts, dtype=float)
-    if counts.shape[0] == 0:
+    if counts.ndim != 2 or counts.shape[0] == 0:
         return undefined("no items", n=0)
     m = counts.sum(axis=1)
-    if not np.all(m == m[0]) or m[0] < 2:
-        raise ValueError("Fleiss' kappa needs the same number (≥ 2) of ratings on every item")
+    n_items = int(counts.shape[0])
+    if not np.all(m == m[0]):
+        return undefined(
+            "items carry unequal numbers of ratings (Fleiss' kappa needs the same number on "
+            "every item)",
+            n=n_items,
+        )
+    if m[0] < 2:
+        return undefined("every item has fewer than two ratings", n=n_items)
+    if n_items < 2:
+        # With one item the chance term is that item's own label shares, so κ ≤ 0 whatever
+        # the raters did: not an agreement statistic.
+        return undefined("Fleiss' kappa needs at least two items", n=n_items)
     agreement = ((counts * (counts - 1)).sum(axis=1) / (m * (m - 1))).mean()
     shares = counts.sum(axis=0) / counts.sum()
     chance = float((shares**2).sum())
     if chance >= 1.0 - 1e-12:
-        return undefined(
-            "chance agreement is 1 (every rating is the same label)", n=int(counts.shape[0])
-        )
+        return undefined(SINGLE_LABEL_REASON, n=n_items)
     return Stat(
         value=float((agreement - chance) / (1.0 - chance)),
-        n=int(counts.shape[0]),
+        n=n_items,
         extra={"ratings_per_item": int(m[0])},
     )
 
 
 def fleiss_kappa_modal(counts) -> Stat:
-    """Fleiss' kappa over the items whose number of ratings equals the most common count (≥ 2)."""
+    """Fleiss' kappa over the items whose number of ratings equals the most common count (≥ 2).
+
+    Ties go to the larger count: it is the study's overlap when some items lost an annotation.
+    """
     counts = np.asarray(counts)
     m = counts.sum(axis=1) if counts.size else np.zeros(0, dtype=int)
     m = m[m >= 2]
     if m.size == 0:
         return undefined("no item has two or more ratings", n=0)
     values, frequency = np.unique(m, return_counts=True)
-    modal = int(values[np.argmax(frequency)])  # ties: the smaller count, deterministically
+    modal = int(values[np.flatnonzero(frequency == frequency.max())[-1]])
     selected = counts[counts.sum(axis=1) == modal]
     return fleiss_kappa(selected)
 
 
 def gwet_ac1(counts, *, n_categories: int | None = None) -> Stat:
-    """Gwet's AC1 for many raters (Gwet 2008, eq. 14–15; Handbook of Inter-Rater Reliability, ch. 4).
+    """Gwet's AC1 for many raters with missing ratings (Gwet 2008, eq. 14–15; Handbook of
+    Inter-Rater Reliability, 4th ed., ch. 4; irrCAC ``gwet.ac1.raw``).
 
     p_a = mean over items with ≥ 2 ratings of Σ r_ik(r_ik − 1) / r_i(r_i − 1);
-    π_k = mean over those items of r_ik / r_i; p_e = Σ π_k(1 − π_k) / (Q − 1), Q = number of categories.
+    π_k = mean over items with ≥ 1 rating of r_ik / r_i; p_e = Σ π_k(1 − π_k) / (Q − 1),
+    Q = number of categories. Undefined, with κ's and α's reason, when every rating on the
+    pairable items is the same label.
     """
     counts = np.asarray(counts, dtype=float)
     q = counts.shape[1] if n_categories is None else int(n_categories)
@@ -99,9 +119,12 @@ def gwet_ac1(counts, *, n_categories: int | None = None) -> Stat:
         )
     if not usable.any():
         return undefined("no item has two or more ratings", n=0)
-    counts, m = counts[usable], m[usable]
-    p_a = ((counts * (counts - 1)).sum(axis=1) / (m * (m - 1))).mean()
-    pi = (counts / m[:, None]).mean(axis=0)
+    if np.count_nonzero(counts[usable].sum(axis=0)) < 2:
+        return undefined(SINGLE_LABEL_REASON, n=int(usable.sum()))
+    rated = m >= 1
+    pi = (counts[rated] / m[rated, None]).mean(axis=0)
+    pairable, m_pairable = counts[usable], m[usable]
+    p_a = ((pairable * (pairable - 1)).sum(axis=1) / (m_pairable * (m_pairable - 1))).mean()
     p_e = float((pi * (1.0 - pi)).sum() / (q - 1))
     return Stat(
         value=float((p_a - p_e) / (1.0 - p_e)),

@@ -11,6 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+# The one default number of bootstrap resamples, for every interval in the project (the study
+# export, the audit report, REFLECT). Callers and commands take ``n_resamples``.
+DEFAULT_N_RESAMPLES = 2000
+
 
 def encode(labels) -> tuple[np.ndarray, list]:
     """Integer codes and the sorted distinct labels (as plain Python strings or values)."""
@@ -89,14 +93,30 @@ def delta_of_rates(rates: np.ndarray) -> np.ndarray:
     return np.where(enough, high - low, np.nan)
 
 
-def percentile_interval(
-    samples, *, confidence: float = 0.95
-) -> tuple[float | None, float | None, int]:
-    """Percentile interval over the finite samples, and how many were finite."""
-    samples = np.asarray(samples, dtype=float)
-    finite = samples[np.isfinite(samples)]
-    if finite.size == 0:
-        return None, None, 0
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(finite, [tail, 100.0 - tail])
-    return float(low), float(high), int(finite.size)
+def percentile_interval(samples, *, confidence: float = 0.95):
+    """Percentile interval over axis 0 of the defined samples (the one definition; docs/metrics.md,
+    "Cluster bootstrap").
+
+    A NaN or infinite sample is an undefined resample and is left out. Returns ``(low, high,
+    n_undefined)``: arrays shaped like one sample (0-d for a 1-d input), low/high NaN where no
+    sample is defined. The quantiles are numpy's default ("linear") over the defined samples,
+    computed by hand so each column keeps its own count of defined samples.
+    """
+    draws = np.asarray(samples, dtype=float)
+    draws = np.where(np.isfinite(draws), draws, np.nan)
+    ordered = np.sort(draws, axis=0)  # NaN sorts last
+    n_defined = (~np.isnan(draws)).sum(axis=0)
+    alpha = 1.0 - confidence
+
+    def quantile(q: float) -> np.ndarray:
+        position = q * np.maximum(n_defined - 1, 0)
+        below = np.floor(position).astype(np.int64)
+        above = np.ceil(position).astype(np.int64)
+        if draws.shape[0] == 0:
+            return np.full(n_defined.shape, np.nan)
+        low_value = np.take_along_axis(ordered, below[None], axis=0)[0]
+        high_value = np.take_along_axis(ordered, above[None], axis=0)[0]
+        value = low_value + (position - below) * (high_value - low_value)
+        return np.where(n_defined > 0, value, np.nan)
+
+    return quantile(alpha / 2), quantile(1 - alpha / 2), draws.shape[0] - n_defined

@@ -1,7 +1,7 @@
-"""Uncertainty for Δ on one attribute: cluster bootstrap (vectorised and a naive reference loop)
-and a permutation test that shuffles attribute labels within base prompt.
+"""A permutation test of Δ on one attribute that shuffles attribute labels within base prompt.
 
-docs/metrics.md, "Cluster bootstrap" and "Permutation test of Δ".
+docs/metrics.md, "Permutation test of Δ". Δ's confidence interval has one implementation,
+the cluster bootstrap in ``disparity.disparity_report`` ("Cluster bootstrap").
 """
 
 from __future__ import annotations
@@ -10,81 +10,6 @@ import numpy as np
 
 from scoring.stats import bootstrap
 from scoring.stats.result import Stat, undefined
-
-
-def _prepare(success, values, clusters, strata):
-    success = np.asarray(success, dtype=bool)
-    value_codes, value_names = bootstrap.encode(values)
-    cluster_codes, stratum_of_cluster = bootstrap.cluster_strata(clusters, strata)
-    return success, value_codes, value_names, cluster_codes, stratum_of_cluster
-
-
-def delta_bootstrap_samples(success, value_codes, cluster_codes, indices) -> np.ndarray:
-    """Δ in each resample, given the (n_resamples, n_clusters) drawn cluster indices; vectorised."""
-    n_values = int(value_codes.max()) + 1 if value_codes.size else 0
-    n_clusters = int(cluster_codes.max()) + 1 if cluster_codes.size else 0
-    successes = bootstrap.cluster_sums(
-        cluster_codes, value_codes, success, n_clusters=n_clusters, n_columns=n_values
-    )
-    totals = bootstrap.cluster_sums(
-        cluster_codes, value_codes, np.ones(success.size), n_clusters=n_clusters, n_columns=n_values
-    )
-    counts = bootstrap.draw_counts(indices, n_clusters)
-    return bootstrap.delta_of_rates(bootstrap.resampled_rates(counts, successes, totals))
-
-
-def delta_bootstrap_samples_naive(success, value_codes, cluster_codes, indices) -> np.ndarray:
-    """The same Δ resamples by an explicit loop that rebuilds each resampled data set; for tests and the bench."""
-    n_values = int(value_codes.max()) + 1 if value_codes.size else 0
-    rows_of_cluster = {c: np.flatnonzero(cluster_codes == c) for c in np.unique(cluster_codes)}
-    out = np.empty(indices.shape[0])
-    for r, drawn in enumerate(indices):
-        rows = np.concatenate([rows_of_cluster[c] for c in drawn])
-        totals = np.bincount(value_codes[rows], minlength=n_values).astype(float)
-        hits = np.bincount(
-            value_codes[rows], weights=success[rows].astype(float), minlength=n_values
-        )
-        rates = [hits[v] / totals[v] for v in range(n_values) if totals[v] > 0]
-        out[r] = max(rates) - min(rates) if len(rates) >= 2 else np.nan
-    return out
-
-
-def delta_bootstrap(
-    success,
-    values,
-    clusters,
-    strata,
-    *,
-    n_resamples: int = 2000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> Stat:
-    """Δ = max − min of the per-value rates with a stratified cluster-bootstrap percentile CI."""
-    success, value_codes, value_names, cluster_codes, stratum_of_cluster = _prepare(
-        success, values, clusters, strata
-    )
-    if len(value_names) < 2:
-        return undefined("fewer than two attribute values", n=int(success.size))
-    rates = np.bincount(value_codes, weights=success.astype(float)) / np.bincount(value_codes)
-    rng = np.random.default_rng(seed)
-    indices = bootstrap.stratified_cluster_indices(
-        stratum_of_cluster, n_resamples=n_resamples, rng=rng
-    )
-    samples = delta_bootstrap_samples(success, value_codes, cluster_codes, indices)
-    low, high, n_finite = bootstrap.percentile_interval(samples, confidence=confidence)
-    return Stat(
-        value=float(rates.max() - rates.min()),
-        ci_low=low,
-        ci_high=high,
-        n=int(success.size),
-        extra={
-            "max_value": value_names[int(rates.argmax())],
-            "min_value": value_names[int(rates.argmin())],
-            "n_resamples": n_resamples,
-            "n_resamples_defined": n_finite,
-            "seed": seed,
-        },
-    )
 
 
 def _delta_per_permutation(

@@ -14,7 +14,12 @@ import pandas as pd
 
 from scoring.stats import bootstrap
 from scoring.stats.proportions import wilson_bounds
-from scoring.stats.result import finite_or_none
+from scoring.stats.result import (
+    MIN_BOOTSTRAP_UNITS,
+    ci_reason,
+    finite_or_none,
+    has_zero_width,
+)
 
 NEUTRAL = "neutral"
 
@@ -56,14 +61,29 @@ def delta_summary(rates: Mapping[str, float | None]) -> dict:
     return summary
 
 
-def _interval(samples, prefix: str, *, confidence: float, n_bootstrap: int) -> dict:
-    low, high, n_finite = bootstrap.percentile_interval(samples, confidence=confidence)
+def _interval(
+    samples, prefix: str, *, confidence: float, n_resamples: int, design_code: str | None = None
+) -> dict:
+    """``<prefix>_ci_low/high``, or both null with ``<prefix>_ci_reason(_code)`` when the interval
+    cannot carry uncertainty (docs/metrics.md, "Intervals that cannot carry uncertainty")."""
+    code = "no_resamples" if n_resamples == 0 else design_code
+    if code is None:
+        samples = np.asarray(samples, dtype=float)
+        low, high, n_undefined = bootstrap.percentile_interval(samples, confidence=confidence)
+        low, high = finite_or_none(low), finite_or_none(high)
+        n_finite = samples.size - int(n_undefined)
+        if n_finite == 0:
+            code = "undefined_in_every_resample"
+        elif has_zero_width(low, high):
+            code = "zero_width"
+    if code is not None:
+        return {
+            f"{prefix}_ci_low": None,
+            f"{prefix}_ci_high": None,
+            **ci_reason(code, f"{prefix}_"),
+        }
     block = {f"{prefix}_ci_low": low, f"{prefix}_ci_high": high}
-    if n_bootstrap == 0:
-        block[f"{prefix}_ci_reason"] = "no bootstrap resamples (n_bootstrap = 0 or not requested)"
-    elif n_finite == 0:
-        block[f"{prefix}_ci_reason"] = "undefined in every bootstrap resample"
-    elif n_finite < n_bootstrap:
+    if n_finite < n_resamples:
         block[f"{prefix}_ci_resamples_used"] = n_finite
     return block
 
@@ -99,6 +119,7 @@ def value_entry(successes: float, n: float, *, confidence: float, bounds=None) -
             "ci_low": None,
             "ci_high": None,
             "reason": "no observations (n = 0)",
+            **ci_reason("no_observations"),
         }
     low, high = bounds if bounds is not None else wilson_bounds(successes, n, confidence=confidence)
     return {
@@ -131,6 +152,19 @@ class ClusterResample:
             stratum_of_cluster, n_resamples=self.n_resamples, rng=rng
         )
         self.counts = bootstrap.draw_counts(self.indices, self.n_clusters)
+        self.design_code = _design_code(stratum_of_cluster)
+
+
+def _design_code(stratum_of_cluster: np.ndarray) -> str | None:
+    """Why no interval can come from this design, or None: a stratum with one cluster always
+    redraws that cluster, so only clusters in strata with two or more vary."""
+    sizes = np.bincount(np.asarray(stratum_of_cluster, dtype=np.int64))
+    varying = int(sizes[sizes >= 2].sum())
+    if sizes.size and varying == 0:
+        return "one_cluster_per_stratum"
+    if varying < MIN_BOOTSTRAP_UNITS:
+        return "too_few_clusters"
+    return None
 
 
 def attribute_columns(
@@ -191,11 +225,18 @@ def disparity_report(
     boot_rates = None
     if resample is not None and resample.n_resamples > 0:
         boot_rates = bootstrap.resampled_rates(resample.counts, sums["successes"], sums["totals"])
-    n_bootstrap = 0 if resample is None else resample.n_resamples
+    n_resamples = 0 if resample is None else resample.n_resamples
+    design_code = None if resample is None else resample.design_code
     neutral_column = columns.index((NEUTRAL, NEUTRAL)) if (NEUTRAL, NEUTRAL) in columns else None
     report = {}
     context = _Context(
-        point_successes, point_totals, boot_rates, neutral_column, confidence, n_bootstrap
+        point_successes,
+        point_totals,
+        boot_rates,
+        neutral_column,
+        confidence,
+        n_resamples,
+        design_code,
     )
     for attribute in sorted({attribute for attribute, _ in columns}):
         positions = [i for i, (a, _) in enumerate(columns) if a == attribute]
@@ -209,12 +250,15 @@ def disparity_report(
 
 
 class _Context:
-    def __init__(self, successes, totals, boot_rates, neutral_column, confidence, n_bootstrap):
+    def __init__(
+        self, successes, totals, boot_rates, neutral_column, confidence, n_resamples, design_code
+    ):
         self.successes, self.totals, self.boot_rates = successes, totals, boot_rates
-        self.neutral_column, self.confidence, self.n_bootstrap = (
+        self.design_code = design_code
+        self.neutral_column, self.confidence, self.n_resamples = (
             neutral_column,
             confidence,
-            n_bootstrap,
+            n_resamples,
         )
         self.wilson_low, self.wilson_high = wilson_bounds(successes, totals, confidence=confidence)
 
@@ -225,8 +269,14 @@ class _Context:
 
     def interval(self, samples, prefix):
         if self.boot_rates is None:
-            return _interval(np.array([]), prefix, confidence=self.confidence, n_bootstrap=0)
-        return _interval(samples, prefix, confidence=self.confidence, n_bootstrap=self.n_bootstrap)
+            return _interval(np.array([]), prefix, confidence=self.confidence, n_resamples=0)
+        return _interval(
+            samples,
+            prefix,
+            confidence=self.confidence,
+            n_resamples=self.n_resamples,
+            design_code=self.design_code,
+        )
 
     def boot(self, column):
         return self.boot_rates[:, column] if self.boot_rates is not None else None

@@ -56,27 +56,44 @@ def two_proportion_test(successes_a: int, n_a: int, successes_b: int, n_b: int) 
     return Stat(value=float(p_value), n=int(n_a + n_b), extra={"test": "fisher-exact"})
 
 
-def holm_adjust(p_values) -> np.ndarray:
-    """Holm (1979) step-down adjusted p-values: max over j ≤ i of (m − j + 1) p_(j), capped at 1."""
+def _adjust_defined(p_values, adjust_sorted) -> np.ndarray:
+    """Apply a step procedure to the non-NaN p-values only: NaN stays NaN in place and is not
+    counted in the family size m (statsmodels ``multipletests`` on the non-NaN part)."""
     p_values = np.asarray(p_values, dtype=float)
-    order = np.argsort(p_values, kind="stable")
-    m = p_values.size
-    adjusted = np.minimum(np.maximum.accumulate((m - np.arange(m)) * p_values[order]), 1.0)
-    out = np.empty(m)
-    out[order] = adjusted
+    out = np.full(p_values.shape, np.nan)
+    defined = np.flatnonzero(~np.isnan(p_values))
+    if defined.size == 0:
+        return out
+    order = defined[np.argsort(p_values[defined], kind="stable")]
+    out[order] = np.minimum(adjust_sorted(p_values[order]), 1.0)
     return out
+
+
+def holm_adjust(p_values) -> np.ndarray:
+    """Holm (1979) step-down adjusted p-values: max over j ≤ i of (m − j + 1) p_(j), capped at 1.
+
+    NaN p-values are left out of m and returned as NaN.
+    """
+
+    def step_down(ordered):
+        m = ordered.size
+        return np.maximum.accumulate((m - np.arange(m)) * ordered)
+
+    return _adjust_defined(p_values, step_down)
 
 
 def benjamini_hochberg_adjust(p_values) -> np.ndarray:
-    """Benjamini–Hochberg (1995) adjusted p-values: min over j ≥ i of m p_(j) / j, capped at 1."""
-    p_values = np.asarray(p_values, dtype=float)
-    order = np.argsort(p_values, kind="stable")
-    m = p_values.size
-    scaled = m * p_values[order] / np.arange(1, m + 1)
-    adjusted = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
-    out = np.empty(m)
-    out[order] = adjusted
-    return out
+    """Benjamini–Hochberg (1995) adjusted p-values: min over j ≥ i of m p_(j) / j, capped at 1.
+
+    NaN p-values are left out of m and returned as NaN.
+    """
+
+    def step_up(ordered):
+        m = ordered.size
+        scaled = m * ordered / np.arange(1, m + 1)
+        return np.minimum.accumulate(scaled[::-1])[::-1]
+
+    return _adjust_defined(p_values, step_up)
 
 
 def pairwise_proportion_tests(counts: Mapping[str, tuple[int, int]]) -> list[dict]:
@@ -130,8 +147,11 @@ def cohen_h(rate_a: float | None, rate_b: float | None) -> Stat:
 def odds_ratio(a: int, b: int, c: int, d: int, *, confidence: float = 0.95) -> Stat:
     """Odds ratio (a·d)/(b·c) of the table [[a, b], [c, d]] with Woolf's log-scale CI.
 
-    When any cell is 0 the Haldane–Anscombe correction adds 0.5 to every cell (recorded in
-    ``extra["haldane_correction"]``); a row or column of zeros leaves the ratio undefined.
+    When any cell is 0 the Haldane–Anscombe correction adds 0.5 to every cell (Haldane 1956,
+    Ann. Hum. Genet. 20:309; Anscombe 1956, Biometrika 43:461), recorded in
+    ``extra["haldane_correction"]``. statsmodels ``Table2x2`` instead replaces only the zero
+    cells by 0.5 (docs/metrics.md, "Pairwise tests"). A row or column of zeros leaves the
+    ratio undefined.
     """
     cells = np.array([a, b, c, d], dtype=float)
     if (a + b == 0) or (c + d == 0) or (a + c == 0) or (b + d == 0):

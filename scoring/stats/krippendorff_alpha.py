@@ -17,7 +17,15 @@ from scoring.stats.agreement_multirater import (
     item_coincidences,
     rating_matrix,
 )
-from scoring.stats.result import Stat, finite_or_none, undefined
+from scoring.stats.result import (
+    MIN_BOOTSTRAP_UNITS,
+    SINGLE_LABEL_REASON,
+    Stat,
+    ci_reason,
+    finite_or_none,
+    has_zero_width,
+    undefined,
+)
 
 LEVELS = ("nominal", "ordinal", "interval")
 
@@ -36,7 +44,7 @@ def krippendorff_alpha(
     *,
     level: str = "nominal",
     categories=None,
-    n_bootstrap: int = 0,
+    n_resamples: int = 0,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> Stat:
@@ -52,9 +60,7 @@ def krippendorff_alpha(
     if n_pairable == 0:
         return undefined("no item has two or more ratings (nothing is pairable)", n=0)
     if np.count_nonzero(counts[pairable].sum(axis=0)) < 2:
-        return undefined(
-            "only one label occurs among pairable ratings (no expected disagreement)", n=n_pairable
-        )
+        return undefined(SINGLE_LABEL_REASON, n=n_pairable)
     values = (
         np.asarray(categories, dtype=float) if level == "interval" else np.arange(k, dtype=float)
     )
@@ -64,11 +70,20 @@ def krippendorff_alpha(
     )
     extra = {"level": level, "n_pairable_values": int(counts[pairable].sum())}
     low = high = None
-    if n_bootstrap > 0:
+    if n_resamples == 0:
+        extra.update(ci_reason("no_resamples"))
+    elif n_pairable < MIN_BOOTSTRAP_UNITS:
+        extra.update(ci_reason("too_few_items"))
+    else:
         low, high, n_finite = _bootstrap(
-            counts[pairable], level, values, n_bootstrap, confidence, seed
+            counts[pairable], level, values, n_resamples, confidence, seed
         )
-        extra.update(n_bootstrap=n_bootstrap, n_bootstrap_defined=n_finite, seed=seed)
+        extra.update(n_resamples=n_resamples, n_resamples_defined=n_finite, seed=seed)
+        if n_finite == 0:
+            extra.update(ci_reason("undefined_in_every_resample"))
+        elif has_zero_width(low, high):
+            low = high = None
+            extra.update(ci_reason("zero_width"))
     if finite_or_none(value) is None:
         return undefined("alpha is undefined for these ratings", n=n_pairable, **extra)
     return Stat(value=float(value), ci_low=low, ci_high=high, n=n_pairable, extra=extra)
@@ -86,14 +101,15 @@ def alpha_from_counts(counts, *, level: str = "nominal", values=None) -> float |
     return finite_or_none(_alpha_from_coincidence(coincidence, level, values))
 
 
-def _bootstrap(counts, level, values, n_bootstrap, confidence, seed):
+def _bootstrap(counts, level, values, n_resamples, confidence, seed):
     rng = np.random.default_rng(seed)
     n_items = counts.shape[0]
     per_item = item_coincidences(counts).reshape(n_items, -1)
-    draws = rng.integers(0, n_items, size=(n_bootstrap, n_items))
+    draws = rng.integers(0, n_items, size=(n_resamples, n_items))
     weights = bootstrap.draw_counts(draws, n_items)
     k = counts.shape[1]
-    coincidences = (weights @ per_item).reshape(n_bootstrap, k, k)
-    return bootstrap.percentile_interval(
+    coincidences = (weights @ per_item).reshape(n_resamples, k, k)
+    low, high, n_undefined = bootstrap.percentile_interval(
         _alpha_from_coincidence(coincidences, level, values), confidence=confidence
     )
+    return finite_or_none(low), finite_or_none(high), n_resamples - int(n_undefined)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.reflect_2afc import (
     discard_counts,
     discard_rate,
@@ -60,7 +61,7 @@ def reflect_model_report(
     mcq: pd.DataFrame | None = None,
     salary: pd.DataFrame | None = None,
     *,
-    n_resamples: int = 10_000,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
     rng: np.random.Generator | int = 0,
     confidence: float = 0.95,
     encodings: Mapping[str, Mapping[str, float]] | None = None,
@@ -172,7 +173,7 @@ def reflect_report(
     mcq: pd.DataFrame | None = None,
     salary: pd.DataFrame | None = None,
     *,
-    n_resamples: int = 10_000,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
     rng: np.random.Generator | int = 0,
     confidence: float = 0.95,
     **options,
@@ -211,7 +212,7 @@ def reflect_report(
 def cross_model_spearman(
     two_afc: pd.DataFrame,
     *,
-    n_resamples: int = 10_000,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
     rng: np.random.Generator | int,
     confidence: float = 0.95,
 ) -> dict:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata, spearmanr
 
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES, percentile_interval
 from scoring.stats.proportions import proportion
 from scoring.stats.reflect_records import (
     GENDERS,
@@ -28,7 +29,7 @@ from scoring.stats.reflect_records import (
     template_codes,
     template_index,
 )
-from scoring.stats.reflect_robustness import percentile_interval, template_resample_counts
+from scoring.stats.reflect_robustness import template_resample_counts
 from scoring.stats.result import Stat, finite_or_none, undefined
 
 N_GROUPS = len(GROUPS)
@@ -316,7 +317,7 @@ def _resampled_cells(counts: TwoAfcCounts, weights: np.ndarray) -> np.ndarray:
 def win_matrix_spearman_table(
     counts_by_model: Mapping[str, TwoAfcCounts],
     *,
-    n_resamples: int = 10_000,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
     rng: np.random.Generator | int,
     confidence: float = 0.95,
 ) -> dict[str, Stat]:
@@ -368,7 +369,7 @@ def win_matrix_spearman_bootstrap(
     counts_a: TwoAfcCounts,
     counts_b: TwoAfcCounts,
     *,
-    n_resamples: int = 10_000,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
     rng: np.random.Generator | int,
     confidence: float = 0.95,
 ) -> Stat:

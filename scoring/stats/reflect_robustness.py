@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES, percentile_interval
+
 StatisticFn = Callable[..., Mapping[str, np.ndarray]]
 
 
@@ -74,38 +76,12 @@ def reweighted(
     return out
 
 
-def percentile_interval(
-    draws: np.ndarray, *, confidence: float = 0.95
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Percentile interval over axis 0, ignoring undefined (NaN or infinite) draws.
-
-    Returns low, high and the number of undefined draws per element; the quantiles are
-    numpy's default ("linear") over the defined draws, NaN where none is defined.
-    """
-    draws = np.asarray(draws, dtype=float)
-    draws = np.where(np.isfinite(draws), draws, np.nan)
-    ordered = np.sort(draws, axis=0)  # NaN sorts last
-    n_defined = (~np.isnan(draws)).sum(axis=0)
-    alpha = 1.0 - confidence
-
-    def quantile(q: float) -> np.ndarray:
-        position = q * np.maximum(n_defined - 1, 0)
-        below = np.floor(position).astype(np.int64)
-        above = np.ceil(position).astype(np.int64)
-        low_value = np.take_along_axis(ordered, below[None], axis=0)[0]
-        high_value = np.take_along_axis(ordered, above[None], axis=0)[0]
-        value = low_value + (position - below) * (high_value - low_value)
-        return np.where(n_defined > 0, value, np.nan)
-
-    return quantile(alpha / 2), quantile(1 - alpha / 2), draws.shape[0] - n_defined
-
-
 def cluster_bootstrap(
     per_template: Mapping[str, np.ndarray],
     strata: np.ndarray,
     statistic: StatisticFn,
     *,
-    n_resamples: int = 10_000,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
     rng: np.random.Generator | int | None,
     confidence: float = 0.95,
     within_strata: bool = False,

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.proportions import proportion
 from scoring.stats.reflect_2afc import paired_comparisons, two_afc_counts, two_afc_statistics
 from scoring.stats.reflect_mcq import mcq_counts, mcq_statistic_fn
@@ -129,7 +130,7 @@ def mcq_variant_comparison(
     variant: str,
     baseline: str = "original",
     encoding: Mapping[str, float] | None = None,
-    n_resamples: int = 10_000,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
     rng: np.random.Generator | int,
     confidence: float = 0.95,
 ) -> dict:

@@ -41,6 +41,10 @@ class Stat:
         return out
 
 
+# One wording for κ, α and AC1 when a single label is in use, so a reader sees one reason.
+SINGLE_LABEL_REASON = "only one label occurs among the ratings (every rating is the same label)"
+
+
 def undefined(reason: str, *, n: int | None = None, **extra: Any) -> Stat:
     return Stat(value=None, reason=reason, n=n, extra=extra)
 
@@ -51,3 +55,44 @@ def finite_or_none(x: float | None) -> float | None:
         return None
     x = float(x)
     return x if math.isfinite(x) else None
+
+
+# The fewest resampling units (base prompts in domains with two or more; items for α) a
+# percentile bootstrap interval is reported for: with m clusters in one stratum there are only
+# C(2m − 1, m) distinct resamples (35 for m = 4). docs/metrics.md, "Intervals that cannot
+# carry uncertainty".
+MIN_BOOTSTRAP_UNITS = 5
+
+# Why an interval is null: a stable code for programs, a sentence for readers. Exported as
+# ``<name>_ci_reason_code`` and ``<name>_ci_reason`` beside ``<name>_ci_low/high``.
+CI_REASONS = {
+    "no_resamples": "no bootstrap resamples (n_resamples = 0 or not requested)",
+    "one_cluster_per_stratum": (
+        "every domain has a single base prompt: the bootstrap resamples base prompts within "
+        "domain, so it cannot vary and the interval would have zero width"
+    ),
+    "too_few_clusters": (
+        f"fewer than {MIN_BOOTSTRAP_UNITS} base prompts can be resampled (in domains with two "
+        "or more), too few for a percentile interval"
+    ),
+    "too_few_items": (
+        f"fewer than {MIN_BOOTSTRAP_UNITS} items with two or more ratings, too few for a "
+        "percentile interval"
+    ),
+    "undefined_in_every_resample": "undefined in every bootstrap resample",
+    "zero_width": (
+        "the interval has zero width (every resample, or the standard error, shows no spread), "
+        "so it carries no uncertainty"
+    ),
+    "no_observations": "no observations (n = 0)",
+}
+
+
+def ci_reason(code: str, prefix: str = "") -> dict[str, str]:
+    """``{<prefix>ci_reason: sentence, <prefix>ci_reason_code: code}`` for a null interval."""
+    return {f"{prefix}ci_reason": CI_REASONS[code], f"{prefix}ci_reason_code": code}
+
+
+def has_zero_width(low: float | None, high: float | None) -> bool:
+    """Both ends defined and equal (to rounding): an interval that carries no uncertainty."""
+    return low is not None and high is not None and abs(high - low) <= 1e-12 * max(1.0, abs(high))

@@ -43,16 +43,20 @@ def question_labels(frame: pd.DataFrame, question: str) -> pd.DataFrame:
 
 
 def put(block: dict, name: str, stat: Stat, *, interval: bool = False) -> None:
-    """Write a Stat as ``name`` (+ ``name_reason`` when undefined, + ``name_ci_low/high`` if asked)."""
+    """Write a Stat as ``name`` (+ ``name_reason`` when undefined, + ``name_ci_low/high`` if asked,
+    with ``name_ci_reason(_code)`` when a defined statistic's interval is null)."""
     block[name] = stat.value
     if not stat.defined:
         block[f"{name}_reason"] = stat.reason
     if interval:
         block[f"{name}_ci_low"], block[f"{name}_ci_high"] = stat.ci_low, stat.ci_high
+        if stat.defined and stat.ci_low is None and "ci_reason" in stat.extra:
+            block[f"{name}_ci_reason"] = stat.extra["ci_reason"]
+            block[f"{name}_ci_reason_code"] = stat.extra["ci_reason_code"]
 
 
 def _inter_annotator_question(
-    rows: pd.DataFrame, labels: list, *, min_pair_items, n_bootstrap, confidence, seed
+    rows: pd.DataFrame, labels: list, *, min_pair_items, n_resamples, confidence, seed
 ) -> dict:
     per_item = rows.groupby("item_id")["annotator"].transform("size")
     rows = rows[per_item >= 2]
@@ -84,7 +88,7 @@ def _inter_annotator_question(
         values,
         level="nominal",
         categories=labels,
-        n_bootstrap=n_bootstrap,
+        n_resamples=n_resamples,
         confidence=confidence,
         seed=seed,
     )
@@ -97,7 +101,7 @@ def inter_annotator_agreement(
     annotations: pd.DataFrame,
     *,
     min_pair_items: int,
-    n_bootstrap: int,
+    n_resamples: int,
     confidence: float,
     seed: int,
 ) -> dict:
@@ -107,7 +111,7 @@ def inter_annotator_agreement(
             question_labels(annotations, question),
             labels,
             min_pair_items=min_pair_items,
-            n_bootstrap=n_bootstrap,
+            n_resamples=n_resamples,
             confidence=confidence,
             seed=seed,
         )

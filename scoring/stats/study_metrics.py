@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.study_agreement import (
     CUE_LABELS,
     human_vs_auto_agreement,
@@ -116,10 +117,10 @@ def to_plain(value):
     return value
 
 
-def _meta(annotations, judgments, *, min_pair_items, confidence, n_bootstrap, seed) -> dict:
+def _meta(annotations, judgments, *, min_pair_items, confidence, n_resamples, seed) -> dict:
     return {
         "seed": seed,
-        "n_bootstrap": n_bootstrap,
+        "n_resamples": n_resamples,
         "confidence": confidence,
         "min_pair_items": min_pair_items,
         "measures": list(MEASURES),
@@ -129,6 +130,10 @@ def _meta(annotations, judgments, *, min_pair_items, confidence, n_bootstrap, se
             "pairwise_tests": "chi-square (expected >= 5) or Fisher exact; Holm and Benjamini-Hochberg",
             "kappa_ci": "large-sample (Fleiss, Cohen & Everitt 1969)",
             "krippendorff_alpha_ci": "percentile bootstrap over items",
+            "null_intervals": (
+                "an interval that cannot carry uncertainty is null with <name>_ci_reason and "
+                "<name>_ci_reason_code (docs/metrics.md, 'Intervals that cannot carry uncertainty')"
+            ),
         },
         "counts": {
             "n_items": int(pd.concat([annotations["item_id"], judgments["item_id"]]).nunique()),
@@ -158,7 +163,7 @@ def study_metrics(
     *,
     min_pair_items: int = 10,
     confidence: float = 0.95,
-    n_bootstrap: int = 2000,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
     seed: int = 0,
 ) -> dict:
     """Rates, disparities and agreement of one study (docs/metrics.md, "Study export").
@@ -168,8 +173,8 @@ def study_metrics(
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
-    if n_bootstrap < 0 or min_pair_items < 1:
-        raise ValueError("n_bootstrap must be >= 0 and min_pair_items >= 1")
+    if n_resamples < 0 or min_pair_items < 1:
+        raise ValueError("n_resamples must be >= 0 and min_pair_items >= 1")
     annotations, judgments = validated_frames(annotations, judgments)
     result = {
         "meta": _meta(
@@ -177,18 +182,18 @@ def study_metrics(
             judgments,
             min_pair_items=min_pair_items,
             confidence=confidence,
-            n_bootstrap=n_bootstrap,
+            n_resamples=n_resamples,
             seed=seed,
         ),
         "rates": study_rates(
-            annotations, judgments, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed
+            annotations, judgments, confidence=confidence, n_resamples=n_resamples, seed=seed
         ),
         "rates_by": _rates_by(annotations, judgments, confidence=confidence),
         "agreement": {
             "inter_annotator": inter_annotator_agreement(
                 annotations,
                 min_pair_items=min_pair_items,
-                n_bootstrap=n_bootstrap,
+                n_resamples=n_resamples,
                 confidence=confidence,
                 seed=seed,
             ),

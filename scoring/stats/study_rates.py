@@ -56,11 +56,11 @@ def _add_pairwise_tests(report: dict) -> None:
         block["pairwise_tests"] = pairwise_proportion_tests(counts)
 
 
-def source_rates(frame: pd.DataFrame, *, confidence: float, n_bootstrap: int, seed: int) -> dict:
+def source_rates(frame: pd.DataFrame, *, confidence: float, n_resamples: int, seed: int) -> dict:
     """All four measures for one source; one set of cluster-bootstrap draws serves every measure."""
     if len(frame) == 0:
         return {measure: {} for measure in MEASURES}
-    resample = ClusterResample(frame, n_resamples=n_bootstrap, rng=np.random.default_rng(seed))
+    resample = ClusterResample(frame, n_resamples=n_resamples, rng=np.random.default_rng(seed))
     columns = attribute_columns(frame)
     out = {}
     for measure, (success, counted) in measure_outcomes(frame).items():
@@ -77,18 +77,18 @@ def study_rates(
     judgments: pd.DataFrame,
     *,
     confidence: float,
-    n_bootstrap: int,
+    n_resamples: int,
     seed: int,
 ) -> dict:
     """``{"human": ..., "auto:<judge>": ...}``: human rates pool annotations; a judge's use its judgments."""
     rates = {
         "human": source_rates(
-            annotations, confidence=confidence, n_bootstrap=n_bootstrap, seed=seed
+            annotations, confidence=confidence, n_resamples=n_resamples, seed=seed
         )
     }
     for judge, frame in judgments.groupby("judge", sort=True):
         rates[f"auto:{judge}"] = source_rates(
-            frame.reset_index(drop=True), confidence=confidence, n_bootstrap=n_bootstrap, seed=seed
+            frame.reset_index(drop=True), confidence=confidence, n_resamples=n_resamples, seed=seed
         )
     return rates
 

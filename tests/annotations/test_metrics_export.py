@@ -6,7 +6,7 @@ import json
 import krippendorff
 import numpy as np
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from sklearn.metrics import cohen_kappa_score
 
 from annotations import services
@@ -204,3 +204,18 @@ def test_undefined_kappa_is_null_with_a_reason(study, tmp_path, annotators):
     value = fleiss["value"] if isinstance(fleiss, dict) else fleiss
     assert value is None
     assert json.dumps(doc).count("reason") > 0
+
+
+@pytest.mark.parametrize("flag", ["--resamples", "--bootstrap"])
+def test_resamples_flag_and_its_earlier_spelling_reach_the_export(labelled_study, tmp_path, flag):
+    out = tmp_path / "metrics.json"
+    call_command("export_metrics", "--study", labelled_study.slug, "--out", str(out), flag, "30")
+    assert json.loads(out.read_text())["meta"]["n_resamples"] == 30
+
+
+def test_negative_resamples_is_one_clear_error_and_writes_nothing(labelled_study, tmp_path):
+    out = tmp_path / "metrics.json"
+    with pytest.raises(CommandError, match="--resamples must be 0 or more"):
+        call_command("export_metrics", "--study", labelled_study.slug, "--out", str(out),
+                     "--resamples", "-1")  # fmt: skip
+    assert not out.exists()

@@ -14,7 +14,7 @@ from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
 
-FAST = {"n_bootstrap": 100, "n_permutations": 100}
+FAST = {"n_resamples": 100, "n_permutations": 100}
 
 
 @pytest.fixture
@@ -130,7 +130,7 @@ def test_command_writes_a_self_contained_html_and_the_export_numbers(answered_st
     assert report["agreement"] == metrics["agreement"]
     assert report["validation"]["gold_accuracy"] == metrics["gold_accuracy"]
     assert report["counts"] == metrics["meta"]["counts"]
-    assert report["provenance"]["seed"] == 4 and report["provenance"]["n_bootstrap"] == 200
+    assert report["provenance"]["seed"] == 4 and report["provenance"]["n_resamples"] == 200
     assert report["provenance"]["data_fingerprint"]
     assert {row["value"] for row in report["design"]["taxonomy"]} == {"Korean", "Nigerian", "US"}
     assert report["design"]["judges"][0]["judge"] == "vlm-a"
@@ -142,3 +142,19 @@ def test_command_takes_a_reference_value(answered_study, tmp_path):
     report = json.loads((tmp_path / "report.json").read_text())
     assert {t["reference"] for t in report["regression"]} == {"US"}
     assert {t["reference_chosen_by"] for t in report["regression"]} == {"configured"}
+
+
+def test_degenerate_intervals_show_their_reason_not_a_zero_width_interval(
+    answered_study, staff_client, fast_report
+):
+    # Two base prompts in one domain: too few to resample, so every Δ interval is null with a
+    # reason, which the dashboard fragment and the report page print beside the number.
+    report = staff_client.get(reverse("report:study_report_json", args=[answered_study.slug]))
+    rows = [row for row in report.json()["disparities"] if row.get("delta") is not None]
+    assert rows and all(row["delta_ci_low"] is None for row in rows)
+    assert {row["delta_ci_reason_code"] for row in rows} == {"too_few_clusters"}
+    fragment_url = reverse("report:study_disparities", args=[answered_study.slug])
+    fragment = staff_client.get(fragment_url, HTTP_HX_REQUEST="true").content.decode()
+    page = staff_client.get(reverse("report:study_report", args=[answered_study.slug]))
+    for html in (fragment, page.content.decode()):
+        assert "no interval: fewer than 5 base prompts can be resampled" in html

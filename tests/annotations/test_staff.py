@@ -304,7 +304,7 @@ def test_dashboard_validation_table_rows(batch, annotators, staff_client):
 
     for assignment in Assignment.objects.filter(batch=batch).select_related("batch__study"):
         services.annotation_submit(assignment=assignment, hard_refusal=False, cue_label="retained")
-    rows = exports.validation_table(exports.metrics_document(study=batch.study, n_bootstrap=50))
+    rows = exports.validation_table(exports.metrics_document(study=batch.study, n_resamples=50))
     overall = [r for r in rows if r["scope"] == "overall"]
     assert {(r["judge"], r["question"]) for r in overall} == {
         ("vlm-a@1", "hard_refusal"),

@@ -20,7 +20,7 @@ from scoring.stats.study_metrics import study_metrics
 from scoring.stats.study_rates import measure_outcomes
 from scoring.stats.synthetic_study import synthetic_study
 
-SETTINGS = {"n_bootstrap": 200, "n_permutations": 200, "seed": 3}
+SETTINGS = {"n_resamples": 200, "n_permutations": 200, "seed": 3}
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def test_json_is_strict_and_complete(report):
 
 def test_rates_and_agreement_are_the_study_export(frames, report):
     annotations, judgments = frames
-    metrics = study_metrics(annotations, judgments, n_bootstrap=200, seed=3)
+    metrics = study_metrics(annotations, judgments, n_resamples=200, seed=3)
     assert report["rates"] == metrics["rates"]
     assert report["agreement"] == metrics["agreement"]
     row = next(
@@ -115,7 +115,7 @@ def test_inter_annotator_by_attribute_is_a_direct_call(frames, report):
     annotations, _ = frames
     subset = annotations[annotations["attribute"] == "culture"].reset_index(drop=True)
     direct = inter_annotator_agreement(
-        subset, min_pair_items=10, n_bootstrap=200, confidence=0.95, seed=3
+        subset, min_pair_items=10, n_resamples=200, confidence=0.95, seed=3
     )
     assert report["validation"]["inter_annotator"]["by_attribute"]["culture"] == json.loads(
         json.dumps(direct)

@@ -77,3 +77,22 @@ def test_calibrate_refusal_prints_and_stores_tau(study, judges, capsys):
         and "recall" in out
     )
     assert RefusalThreshold.objects.filter(study=study, criterion="youden").count() == 3
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("n_resamples: -1\n", "n_resamples must be a whole number"),
+        ("n_bootstrap: many\n", "'many'"),
+    ],
+)
+def test_run_audit_rejects_a_bad_resample_count_before_creating_anything(tmp_path, extra, message):
+    from annotations.models import Study
+
+    config = tmp_path / "study.yaml"
+    config.write_text("study: {slug: never-made, name: x}\n" + extra, encoding="utf-8")
+    with pytest.raises(CommandError, match=message) as caught:
+        call_command("run_audit", "--config", str(config))
+    assert str(config) in str(caught.value)
+    assert not Study.objects.filter(slug="never-made").exists()

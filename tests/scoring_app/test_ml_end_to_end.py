@@ -94,7 +94,7 @@ def test_run_audit_quick_runs_stages_one_to_three(tmp_path, settings, tiny_clip_
         "study": {"slug": "audit-quick", "name": "Quick audit", "attributes": ["culture"], "seeds": [0],
                   "generators": {"tiny-a": generator, "tiny-b": generator}},
         "judges": {"rules": None, "clip": clip_judge(tiny_clip_dir)},
-        "n_bootstrap": 50,
+        "n_resamples": 50,
     }  # fmt: skip
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(config))

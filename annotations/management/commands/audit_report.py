@@ -28,9 +28,11 @@ class Command(BaseCommand):
             help="folder to write report.html and report.json into",
         )
         parser.add_argument(
-            "--bootstrap",
+            "--resamples",
+            "--bootstrap",  # the earlier spelling, still accepted
+            dest="n_resamples",
             type=int,
-            default=DEFAULTS["n_bootstrap"],
+            default=DEFAULTS["n_resamples"],
             help="cluster-bootstrap resamples",
         )
         parser.add_argument(
@@ -54,13 +56,15 @@ class Command(BaseCommand):
             help="regression reference value of an attribute type (default: its value with the most observations)",
         )
 
-    def handle(self, *args, study, out, bootstrap, permutations, seed, min_n, reference, **options):
+    def handle(
+        self, *args, study, out, n_resamples, permutations, seed, min_n, reference, **options
+    ):
         study = study_or_error(study)
         started = time.perf_counter()
         report = report_views.report_document(
             study=study,
             references=dict(_reference(text) for text in reference),
-            n_bootstrap=bootstrap,
+            n_resamples=n_resamples,
             n_permutations=permutations,
             seed=seed,
             min_n=min_n,

@@ -1,8 +1,9 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from annotations import exports
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 
 from ._common import study_or_error
 
@@ -14,13 +15,20 @@ class Command(BaseCommand):
         parser.add_argument("--study", required=True)
         parser.add_argument("--out", type=Path, required=True)
         parser.add_argument(
-            "--bootstrap", type=int, default=2000, help="bootstrap resamples for CIs of differences"
+            "--resamples",
+            "--bootstrap",  # the earlier spelling, still accepted
+            dest="n_resamples",
+            type=int,
+            default=DEFAULT_N_RESAMPLES,
+            help=f"cluster-bootstrap resamples for Δ and ratio CIs (default {DEFAULT_N_RESAMPLES})",
         )
         parser.add_argument("--seed", type=int, default=0)
 
-    def handle(self, *args, study, out, bootstrap, seed, **options):
+    def handle(self, *args, study, out, n_resamples, seed, **options):
+        if n_resamples < 0:
+            raise CommandError(f"--resamples must be 0 or more, got {n_resamples}")
         document = exports.metrics_document(
-            study=study_or_error(study), n_bootstrap=bootstrap, seed=seed
+            study=study_or_error(study), n_resamples=n_resamples, seed=seed
         )
         Path(out).write_text(exports.render_metrics(document), encoding="utf-8")
         self.stdout.write(self.style.SUCCESS(f"wrote {out}"))

@@ -14,6 +14,7 @@ from generation.prompts.rephrase import RephraseError
 from scoring import services
 from scoring.figures import MEASURES
 from scoring.selectors import JudgeNotConfigured
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 
 QUICK_PROMPTS = 2
 
@@ -32,6 +33,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, config, quick, device, top, **options):
         raw = self._read(config)
+        n_resamples = _n_resamples(raw, config)
         study_raw = dict(raw["study"])
         if "rephrase" in raw:  # a rewriter's name or {name: config}, docs/generation.md
             study_raw["rephrase"] = raw["rephrase"]
@@ -69,9 +71,7 @@ class Command(BaseCommand):
                     raise CommandError(str(exc)) from None
             self.stdout.write(f"  {summary.judge}@{summary.judge_version}: {dict(summary.labels)}, "
                               f"{summary.errors} errors, {summary.needs_review} flagged for review")  # fmt: skip
-        metrics = exports.metrics_document(
-            study=study, n_bootstrap=int(raw.get("n_bootstrap", 200))
-        )
+        metrics = exports.metrics_document(study=study, n_resamples=n_resamples)
         self._print_disparities(metrics, top)
 
     def _read(self, path: Path) -> dict:
@@ -89,9 +89,11 @@ class Command(BaseCommand):
             f"Headline disparities (Δ = max − min rate; {len(rows)} defined, top {top}):"
         )
         for row in rows[:top]:
+            interval = (f"[{_number(row['low'])}, {_number(row['high'])}]" if row["low"] is not None
+                        else f"(no interval: {row['ci_reason_code'] or 'not computed'})")  # fmt: skip
             self.stdout.write(
                 f"  {row['source']:<28} {row['measure']:<13} {row['attribute']:<11} Δ = {row['delta']:.3f} "
-                f"[{_number(row['low'])}, {_number(row['high'])}]  max {row['max_value']} · min {row['min_value']}"
+                f"{interval}  max {row['max_value']} · min {row['min_value']}"
             )
         if not rows:
             self.stdout.write("  none defined yet (too few items, or no judge scored them)")
@@ -125,6 +127,7 @@ def headline_disparities(metrics: dict) -> list[dict]:
                 rows.append({"source": source, "measure": measure, "attribute": attribute,
                              "delta": block["delta"], "low": block.get("delta_ci_low"),
                              "high": block.get("delta_ci_high"), "max_value": block.get("max_value"),
+                             "ci_reason_code": block.get("delta_ci_reason_code"),
                              "min_value": block.get("min_value")})  # fmt: skip
     return sorted(rows, key=lambda row: -row["delta"])
 
@@ -139,3 +142,11 @@ def _bar(bar):
         bar.refresh()
 
     return progress
+
+
+def _n_resamples(raw: dict, config) -> int:
+    """The config's ``n_resamples`` (``n_bootstrap``, the earlier spelling, still accepted)."""
+    value = raw.get("n_resamples", raw.get("n_bootstrap", DEFAULT_N_RESAMPLES))
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise CommandError(f"{config}: n_resamples must be a whole number ≥ 0, got {value!r}")
+    return value

@@ -103,7 +103,10 @@ def test_kappa_bounded_and_symmetric(pairs):
     assert forward.value == backward.value or forward.value == pytest.approx(backward.value)
     if forward.defined:
         assert -1.0 <= forward.value <= 1.0
-        assert -1.0 <= forward.ci_low <= forward.value <= forward.ci_high <= 1.0
+        if forward.ci_low is None:  # zero standard error: no interval, with its reason
+            assert forward.extra["ci_reason_code"] == "zero_width"
+        else:
+            assert -1.0 <= forward.ci_low <= forward.value <= forward.ci_high <= 1.0
 
 
 @given(label_pairs)
@@ -123,3 +126,10 @@ def test_identical_raters_have_kappa_one(labels):
     assert cohen_kappa(labels, labels, labels=LABELS, weights="quadratic").value == pytest.approx(
         1.0
     )
+
+
+def test_zero_standard_error_gives_no_interval_but_a_reason():
+    stat = cohen_kappa(["a", "b", "a", "b"], ["a", "b", "a", "b"])
+    assert stat.value == pytest.approx(1.0)
+    assert stat.ci_low is None and stat.ci_high is None
+    assert stat.extra["ci_reason_code"] == "zero_width"

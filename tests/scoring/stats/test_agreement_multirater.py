@@ -61,10 +61,6 @@ def test_fleiss_modal_uses_most_common_count():
     assert stat.value == pytest.approx(statsmodels_fleiss_kappa(counts[:3]))
 
 
-def test_fleiss_all_identical_is_undefined():
-    assert fleiss_kappa(np.array([[3, 0], [3, 0]])).value is None
-
-
 def test_gwet_ac1_hand_worked_two_by_two():
     # Two raters, 125 items: both yes 118, yes/no 5, no/yes 2, both no 0 (kappa's "paradox" case).
     # p_a = 118/125 = 0.944; pi_yes = (123 + 120) / 250 = 0.972; p_e = 2 * 0.972 * 0.028 = 0.054432
@@ -107,7 +103,7 @@ def test_krippendorff_matches_package_and_coincidence_path(level, seed):
     categories = [1, 2, 3, 4]
     items, raters, values = random_ratings(seed, labels=categories)
     stat = krippendorff_alpha(
-        items, raters, values, level=level, categories=categories, n_bootstrap=200
+        items, raters, values, level=level, categories=categories, n_resamples=200
     )
     rater_ids, item_ids, matrix, _ = rating_matrix(items, raters, values, categories=categories)
     data = np.where(matrix >= 0, matrix + 1.0, np.nan)
@@ -122,8 +118,8 @@ def test_krippendorff_matches_package_and_coincidence_path(level, seed):
 
 def test_krippendorff_bootstrap_is_reproducible():
     items, raters, values = random_ratings(11)
-    first = krippendorff_alpha(items, raters, values, n_bootstrap=300, seed=5)
-    second = krippendorff_alpha(items, raters, values, n_bootstrap=300, seed=5)
+    first = krippendorff_alpha(items, raters, values, n_resamples=300, seed=5)
+    second = krippendorff_alpha(items, raters, values, n_resamples=300, seed=5)
     assert (first.ci_low, first.ci_high) == (second.ci_low, second.ci_high)
 
 
@@ -169,3 +165,128 @@ def test_identical_raters_agree_perfectly(labels):
     assert krippendorff_alpha(items, raters, values, categories=LABELS).value == pytest.approx(1.0)
     assert gwet_ac1(counts, n_categories=3).value == pytest.approx(1.0)
     assert pairwise_cohen_kappa(items, raters, values, min_items=3).value == pytest.approx(1.0)
+
+
+# Published worked examples (docs/metrics.md, "Inter-annotator agreement").
+
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", example C: 4 observers,
+# 12 units, values 1–5 with missing ratings. The same data is irrCAC's ``cac.raw4raters``
+# (Gwet, Handbook of Inter-Rater Reliability, 4th ed.). Rows are units, columns observers.
+_ = None
+FOUR_OBSERVERS_TWELVE_UNITS = [
+    [1, 1, _, 1],
+    [2, 2, 3, 2],
+    [3, 3, 3, 3],
+    [3, 3, 3, 3],
+    [2, 2, 2, 2],
+    [1, 2, 3, 4],
+    [4, 4, 4, 4],
+    [1, 1, 2, 1],
+    [2, 2, 2, 2],
+    [_, 5, 5, 5],
+    [_, _, 1, 1],
+    [_, _, 3, _],
+]
+FIVE_VALUES = [1, 2, 3, 4, 5]
+
+
+def long_format(units):
+    cells = [
+        (f"unit-{u}", f"observer-{o}", value)
+        for u, row in enumerate(units)
+        for o, value in enumerate(row)
+        if value is not None
+    ]
+    return (np.array(column, dtype=object) for column in zip(*cells, strict=True))
+
+
+def test_gwet_ac1_handbook_example_with_missing_ratings():
+    # irrCAC gwet.ac1.raw(cac.raw4raters): pa = 0.818182, pe = 0.190321, AC1 = 0.77544.
+    # The category shares average over every unit with ≥ 1 rating (unit 12 has one).
+    items, _, values = long_format(FOUR_OBSERVERS_TWELVE_UNITS)
+    _, counts, _ = item_label_counts(items, values, categories=FIVE_VALUES)
+    stat = gwet_ac1(counts, n_categories=5)
+    assert round(stat.value, 5) == 0.77544
+    assert round(stat.extra["p_observed"], 6) == 0.818182
+    assert round(stat.extra["p_expected"], 6) == 0.190321
+
+
+@pytest.mark.parametrize(
+    ("level", "published"), [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849)]
+)
+def test_krippendorff_2011_example_c(level, published):
+    items, raters, values = long_format(FOUR_OBSERVERS_TWELVE_UNITS)
+    stat = krippendorff_alpha(items, raters, values, level=level, categories=FIVE_VALUES)
+    assert round(stat.value, 3) == published
+    _, counts, _ = item_label_counts(items, values, categories=FIVE_VALUES)
+    assert round(alpha_from_counts(counts, level=level, values=FIVE_VALUES), 3) == published
+
+
+def test_fleiss_kappa_worked_example():
+    # The worked example of Fleiss' kappa (Fleiss 1971's method; the table printed in the
+    # Wikipedia article "Fleiss' kappa"): 10 subjects, 14 raters, 5 categories, κ = 0.210.
+    counts = np.array(
+        [
+            [0, 0, 0, 0, 14],
+            [0, 2, 6, 4, 2],
+            [0, 0, 3, 5, 6],
+            [0, 3, 9, 2, 0],
+            [2, 2, 8, 1, 1],
+            [7, 7, 0, 0, 0],
+            [3, 2, 6, 3, 0],
+            [2, 5, 3, 2, 2],
+            [6, 5, 2, 1, 0],
+            [0, 2, 2, 3, 7],
+        ]
+    )
+    assert round(fleiss_kappa(counts).value, 3) == 0.210
+    assert fleiss_kappa(counts).value == pytest.approx(statsmodels_fleiss_kappa(counts))
+
+
+@pytest.mark.parametrize(
+    ("counts", "reason"),
+    [
+        ([[1, 0], [0, 1], [1, 0]], "fewer than two ratings"),
+        ([[2, 0], [1, 2]], "unequal numbers of ratings"),
+        ([[2, 1]], "at least two items"),
+        ([[3, 0], [3, 0]], "only one label"),
+    ],
+)
+def test_fleiss_kappa_degenerate_input_is_undefined_never_raises(counts, reason):
+    stat = fleiss_kappa(np.array(counts))
+    assert stat.value is None and reason in stat.reason
+
+
+def test_fleiss_modal_tie_goes_to_the_larger_count_and_one_item_is_not_minus_one():
+    # Counts 3 and 2 occur once each: the tie picks 3, leaving one item, which is undefined
+    # (before: the smaller count was picked and [1, 1] alone gave κ = −1).
+    stat = fleiss_kappa_modal(np.array([[3, 0], [1, 1]]))
+    assert stat.value is None and "at least two items" in stat.reason
+    counts = np.array([[3, 0], [2, 1], [1, 1], [0, 2]])
+    tied = fleiss_kappa_modal(counts)
+    assert tied.extra["ratings_per_item"] == 3
+    assert tied.value == pytest.approx(statsmodels_fleiss_kappa(counts[:2]))
+
+
+def test_one_label_everywhere_gives_kappa_alpha_and_ac1_the_same_reason():
+    items = ["1", "1", "2", "2", "3", "3"]
+    raters = ["a", "b"] * 3
+    values = ["erased"] * 6
+    _, counts, _ = item_label_counts(items, values, categories=LABELS)
+    stats = (
+        fleiss_kappa_modal(counts),
+        gwet_ac1(counts, n_categories=3),
+        krippendorff_alpha(items, raters, values, categories=LABELS),
+    )
+    assert {stat.value for stat in stats} == {None}
+    assert len({stat.reason for stat in stats}) == 1
+
+
+def test_alpha_interval_reasons():
+    items, raters, values = long_format(FOUR_OBSERVERS_TWELVE_UNITS)
+    unrequested = krippendorff_alpha(items, raters, values, categories=FIVE_VALUES)
+    assert unrequested.ci_low is None and unrequested.extra["ci_reason_code"] == "no_resamples"
+    few = [row for row in FOUR_OBSERVERS_TWELVE_UNITS[:4]]  # 4 pairable items
+    items, raters, values = long_format(few)
+    stat = krippendorff_alpha(items, raters, values, categories=FIVE_VALUES, n_resamples=100)
+    assert stat.ci_low is None and stat.extra["ci_reason_code"] == "too_few_items"

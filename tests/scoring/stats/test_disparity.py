@@ -8,13 +8,9 @@ from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
 from scoring.stats import bootstrap
-from scoring.stats.delta_inference import (
-    delta_bootstrap,
-    delta_bootstrap_samples,
-    delta_bootstrap_samples_naive,
-    delta_permutation_test,
-)
+from scoring.stats.delta_inference import delta_permutation_test
 from scoring.stats.disparity import ClusterResample, delta_summary, disparity_report, rate_table
+from tests.scoring.stats.reference_loops import delta_resamples_naive
 
 
 def clustered_frame(seed, *, n_prompts=40, effect=0.0):
@@ -98,31 +94,36 @@ def test_resamples_are_stratified_by_domain():
     ).all()
 
 
+def culture_report(frame, *, n_resamples, seed):
+    resample = ClusterResample(frame, n_resamples=n_resamples, rng=np.random.default_rng(seed))
+    report = disparity_report(frame, frame["refused"], np.ones(len(frame), bool), resample=resample)
+    return report["culture"], resample
+
+
 @pytest.mark.parametrize("seed", range(3))
-def test_vectorised_bootstrap_equals_naive_loop_with_same_indices(seed):
+def test_shipped_delta_interval_equals_naive_loop_with_same_indices(seed):
+    # The export's Δ interval (disparity_report over a ClusterResample) against a loop that
+    # rebuilds every resampled data set from the same drawn base prompts.
     frame = clustered_frame(seed)
-    frame = frame[frame.attribute == "culture"]
+    frame = frame[frame.attribute == "culture"].reset_index(drop=True)
+    culture, resample = culture_report(frame, n_resamples=300, seed=seed)
     value_codes, _ = bootstrap.encode(frame["attribute_value"])
-    cluster_codes, stratum_of_cluster = bootstrap.cluster_strata(
-        frame["base_prompt_id"], frame["domain"]
+    slow = delta_resamples_naive(
+        frame["refused"].to_numpy(), value_codes, resample.cluster_codes, resample.indices
     )
-    indices = bootstrap.stratified_cluster_indices(
-        stratum_of_cluster, n_resamples=300, rng=np.random.default_rng(seed)
-    )
-    success = frame["refused"].to_numpy()
-    fast = delta_bootstrap_samples(success, value_codes, cluster_codes, indices)
-    slow = delta_bootstrap_samples_naive(success, value_codes, cluster_codes, indices)
-    np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12, equal_nan=True)
+    low, high = np.percentile(slow[np.isfinite(slow)], [2.5, 97.5])
+    assert culture["delta_ci_low"] == pytest.approx(low, abs=1e-12)
+    assert culture["delta_ci_high"] == pytest.approx(high, abs=1e-12)
 
 
-def test_delta_bootstrap_is_seeded():
+def test_delta_interval_is_seeded():
     frame = clustered_frame(4)
-    args = (frame["refused"], frame["attribute_value"], frame["base_prompt_id"], frame["domain"])
-    assert delta_bootstrap(*args, n_resamples=200, seed=3) == delta_bootstrap(
-        *args, n_resamples=200, seed=3
-    )
-    assert delta_bootstrap(*args, n_resamples=200, seed=3) != delta_bootstrap(
-        *args, n_resamples=200, seed=4
+    first, _ = culture_report(frame, n_resamples=200, seed=3)
+    assert first == culture_report(frame, n_resamples=200, seed=3)[0]
+    other, _ = culture_report(frame, n_resamples=200, seed=4)
+    assert (first["delta_ci_low"], first["delta_ci_high"]) != (
+        other["delta_ci_low"],
+        other["delta_ci_high"],
     )
 
 
@@ -170,7 +171,58 @@ def test_permutation_keeps_labels_within_base_prompt():
 )
 def test_bootstrap_delta_stays_in_unit_interval(rows):
     clusters, values, success = (np.array(c) for c in zip(*rows, strict=True))
-    stat = delta_bootstrap(success, values, clusters, np.zeros(len(rows)), n_resamples=50)
-    if stat.defined:
-        assert 0.0 <= stat.value <= 1.0
-        assert stat.ci_low is None or 0.0 <= stat.ci_low <= stat.ci_high <= 1.0
+    frame = pd.DataFrame(
+        {
+            "attribute": "culture",
+            "attribute_value": values,
+            "base_prompt_id": clusters.astype(str),
+            "domain": "d",
+            "refused": success,
+        }
+    )
+    culture, _ = culture_report(frame, n_resamples=50, seed=0)
+    if culture["delta"] is not None:
+        assert 0.0 <= culture["delta"] <= 1.0
+        low, high = culture["delta_ci_low"], culture["delta_ci_high"]
+        assert low is None or 0.0 <= low <= high <= 1.0
+
+
+def _report_with_domains(frame, domains, n_resamples=200):
+    frame = frame.assign(domain=domains)
+    culture, _ = culture_report(frame, n_resamples=n_resamples, seed=0)
+    return culture
+
+
+def test_interval_is_null_with_a_reason_when_every_domain_has_one_base_prompt():
+    frame = clustered_frame(7, n_prompts=3)
+    culture = _report_with_domains(frame, frame["base_prompt_id"])  # one prompt per domain
+    assert culture["delta"] is not None and culture["delta_ci_low"] is None
+    assert culture["delta_ci_high"] is None
+    assert culture["delta_ci_reason_code"] == "one_cluster_per_stratum"
+    assert culture["values"]["US"]["ratio_to_neutral_ci_reason_code"] == "one_cluster_per_stratum"
+
+
+def test_interval_needs_five_resampled_base_prompts():
+    frame = clustered_frame(8, n_prompts=6)
+    # bp-0..bp-3 share a domain (4 that vary); bp-4 and bp-5 are alone in theirs.
+    domains = frame["base_prompt_id"].map(lambda p: "shared" if int(p[3:]) < 4 else p)
+    assert _report_with_domains(frame, domains)["delta_ci_reason_code"] == "too_few_clusters"
+    enough = _report_with_domains(frame, "one-domain")
+    assert enough["delta_ci_low"] is not None and "delta_ci_reason" not in enough
+
+
+def test_zero_width_interval_is_null_with_a_reason():
+    frame = clustered_frame(9).assign(refused=False)  # Δ = 0 in every resample
+    culture, _ = culture_report(frame, n_resamples=100, seed=0)
+    assert culture["delta"] == 0.0 and culture["delta_ci_low"] is None
+    assert culture["delta_ci_reason_code"] == "zero_width"
+    assert culture["ratio_ci_reason_code"] == "undefined_in_every_resample"
+
+
+def test_no_resamples_and_no_observations_have_reason_codes():
+    frame = clustered_frame(10)
+    report = disparity_report(frame, frame["refused"], np.ones(len(frame), bool))
+    assert report["culture"]["delta_ci_reason_code"] == "no_resamples"
+    counted = (frame["attribute_value"] != "US").to_numpy()
+    empty = disparity_report(frame, frame["refused"], counted)["culture"]["values"]["US"]
+    assert empty["ci_low"] is None and empty["ci_reason_code"] == "no_observations"

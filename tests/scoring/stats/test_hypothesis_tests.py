@@ -51,6 +51,36 @@ def test_holm_and_bh_match_multipletests(p_values):
     )
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.one_of(st.floats(0, 1), st.just(float("nan"))), min_size=1, max_size=30))
+def test_nan_p_values_are_left_out_of_the_family(p_values):
+    p_values = np.array(p_values)
+    defined = ~np.isnan(p_values)
+    for adjust, method in ((holm_adjust, "holm"), (benjamini_hochberg_adjust, "fdr_bh")):
+        adjusted = adjust(p_values)
+        assert np.isnan(adjusted[~defined]).all()
+        if defined.any():
+            np.testing.assert_allclose(
+                adjusted[defined], multipletests(p_values[defined], method=method)[1]
+            )
+
+
+def test_nan_example_from_the_issue():
+    np.testing.assert_allclose(holm_adjust([0.01, np.nan, 0.04]), [0.02, np.nan, 0.04])
+    np.testing.assert_allclose(
+        benjamini_hochberg_adjust([0.01, np.nan, 0.04]), [0.02, np.nan, 0.04]
+    )
+
+
+def test_benjamini_hochberg_1995_worked_example():
+    # Benjamini & Hochberg (1995), JRSS B 57(1), section 4: 15 p-values; at level 0.05 the
+    # step-up procedure rejects 4 hypotheses and Holm's step-down procedure 3.
+    p_values = [0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459]
+    p_values += [0.3240, 0.4262, 0.5719, 0.6528, 0.7590, 1.000]
+    assert int((benjamini_hochberg_adjust(p_values) <= 0.05).sum()) == 4
+    assert int((holm_adjust(p_values) <= 0.05).sum()) == 3
+
+
 def test_pairwise_family_is_adjusted_together():
     rows = pairwise_proportion_tests({"a": (30, 100), "b": (10, 100), "c": (12, 100)})
     assert [(r["value_a"], r["value_b"]) for r in rows] == [("a", "b"), ("a", "c"), ("b", "c")]
@@ -75,6 +105,18 @@ def test_odds_ratio_haldane_correction_hand_worked():
     assert stat.value == pytest.approx(0.5 / 10.5)
     assert stat.extra["log_standard_error"] == pytest.approx(math.sqrt(2 + 1 / 10.5 + 2 / 5.5))
     assert odds_ratio(0, 0, 3, 4).value is None
+
+
+@pytest.mark.parametrize("cells", [(0, 10, 5, 5), (3, 0, 4, 9), (7, 2, 0, 1), (4, 6, 8, 0)])
+def test_odds_ratio_zero_cell_equals_statsmodels_on_the_haldane_corrected_table(cells):
+    # The reference computation on the table with 0.5 added to every cell (Haldane 1956,
+    # Anscombe 1956). statsmodels' own default shift_zeros replaces only the zero cells by 0.5,
+    # so it is asked not to shift here.
+    table = Table2x2(np.array(cells, dtype=float).reshape(2, 2) + 0.5, shift_zeros=False)
+    stat = odds_ratio(*cells)
+    assert stat.value == pytest.approx(table.oddsratio)
+    low, high = table.oddsratio_confint()
+    assert (stat.ci_low, stat.ci_high) == (pytest.approx(low), pytest.approx(high))
 
 
 def test_cohen_h_hand_worked():

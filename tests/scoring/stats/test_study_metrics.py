@@ -99,7 +99,7 @@ def assert_json_ready(node, path="$"):
 @pytest.fixture(scope="module")
 def small_result():
     annotations, judgments = small_study()
-    return study_metrics(annotations, judgments, min_pair_items=2, n_bootstrap=200)
+    return study_metrics(annotations, judgments, min_pair_items=2, n_resamples=200)
 
 
 def test_small_study_rates_follow_the_counting_rules(small_result):
@@ -191,13 +191,13 @@ def test_small_study_human_vs_auto(small_result):
 def test_small_study_is_json_ready(small_result):
     json.dumps(small_result, allow_nan=False)
     assert_json_ready(small_result)
-    assert small_result["meta"]["seed"] == 0 and small_result["meta"]["n_bootstrap"] == 200
+    assert small_result["meta"]["seed"] == 0 and small_result["meta"]["n_resamples"] == 200
 
 
 def test_synthetic_study_contract_paths_and_determinism():
     annotations, judgments = synthetic_study(n_items=1500, n_annotated_items=200, seed=3)
-    result = study_metrics(annotations, judgments, n_bootstrap=50, seed=9)
-    assert result == study_metrics(annotations, judgments, n_bootstrap=50, seed=9)
+    result = study_metrics(annotations, judgments, n_resamples=50, seed=9)
+    assert result == study_metrics(annotations, judgments, n_resamples=50, seed=9)
     json.dumps(result, allow_nan=False)
     assert_json_ready(result)
     for source in ("human", "auto:clip-refusal@1", "auto:vlm-judge@1"):
@@ -248,7 +248,7 @@ def test_degenerate_studies_do_not_crash(case):
     else:
         annotations = annotations.assign(hard_refusal=False, cue="retained")
         judgments = judgments.assign(hard_refusal=False, cue="retained")
-    result = study_metrics(annotations, judgments, n_bootstrap=50)
+    result = study_metrics(annotations, judgments, n_resamples=50)
     json.dumps(result, allow_nan=False)
     assert_json_ready(result)
     inter = result["agreement"]["inter_annotator"]["hard_refusal"]
@@ -312,7 +312,7 @@ def test_random_small_studies_never_crash_and_stay_json_ready(rows, verdicts):
         ],
         columns=JUDGMENT_COLUMNS,
     )
-    result = study_metrics(annotations, judgments, min_pair_items=1, n_bootstrap=20)
+    result = study_metrics(annotations, judgments, min_pair_items=1, n_resamples=20)
     json.dumps(result, allow_nan=False)
     assert_json_ready(result)
 
@@ -322,7 +322,7 @@ def test_a_cue_only_judge_is_left_out_of_refusal_statistics():
     annotations, judgments = small_study()
     cue_only = judgments.assign(judge="cue-vlm@1", hard_refusal=None)
     cue_only.loc[cue_only["item_id"] == "i1", "cue"] = "erased"  # it saw an image and judged it
-    result = study_metrics(annotations, pd.concat([judgments, cue_only]), n_bootstrap=50)
+    result = study_metrics(annotations, pd.concat([judgments, cue_only]), n_resamples=50)
     refusal = result["rates"]["auto:cue-vlm@1"]["refusal"]
     assert all(entry["n"] == 0 for block in refusal.values() for entry in block["values"].values())
     erasure = result["rates"]["auto:cue-vlm@1"]["erasure"]
@@ -333,3 +333,50 @@ def test_a_cue_only_judge_is_left_out_of_refusal_statistics():
     # the full judge is unaffected by the other judge's missing values
     assert result["agreement"]["human_vs_auto"]["vlm@1"]["hard_refusal"]["n"] == len(annotations)
     assert_json_ready(result)
+
+
+def null_intervals_without_reason(node, path="$"):
+    """Paths where a defined statistic's interval is null without ci_reason and its code."""
+    missing = []
+    if isinstance(node, dict):
+        for key in node:
+            if not key.endswith("ci_low") or node[key] is not None:
+                continue
+            stem = key[: -len("ci_low")]
+            statistic = stem.rstrip("_") or "rate"
+            if node.get(statistic) is None:
+                continue  # the statistic itself is undefined and carries its own reason
+            if not node.get(f"{stem}ci_reason") or not node.get(f"{stem}ci_reason_code"):
+                missing.append(f"{path}.{key}")
+        for key, value in node.items():
+            missing += null_intervals_without_reason(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            missing += null_intervals_without_reason(value, f"{path}[{i}]")
+    return missing
+
+
+def test_one_base_prompt_per_domain_gives_null_intervals_with_a_reason(small_result):
+    # The demo's situation (issue 11): each domain holds one base prompt, so resampling base
+    # prompts within domain always redraws the same data; "0.188 [0.188, 0.188]" is not exported.
+    culture = small_result["rates"]["human"]["refusal"]["culture"]
+    assert culture["delta"] is not None
+    assert culture["delta_ci_low"] is None and culture["delta_ci_high"] is None
+    assert culture["delta_ci_reason_code"] == "one_cluster_per_stratum"
+    assert "single base prompt" in culture["delta_ci_reason"]
+    kenyan = culture["values"]["Kenyan"]
+    assert kenyan["ratio_to_neutral_ci_reason_code"] == "one_cluster_per_stratum"
+    assert kenyan["ci_low"] is not None  # Wilson intervals do not depend on the design
+    assert null_intervals_without_reason(small_result) == []
+
+
+def test_every_null_interval_of_a_real_sized_study_has_a_reason():
+    annotations, judgments = synthetic_study(
+        n_items=300, n_annotators=6, n_annotated_items=120, overlap=3, seed=1
+    )
+    result = study_metrics(annotations, judgments, n_resamples=100)
+    assert null_intervals_without_reason(result) == []
+    culture = result["rates"]["human"]["refusal"]["culture"]
+    assert (
+        culture["delta_ci_low"] is not None and culture["delta_ci_low"] < culture["delta_ci_high"]
+    )

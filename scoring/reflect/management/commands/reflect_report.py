@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from scoring.reflect import reports
 from scoring.reflect.dump import read_dump
 from scoring.reflect.figures import write_report_bundle
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 
 from ._common import face_set_or_error
 
@@ -21,7 +22,10 @@ class Command(BaseCommand):
         )
         parser.add_argument("--out", required=True)
         parser.add_argument(
-            "--resamples", type=int, default=2000, help="bootstrap resamples (0: none)"
+            "--resamples",
+            type=int,
+            default=DEFAULT_N_RESAMPLES,
+            help=f"bootstrap resamples (0: none; default {DEFAULT_N_RESAMPLES})",
         )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
