@@ -34,6 +34,15 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, seed, reset, **options):
+        try:
+            self._seed(seed=seed, reset=reset)
+        except KeyboardInterrupt:
+            raise CommandError(
+                "interrupted; the demo is written in one transaction, so it is complete or "
+                "absent: run `make demo` again"
+            ) from None
+
+    def _seed(self, *, seed, reset):
         existing = Study.objects.filter(slug=DEMO_SLUG).first()
         if existing is not None and not existing.is_synthetic_demo:
             raise CommandError(
