@@ -72,3 +72,46 @@ def test_demo_manifest_has_several_base_prompts_per_domain_and_512_px_images(tmp
     assert len(items) == len(demo.BASE_PROMPTS) * sum(map(len, demo.DEMO_ATTRIBUTES.values()))
     with Image.open(tmp_path / f"{items[0].item_id}.jpg") as image:
         assert image.size == (512, 512)
+
+
+def test_demo_disparity_intervals_have_width(tmp_path):
+    """Δ's CI resamples base prompts within domain: the demo's judges give real intervals."""
+    import json
+
+    import pandas as pd
+
+    from scoring.stats.study_metrics import study_metrics
+
+    demo.write_demo_manifest(tmp_path, seed=7)
+    lines = [json.loads(line) for line in (tmp_path / "manifest.jsonl").read_text().splitlines()]
+    judgments = pd.DataFrame(
+        [
+            {
+                "item_id": line["item_id"],
+                "attribute": line["attribute"],
+                "attribute_value": line["attribute_value"],
+                "base_prompt_id": line["base_prompt_id"],
+                "domain": line["domain"],
+                "generator": line["generator"],
+                "mode": line["mode"],
+                "hard_refusal": judgment["hard_refusal"],
+                "cue": judgment["cue"],
+                "judge": judgment["judge"],
+            }  # fmt: skip
+            for line in lines
+            for judgment in line["judgments"]
+        ]
+    )
+    annotations = pd.DataFrame(columns=[*judgments.columns.drop("judge"), "annotator",
+                                        "annotator_group"])  # fmt: skip
+    document = study_metrics(annotations, judgments, n_bootstrap=200, seed=0)
+    cells = [
+        cell
+        for source, measures in document["rates"].items()
+        if source.startswith("auto:")
+        for by_attribute in measures.values()
+        for cell in by_attribute.values()
+        if cell.get("delta") is not None and cell.get("delta_ci_low") is not None
+    ]
+    assert cells
+    assert all(cell["delta_ci_high"] > cell["delta_ci_low"] for cell in cells)
