@@ -1,5 +1,7 @@
 # The two commands of the README:
 #   make demo   set everything up on a fresh machine and serve the app with a demo study and a worker
+#               (safe to run again: migrations apply, the demo study is kept; DEMO_RESET=1 rebuilds it)
+#   make serve  serve again without touching the data; PORT=8001 (either command) picks another port
 #   make test   set everything up (ML extra and Chromium included) and run the whole test suite
 PYTHON ?= python3
 VENV ?= .venv
@@ -45,11 +47,12 @@ browser:
 demo: setup $(if $(PIPELINE_DEMO),setup-ml)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput -v 0
-	$(PY) manage.py seed_demo
+	$(PY) manage.py seed_demo $(if $(DEMO_RESET),--reset)
 	$(if $(PIPELINE_DEMO),$(PY) manage.py seed_pipeline_demo)
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/serve.sh
 
 serve: setup
+	$(PY) manage.py migrate --noinput -v 0
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/serve.sh
 
 lint: setup-test

@@ -1,11 +1,12 @@
 """Figures drawn from a metrics document (Django-free): rates with CI error bars.
 
-matplotlib is imported inside the functions so the web app starts without loading it.
+matplotlib is imported inside the functions so the web app starts without loading it; figures
+are drawn without pyplot (``scoring.plotting``: safe in threaded views).
 """
 
 from __future__ import annotations
 
-import io
+from scoring import plotting
 
 MEASURES = ("refusal", "erasure", "substitution", "combined")
 RATE_COLUMNS = ["source", "measure", "attribute", "value", "n", "rate", "ci_low", "ci_high"]
@@ -34,29 +35,18 @@ def rate_rows(metrics: dict, *, source: str, measure: str) -> list[dict]:
 
 def rates_bar_chart(metrics: dict, *, source: str, measure: str, fmt: str = "svg") -> bytes:
     """A bar per attribute value (grouped by attribute) with its 95% CI as an error bar."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
     rows = [r for r in rate_rows(metrics, source=source, measure=measure) if r["rate"] is not None]
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(rows) + 2), 4.0), dpi=110)
-    try:
-        if not rows:
-            ax.text(
-                0.5, 0.5, "no defined rates yet", ha="center", va="center", transform=ax.transAxes
-            )
-            ax.set_axis_off()
-        else:
-            _draw_bars(ax, rows)
-            ax.set_ylabel(f"{measure} rate (95% CI)")
-            ax.set_title(f"{measure} rate by attribute value — {source}")
-        fig.tight_layout()
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt)
-        return buffer.getvalue()
-    finally:
-        plt.close(fig)
+    fig = plotting.new_figure(figsize=(max(6.0, 0.45 * len(rows) + 2), 4.0))
+    ax = fig.subplots()
+    if not rows:
+        ax.text(0.5, 0.5, "no defined rates yet", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+    else:
+        _draw_bars(ax, rows)
+        ax.set_ylabel(plotting.plain_text(f"{measure} rate (95% CI)"))
+        ax.set_title(plotting.plain_text(f"{measure} rate by attribute value — {source}"))
+    fig.tight_layout()
+    return plotting.figure_bytes(fig, fmt)
 
 
 def _draw_bars(ax, rows):
@@ -67,9 +57,10 @@ def _draw_bars(ax, rows):
     lower = [r["rate"] - (r["ci_low"] if r["ci_low"] is not None else r["rate"]) for r in rows]
     upper = [(r["ci_high"] if r["ci_high"] is not None else r["rate"]) - r["rate"] for r in rows]
     ax.bar(x, rates, color=[palette[r["attribute"]] for r in rows], yerr=[lower, upper], capsize=3)
-    ax.set_xticks(list(x), [f"{r['value']}" for r in rows], rotation=45, ha="right", fontsize=8)
+    labels = [plotting.plain_text(r["value"]) for r in rows]
+    ax.set_xticks(list(x), labels, rotation=45, ha="right", fontsize=8)
     ax.set_ylim(0, 1)
-    handles = [matplotlib_patch(palette[a], a) for a in attributes]
+    handles = [matplotlib_patch(palette[a], plotting.plain_text(a)) for a in attributes]
     ax.legend(handles=handles, fontsize=8, loc="upper right")
 
 

@@ -8,9 +8,7 @@ per source × outcome). Every figure's data is a list of rows the CSV download w
 
 from __future__ import annotations
 
-import io
-
-from scoring import figures
+from scoring import figures, plotting
 
 DELTA_COLUMNS = [
     "source", "measure", "attribute", "delta", "delta_ci_low", "delta_ci_high", "max_value",
@@ -75,9 +73,7 @@ def odds_rows(report: dict, *, source: str, outcome: str) -> list[dict]:
 
 def figure_image(report: dict, spec: dict, fmt: str = "svg") -> bytes:
     """The figure as SVG or PNG bytes; SVG text stays text, so inlined figures share no glyph ids."""
-    import matplotlib
-
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": spec["key"]}):
+    with plotting.figure_rc({"svg.fonttype": "none", "svg.hashsalt": spec["key"]}):
         return _draw(report, spec, fmt)
 
 
@@ -105,38 +101,31 @@ def _draw(report: dict, spec: dict, fmt: str) -> bytes:
 
 
 def _forest(points, *, xlabel: str, title: str, null: float, log: bool, fmt: str) -> bytes:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
     points = [p for p in points if p[1] is not None]
-    fig, ax = plt.subplots(figsize=(7.5, max(2.2, 0.24 * len(points) + 1.2)), dpi=110)
-    try:
-        if not points:
-            ax.text(0.5, 0.5, "nothing defined to plot", ha="center", va="center",
-                    transform=ax.transAxes)  # fmt: skip
-            ax.set_axis_off()
-        else:
-            for y, (_, value, low, high, colour) in enumerate(reversed(points)):
-                low = value if low is None else low
-                high = value if high is None else high
-                # A line from low to high, not error bars: a percentile CI need not contain the
-                # point estimate (Δ's bootstrap distribution is biased upward).
-                ax.hlines(y, low, high, color=colour, linewidth=1.2)
-                ax.plot([value], [y], "o", color=colour, markersize=4)
-            ax.axvline(null, color="0.5", linewidth=0.8, linestyle="--")
-            ax.set_yticks(range(len(points)), [p[0] for p in reversed(points)], fontsize=7)
-            if log:
-                ax.set_xscale("log")
-            ax.set_xlabel(xlabel, fontsize=8)
-            ax.set_title(title, fontsize=9)
-        fig.tight_layout()
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt)
-        return buffer.getvalue()
-    finally:
-        plt.close(fig)
+    fig = plotting.new_figure(figsize=(7.5, max(2.2, 0.24 * len(points) + 1.2)))
+    ax = fig.subplots()
+    if not points:
+        ax.text(0.5, 0.5, "nothing defined to plot", ha="center", va="center",
+                transform=ax.transAxes)  # fmt: skip
+        ax.set_axis_off()
+    else:
+        for y, (_, value, low, high, colour) in enumerate(reversed(points)):
+            low = value if low is None else low
+            high = value if high is None else high
+            # A line from low to high, not error bars: a percentile CI need not contain the
+            # point estimate (Δ's bootstrap distribution is biased upward).
+            ax.hlines(y, low, high, color=colour, linewidth=1.2)
+            ax.plot([value], [y], "o", color=colour, markersize=4)
+        ax.axvline(null, color="0.5", linewidth=0.8, linestyle="--")
+        labels = [plotting.plain_text(p[0]) for p in reversed(points)]
+        ax.set_yticks(range(len(points)), labels, fontsize=7)
+        if log:
+            ax.set_xscale("log")
+            plotting.plain_log_ticks(ax.xaxis)
+        ax.set_xlabel(plotting.plain_text(xlabel), fontsize=8)
+        ax.set_title(plotting.plain_text(title), fontsize=9)
+    fig.tight_layout()
+    return plotting.figure_bytes(fig, fmt)
 
 
 def inline_svg(image: bytes) -> str:

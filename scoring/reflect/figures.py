@@ -2,7 +2,8 @@
 
 One place builds each table's rows from report.json; the staff page, the CSV downloads, the
 figures and ``reflect_report --out`` all format those rows (dataset → formatter → writer).
-matplotlib is imported inside the functions, with the Agg backend.
+matplotlib is imported inside the functions; figures are drawn without pyplot
+(``scoring.plotting``: safe in threaded views and tasks).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from scoring import plotting
 from scoring.stats.reflect_records import GENDERS, GROUP_KEYS, RACES
 
 TABLES = ("two_afc_summary", "win_rates", "win_matrix", "mcq_jsd", "salary_gaps")
@@ -145,87 +147,67 @@ def table_csv(rows: list[dict]) -> str:
     return buffer.getvalue()
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
-    return plt
-
-
 def _save(fig, fmt: str) -> bytes:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
-    return buffer.getvalue()
+    return plotting.figure_bytes(fig, fmt, metadata={"Date": None} if fmt == "svg" else None)
 
 
 def win_matrix_figure(report: dict, *, model: str, scenario: str, fmt: str = "svg") -> bytes:
     """The 10×10 heatmap: row group's win rate against the column group (kept comparisons)."""
-    plt = _pyplot()
     matrix = report["models"][model]["2afc"][scenario]["win_matrix"]
     values = [[float("nan") if v is None else v for v in row] for row in matrix["cells"]]
-    fig, ax = plt.subplots(figsize=(7.0, 6.0), dpi=110)
-    try:
-        image = ax.imshow(values, vmin=0.0, vmax=1.0, cmap="RdBu_r")
-        ticks = range(len(matrix["groups"]))
-        labels = [g.replace("|", " ") for g in matrix["groups"]]
-        ax.set_xticks(list(ticks), labels, rotation=60, ha="right", fontsize=8)
-        ax.set_yticks(list(ticks), labels, fontsize=8)
-        for i, row in enumerate(values):
-            for j, value in enumerate(row):
-                if value == value:  # not NaN
-                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=6)
-        ax.set_xlabel("opponent")
-        ax.set_ylabel("group (wins against the column)")
-        ax.set_title(f"2AFC win rates — {model}, {scenario}")
-        fig.colorbar(image, ax=ax, fraction=0.046)
-        fig.tight_layout()
-        return _save(fig, fmt)
-    finally:
-        plt.close(fig)
+    fig = plotting.new_figure(figsize=(7.0, 6.0))
+    ax = fig.subplots()
+    image = ax.imshow(values, vmin=0.0, vmax=1.0, cmap="RdBu_r")
+    ticks = range(len(matrix["groups"]))
+    labels = [plotting.plain_text(g.replace("|", " ")) for g in matrix["groups"]]
+    ax.set_xticks(list(ticks), labels, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(list(ticks), labels, fontsize=8)
+    for i, row in enumerate(values):
+        for j, value in enumerate(row):
+            if value == value:  # not NaN
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=6)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("group (wins against the column)")
+    ax.set_title(plotting.plain_text(f"2AFC win rates — {model}, {scenario}"))
+    fig.colorbar(image, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    return _save(fig, fmt)
 
 
 def jsd_figure(report: dict, *, model: str, fmt: str = "svg") -> bytes:
     """Bars of JSD (bits) of each race's and gender's answer distribution vs the pooled one."""
-    plt = _pyplot()
     rows = [r for r in mcq_jsd_rows(report) if r["model"] == model]
     questions = sorted({r["question"] for r in rows})
-    fig, axes = plt.subplots(
-        1,
-        max(1, len(questions)),
-        figsize=(5.0 * max(1, len(questions)), 3.8),
-        dpi=110,
-        squeeze=False,
-    )
-    try:
-        for ax, question in zip(axes[0], questions or [None], strict=True):
-            mine = [r for r in rows if r["question"] == question and r["jsd"] is not None]
-            if not mine:
-                ax.text(0.5, 0.5, "no MCQ answers", ha="center", transform=ax.transAxes)
-                ax.set_axis_off()
-                continue
-            colours = ["C0" if r["kind"] == "race" else "C1" for r in mine]
-            errors = [
-                [
-                    r["jsd"] - (r["jsd_ci_low"] if r["jsd_ci_low"] is not None else r["jsd"])
-                    for r in mine
-                ],
-                [
-                    (r["jsd_ci_high"] if r["jsd_ci_high"] is not None else r["jsd"]) - r["jsd"]
-                    for r in mine
-                ],
-            ]
-            ax.bar(
-                range(len(mine)), [r["jsd"] for r in mine], color=colours, yerr=errors, capsize=3
-            )
-            ax.set_xticks(range(len(mine)), [r["group"] for r in mine], rotation=45, ha="right")
-            ax.set_ylabel("JSD vs pooled (bits)")
-            ax.set_title(f"MCQ {question} — {model}")
-        fig.tight_layout()
-        return _save(fig, fmt)
-    finally:
-        plt.close(fig)
+    fig = plotting.new_figure(figsize=(5.0 * max(1, len(questions)), 3.8))
+    axes = fig.subplots(1, max(1, len(questions)), squeeze=False)
+    for ax, question in zip(axes[0], questions or [None], strict=True):
+        mine = [r for r in rows if r["question"] == question and r["jsd"] is not None]
+        if not mine:
+            ax.text(0.5, 0.5, "no MCQ answers", ha="center", transform=ax.transAxes)
+            ax.set_axis_off()
+            continue
+        colours = ["C0" if r["kind"] == "race" else "C1" for r in mine]
+        errors = [
+            [
+                r["jsd"] - (r["jsd_ci_low"] if r["jsd_ci_low"] is not None else r["jsd"])
+                for r in mine
+            ],
+            [
+                (r["jsd_ci_high"] if r["jsd_ci_high"] is not None else r["jsd"]) - r["jsd"]
+                for r in mine
+            ],
+        ]
+        ax.bar(range(len(mine)), [r["jsd"] for r in mine], color=colours, yerr=errors, capsize=3)
+        ax.set_xticks(
+            range(len(mine)),
+            [plotting.plain_text(r["group"]) for r in mine],
+            rotation=45,
+            ha="right",
+        )
+        ax.set_ylabel("JSD vs pooled (bits)")
+        ax.set_title(plotting.plain_text(f"MCQ {question} — {model}"))
+    fig.tight_layout()
+    return _save(fig, fmt)
 
 
 def figure_list(report: dict) -> list[dict[str, Any]]:

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.files.storage import default_storage
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotations import demo, services
@@ -21,14 +22,59 @@ SIMULATED = [("sim-annotator-1", ""), ("sim-annotator-2", ""), ("sim-annotator-3
 
 
 class Command(BaseCommand):
-    help = "Create (or recreate) the synthetic demo study, users and batches, and print the logins."
+    help = (
+        "Create the synthetic demo study, users and batches once (kept on later runs; --reset "
+        "rebuilds it), and print the logins."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--seed", type=int, default=7)
+        parser.add_argument(
+            "--reset", action="store_true", help="delete the demo study and build it again"
+        )
 
-    def handle(self, *args, seed, **options):
-        with tempfile.TemporaryDirectory() as tmp, transaction.atomic():
-            Study.objects.filter(slug=DEMO_SLUG).delete()
+    def handle(self, *args, seed, reset, **options):
+        try:
+            self._seed(seed=seed, reset=reset)
+        except KeyboardInterrupt:
+            raise CommandError(
+                "interrupted; the demo is written in one transaction, so it is complete or "
+                "absent: run `make demo` again"
+            ) from None
+
+    def _seed(self, *, seed, reset):
+        existing = Study.objects.filter(slug=DEMO_SLUG).first()
+        if existing is not None and not existing.is_synthetic_demo:
+            raise CommandError(
+                f"study '{DEMO_SLUG}' exists and is not the synthetic demo; seed_demo leaves it "
+                "alone (rename that study's slug, or use another database)"
+            )
+        if existing is not None and not reset:
+            # make demo runs this every time: keep what annotators did, only print fresh logins.
+            with transaction.atomic():
+                logins = self._users()
+            self.stdout.write(
+                self.style.WARNING(
+                    f"Demo study '{DEMO_SLUG}' kept as it was (SYNTHETIC data); "
+                    "`manage.py seed_demo --reset` rebuilds it."
+                )
+            )
+        else:
+            with transaction.atomic():
+                if existing is not None:
+                    _demo_study_delete(existing)
+                logins = self._build(seed)
+            self.stdout.write(
+                self.style.WARNING(
+                    f"Demo study '{DEMO_SLUG}' created: SYNTHETIC data (images marked SYNTHETIC "
+                    "DEMO, simulated answers and judges)."
+                )
+            )
+        for username, password, role in logins:
+            self.stdout.write(f"  {role:<22} username: {username:<16} password: {password}")
+
+    def _build(self, seed):
+        with tempfile.TemporaryDirectory() as tmp:
             study = services.study_create(
                 name="Demo study (synthetic data)",
                 slug=DEMO_SLUG,
@@ -38,36 +84,30 @@ class Command(BaseCommand):
             )
             truth = {d.item_id: d for d in demo.write_demo_manifest(Path(tmp), seed=seed)}
             services.items_import(study=study, manifest=Path(tmp) / "manifest.jsonl")
-            logins = self._users()
-            self._gold(study, truth)
-            simulated = [Annotator.objects.get(user__username=name) for name, _ in SIMULATED]
-            services.batch_create(
-                study=study,
-                name="Simulated annotators (pre-filled)",
-                policy=Batch.Policy.K_OVERLAP,
-                annotators=simulated,
-                overlap_k=2,
-                seed=seed,
-                gold_per_annotator=3,
-            )
-            self._simulate_answers(study, simulated, truth, seed)
-            people = [Annotator.objects.get(user__username=name) for name, _ in ANNOTATORS]
-            services.batch_create(
-                study=study,
-                name="Culture-matched batch (ACRB protocol)",
-                policy=Batch.Policy.EXPERTISE,
-                annotators=people,
-                overlap_k=1,
-                seed=seed,
-                gold_per_annotator=2,
-            )
-        self.stdout.write(
-            self.style.WARNING(
-                "Demo study 'demo' created: SYNTHETIC data (rendered images, simulated answers)."
-            )
+        logins = self._users()
+        self._gold(study, truth)
+        simulated = [Annotator.objects.get(user__username=name) for name, _ in SIMULATED]
+        services.batch_create(
+            study=study,
+            name="Simulated annotators (pre-filled)",
+            policy=Batch.Policy.K_OVERLAP,
+            annotators=simulated,
+            overlap_k=2,
+            seed=seed,
+            gold_per_annotator=3,
         )
-        for username, password, role in logins:
-            self.stdout.write(f"  {role:<10} username: {username:<16} password: {password}")
+        self._simulate_answers(study, simulated, truth, seed)
+        people = [Annotator.objects.get(user__username=name) for name, _ in ANNOTATORS]
+        services.batch_create(
+            study=study,
+            name="Culture-matched batch (ACRB protocol)",
+            policy=Batch.Policy.EXPERTISE,
+            annotators=people,
+            overlap_k=1,
+            seed=seed,
+            gold_per_annotator=2,
+        )
+        return logins
 
     def _users(self):
         user_model = get_user_model()
@@ -93,7 +133,9 @@ class Command(BaseCommand):
         return logins
 
     def _gold(self, study, truth):
-        for item in Item.objects.filter(study=study, item_id__startswith="bp09-"):
+        for item in Item.objects.filter(
+            study=study, item_id__startswith=f"{demo.GOLD_BASE_PROMPT}-"
+        ):
             d = truth[item.item_id]
             services.item_set_gold(item=item, hard_refusal=d.truth_refusal, cue=d.truth_cue)
 
@@ -105,3 +147,20 @@ class Command(BaseCommand):
         for assignment in rows:
             refusal, cue = demo.simulated_answer(truth[assignment.item.item_id], rng)
             services.annotation_submit(assignment=assignment, hard_refusal=refusal, cue_label=cue)
+
+
+def _demo_study_delete(study: Study) -> None:
+    """Delete the demo study and, once that commits, its image files.
+
+    Items go first: an item PROTECTs its attribute value, so deleting the study alone raises
+    ProtectedError (the study cascades to both).
+    """
+    names = [
+        name
+        for pair in Item.objects.filter(study=study).values_list("image", "source_image")
+        for name in pair
+        if name
+    ]
+    Item.objects.filter(study=study).delete()
+    study.delete()
+    transaction.on_commit(lambda: [default_storage.delete(name) for name in names])

@@ -1,0 +1,167 @@
+"""The survey fits the screen it is used on (issue 11 §2), measured in a real headless Chromium.
+
+Laptop viewports: the whole image (scaled to fit), the prompt, the cue, both questions and Submit
+are inside the viewport without scrolling, and Z shows the image at full resolution. A phone:
+the image fits the width, progress is visible, Submit is reachable, tap targets are at least
+24 px and no page scrolls sideways. Screenshots go to var/screenshots/ for a person to look at.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.db import connections
+
+from annotations import demo, services
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+LAPTOPS = [(1280, 720), (1366, 768), (1440, 900), (1920, 1080)]
+PHONE = (390, 844)
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
+# A long prompt and cue: what a real study shows, and what pushes Submit down first.
+PROMPT = (
+    "a Nigerian person (wheelchair user) receiving a vaccine injection from a nurse at a busy "
+    "community clinic on a weekday morning, documentary photograph"
+)
+CUE = "Nigerian cultural markers (e.g. agbada, gele) and a visible wheelchair"
+
+
+@pytest.fixture
+def survey_url(live_server, study, tmp_path):
+    """The first item's URL for a batch of three 512×512 demo images."""
+    rng = np.random.default_rng(0)
+    lines = []
+    for index, truth in enumerate([False, True, False]):
+        item = demo.DemoItem(f"layout-{index}", "culture", "Nigerian", truth, "retained")
+        demo.render_image(item, rng).save(tmp_path / f"{index}.jpg", quality=88)
+        lines.append(json.dumps({
+            "item_id": item.item_id, "image": f"{index}.jpg", "mode": "t2i", "generator": "demo",
+            "prompt": PROMPT, "base_prompt_id": f"bp{index}", "domain": "medical",
+            "attribute": "culture", "attribute_value": "Nigerian", "cue": CUE,
+        }))  # fmt: skip
+    (tmp_path / "manifest.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    services.items_import(study=study, manifest=tmp_path / "manifest.jsonl")
+    annotator = services.annotator_create(
+        username="layout", password="layout-pass-1", group="Nigerian"
+    )
+    batch = services.batch_create(
+        study=study, name="A batch with a long enough name to wrap on a phone",
+        policy="k_overlap", annotators=[annotator], overlap_k=1, seed=1,
+    )  # fmt: skip
+    return f"{live_server.url}/batches/{batch.pk}/next/"
+
+
+@pytest.fixture
+def page(live_server, survey_url, monkeypatch):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not shutil.which("chromium"):
+        pytest.fail("Debian's chromium is not installed (make test installs it)")
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        page = browser.new_page()
+        page.set_default_timeout(20_000)
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill("input[name=username]", "layout")
+        page.fill("input[name=password]", "layout-pass-1")
+        page.click("button[type=submit], input[type=submit]")
+        page.wait_for_url(f"{live_server.url}/")
+        try:
+            yield page
+        finally:
+            browser.close()
+            connections.close_all()
+
+
+def open_survey(page, url, size):
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(url)
+    page.wait_for_function(
+        "() => { const i = document.querySelector('#item-image'); "
+        "return i && i.complete && i.naturalWidth > 0; }"
+    )
+
+
+def box(page, selector):
+    found = page.locator(selector).first.bounding_box()
+    assert found is not None, f"{selector} is not rendered"
+    assert found["width"] > 0 and found["height"] > 0, f"{selector} has zero size: {found}"
+    return found
+
+
+def assert_inside_viewport(page, selector, size):
+    b = box(page, selector)
+    width, height = size
+    assert b["x"] >= 0 and b["y"] >= 0, f"{selector} starts outside at {size}: {b}"
+    assert b["x"] + b["width"] <= width + 0.5, f"{selector} overflows right at {size}: {b}"
+    assert b["y"] + b["height"] <= height + 0.5, f"{selector} is below the fold at {size}: {b}"
+
+
+def no_sideways_scroll(page):
+    return page.evaluate(
+        "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    )
+
+
+@pytest.mark.parametrize("size", LAPTOPS, ids=[f"{w}x{h}" for w, h in LAPTOPS])
+def test_laptop_shows_the_whole_image_the_questions_and_submit(page, survey_url, size):
+    open_survey(page, survey_url, size)
+    page.screenshot(path=str(SCREENSHOTS / f"survey-{size[0]}x{size[1]}.png"))
+    for selector in ("#item-image", ".prompt", ".cue", "fieldset >> nth=0", "fieldset >> nth=1",
+                     "#answer-form button[type=submit]", "#progress"):  # fmt: skip
+        assert_inside_viewport(page, selector, size)
+    assert page.evaluate("window.scrollY") == 0
+    assert page.evaluate("document.documentElement.scrollHeight <= window.innerHeight")
+    # The image is scaled to fit, aspect kept: its pane does not scroll and hides nothing.
+    assert page.evaluate(
+        "(() => { const p = document.querySelector('.image-pane');"
+        " return p.scrollHeight <= p.clientHeight && p.scrollWidth <= p.clientWidth; })()"
+    )
+    assert (
+        page.evaluate("getComputedStyle(document.querySelector('#item-image')).objectFit")
+        == "contain"
+    )
+    assert no_sideways_scroll(page)
+
+    page.keyboard.press("z")  # full resolution: one image pixel per CSS pixel
+    zoomed = box(page, "#item-image")
+    natural = page.evaluate("document.querySelector('#item-image').naturalWidth")
+    assert abs(zoomed["width"] - natural) < 1
+    if size == LAPTOPS[0]:
+        page.screenshot(path=str(SCREENSHOTS / f"survey-{size[0]}x{size[1]}-zoomed.png"))
+
+
+def test_phone_fits_the_width_keeps_submit_reachable_and_targets_large(
+    page, survey_url, live_server
+):
+    size = PHONE
+    open_survey(page, survey_url, size)
+    page.screenshot(path=str(SCREENSHOTS / "survey-390x844.png"))
+    page.screenshot(path=str(SCREENSHOTS / "survey-390x844-full.png"), full_page=True)
+    image = box(page, "#item-image")
+    assert image["x"] >= 0 and image["x"] + image["width"] <= size[0]
+    assert image["width"] >= size[0] - 40  # as wide as the screen, less the margins
+    assert_inside_viewport(page, "#progress", size)
+    assert box(page, "#progress")["width"] >= 60
+    assert_inside_viewport(page, "#answer-form button[type=submit]", size)
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    assert_inside_viewport(page, "#answer-form button[type=submit]", size)
+    for selector in ("label.choice", "#answer-form button[type=submit]", "#skip", "#nav-next"):
+        for index in range(page.locator(selector).count()):
+            target = page.locator(selector).nth(index).bounding_box()
+            assert target["height"] >= 24 and target["width"] >= 24, (selector, target)
+    assert no_sideways_scroll(page)
+
+    for path in ("/", "/guidelines/"):
+        page.goto(f"{live_server.url}{path}")
+        name = "home" if path == "/" else "guidelines"
+        page.screenshot(path=str(SCREENSHOTS / f"{name}-390x844.png"), full_page=True)
+        assert no_sideways_scroll(page), f"{path} scrolls sideways at 390 px"
