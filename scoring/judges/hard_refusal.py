@@ -177,7 +177,7 @@ class HardRefusalJudge:
         clip = self.clip  # loaded here, before any worker thread needs it
         workers = self.decode_workers
         if clip is not None:
-            set_torch_threads(torch_threads_for(self.device, workers))
+            set_torch_threads(torch_threads_for(workers))
         batch_size = clip.batch_size if clip is not None else len(items) or 1
         pending, batch = [], []
         prepared = ordered_map(self._cheap_checks, items, workers=workers, lookahead=2 * batch_size)
