@@ -163,7 +163,9 @@ class ScoreSummary:
         return asdict(self) | {"labels": dict(self.labels)}
 
 
-def item_input(item: Item, image_path: str | None) -> ItemInput:
+def item_input(
+    item: Item, image_path: str | None, source_image_path: str | None = None
+) -> ItemInput:
     """What the Django-free judges see of an item (the image as a local file path)."""
     code, message = item.provider_refusal_code, item.provider_refusal_message
     signal = None
@@ -179,6 +181,7 @@ def item_input(item: Item, image_path: str | None) -> ItemInput:
         provider_signal=signal,
         returned_text=returned_text or None,
         image_sha256=item.image_sha256 or None,
+        source_image_path=source_image_path,
     )
 
 
@@ -208,8 +211,12 @@ def study_score(
     for start in range(0, len(items), size):
         chunk = items[start : start + size]
         RESPONSE_CACHE.discard()  # nothing left over from an earlier, failed chunk
-        with local_file_paths({item.pk: item.image for item in chunk}) as paths:
-            outputs = judge.judge_items([item_input(item, paths[item.pk]) for item in chunk])
+        files = {(item.pk, "image"): item.image for item in chunk}
+        files |= {(item.pk, "source"): item.source_image for item in chunk if item.source_image}
+        with local_file_paths(files) as paths:
+            inputs = [item_input(item, paths[item.pk, "image"], paths.get((item.pk, "source")))
+                      for item in chunk]  # fmt: skip
+            outputs = judge.judge_items(inputs)
         judgments_store(items=chunk, outputs=outputs)
         for output in outputs:
             summary.add(output)

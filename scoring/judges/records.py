@@ -43,6 +43,8 @@ class ItemInput:
     # The image's content hash as the storage recorded it: the cache key uses it instead of
     # reading the file again (None: the cache hashes the file itself).
     image_sha256: str | None = None
+    # Image-to-image items: the source image, shown to VLM judges before the edit.
+    source_image_path: str | None = None
 
 
 @dataclass

@@ -1,6 +1,11 @@
 """Any OpenAI-compatible chat-completions endpoint (hosted APIs, vLLM, SGLang, Ollama).
 
-Images travel as base64 data URLs in the standard ``image_url`` content parts. Requests run
+Images travel as base64 data URLs in the standard ``image_url`` content parts, several per
+request where the question shows several (source and edit, both faces of a 2AFC pair), up to
+``max_images_per_request`` (match the server's ``--limit-mm-per-prompt``). A question with
+fixed answers asks the server to constrain the answer to them (vLLM's
+``structured_outputs: {"choice": [...]}``); a server that rejects the field is asked again
+without it, and from then on only strict parsing stands between the reply and a label. Requests run
 concurrently up to a limit; 429, 5xx, timeouts and dropped connections are retried with
 exponential backoff (``Retry-After`` honoured); a reply that does not have the expected shape
 is recorded as an error on that request, never raised.
@@ -46,6 +51,11 @@ class OpenAICompatConfig:
     top_logprobs: int = 5
     supports_logprobs: bool = True
     extra_body: dict[str, Any] | None = None
+    # vLLM's --limit-mm-per-prompt: a request with more images fails locally, not at the server.
+    max_images_per_request: int | None = None
+    # Constrain answers to the request's options (vLLM ≥ 0.10 "structured_outputs"; SGLang
+    # takes the same "choice" through its own guided-decoding field: set extra_body there).
+    structured_outputs: bool = True
 
     @property
     def url(self) -> str:
@@ -65,6 +75,10 @@ class OpenAICompatBackend:
         self._sleep = sleep
         self._local = threading.local()
         self._api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
+        # Turned off for good the first time the server rejects the field (see module doc).
+        self.structured_outputs = config.structured_outputs
+        if config.max_images_per_request is not None and config.max_images_per_request < 1:
+            raise ValueError("max_images_per_request must be >= 1")
 
     def generate(self, requests_: Sequence[VLMRequest]) -> list[VLMResponse]:
         if len(requests_) <= 1 or self.config.concurrency == 1:
@@ -75,6 +89,11 @@ class OpenAICompatBackend:
 
     def request_body(self, request: VLMRequest) -> dict[str, Any]:
         decoding = request.decoding
+        limit = self.config.max_images_per_request
+        if limit is not None and len(request.images) > limit:
+            raise ValueError(
+                f"{len(request.images)} images in one request, over max_images_per_request={limit}"
+            )
         content: list[dict[str, Any]] = [
             {"type": "image_url", "image_url": {"url": image_data_url(image)}}
             for image in request.images
@@ -99,6 +118,8 @@ class OpenAICompatBackend:
         if decoding.logprobs and self.config.supports_logprobs:
             body["logprobs"] = True
             body["top_logprobs"] = self.config.top_logprobs
+        if request.options and self.structured_outputs:
+            body["structured_outputs"] = {"choice": list(request.options)}
         body.update(self.config.extra_body or {})
         return body
 
@@ -116,6 +137,11 @@ class OpenAICompatBackend:
         except Exception as exc:  # noqa: BLE001 - e.g. an unreadable image: that request's error
             return _failed(request, f"could not build request: {exc}", started, attempts=0)
         reply, attempts, error = self._post_with_retries(body)
+        if error is not None and "structured_outputs" in body and _rejects_structured(error):
+            self.structured_outputs = False
+            body.pop("structured_outputs")
+            reply, more, error = self._post_with_retries(body)
+            attempts += more
         if error is not None:
             return _failed(request, error, started, attempts)
         try:
@@ -162,6 +188,11 @@ class OpenAICompatBackend:
         if retry_after is not None:
             delay = max(delay, retry_after)
         return min(delay, self.config.backoff_max_s)
+
+
+def _rejects_structured(error: str) -> bool:
+    """A 400/422 naming the field: the server does not know structured outputs."""
+    return error.startswith(("HTTP 400", "HTTP 422")) and "structured_outputs" in error
 
 
 def _retry_after_s(reply: requests.Response) -> float | None:
