@@ -13,6 +13,7 @@ is recorded as an error on that request, never raised.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
@@ -20,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import requests
@@ -29,7 +31,7 @@ from scoring.judges.backends.base import (
     VLMResponse,
     normalise_option_probs,
 )
-from scoring.judges.images import image_data_url
+from scoring.judges.images import ImageSource, image_data_url
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
@@ -95,8 +97,7 @@ class OpenAICompatBackend:
                 f"{len(request.images)} images in one request, over max_images_per_request={limit}"
             )
         content: list[dict[str, Any]] = [
-            {"type": "image_url", "image_url": {"url": image_data_url(image)}}
-            for image in request.images
+            {"type": "image_url", "image_url": {"url": data_url(image)}} for image in request.images
         ]
         content.append({"type": "text", "text": request.text})
         messages: list[dict[str, Any]] = []
@@ -188,6 +189,21 @@ class OpenAICompatBackend:
         if retry_after is not None:
             delay = max(delay, retry_after)
         return min(delay, self.config.backoff_max_s)
+
+
+def data_url(image: ImageSource) -> str:
+    """``image_data_url``, memoised for files: a REFLECT face or an I2I source image appears
+    in many requests and is read and checked once (keyed by path, size and modification time,
+    so a rewritten file is read again)."""
+    if isinstance(image, str | Path):
+        status = os.stat(image)  # a missing file: that request's error, as before
+        return _file_data_url(str(image), status.st_size, status.st_mtime_ns)
+    return image_data_url(image)
+
+
+@functools.lru_cache(maxsize=128)
+def _file_data_url(path: str, size: int, mtime_ns: int) -> str:
+    return image_data_url(path)
 
 
 def _rejects_structured(error: str) -> bool:

@@ -119,3 +119,19 @@ def test_two_option_presentations_swap_about_half_the_time():
     swaps = [swapped(("A", "B"), key=f"pair-{i}") for i in range(400)]
     assert 160 < sum(swaps) < 240
     assert counterbalanced_order(("A", "B"), key="x") == counterbalanced_order(("A", "B"), key="x")
+
+
+def test_an_image_shared_by_many_requests_is_read_once(make_image, monkeypatch):
+    from scoring.judges.backends import openai_compat
+
+    face = make_image((20, 30, 40))
+    reads = []
+    real = openai_compat.image_data_url
+    monkeypatch.setattr(openai_compat, "image_data_url", lambda s: reads.append(s) or real(s))
+    openai_compat._file_data_url.cache_clear()
+    requests = [VLMRequest(images=(face, make_image((i, 0, 0))), text="q") for i in range(4)]
+    with OpenAIServer(answer_with("A")) as server:
+        responses = _backend(server).generate(requests)
+        urls = [request_image_urls(body)[0] for body in server.requests]
+    assert all(r.error is None for r in responses) and len(set(urls)) == 1
+    assert reads.count(face) == 1 and len(reads) == 5
