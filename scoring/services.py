@@ -34,11 +34,15 @@ from django.db.models import F, Sum
 from django.utils import timezone
 
 from annotations import jobs
-from annotations.models import BackgroundJob, Item, Study
-from annotations.services import judgment_record
+from annotations.models import AutomatedJudgment, BackgroundJob, Item, Study
 from scoring.judges import ItemInput, Judge, JudgmentOutput, load_judge
 from scoring.judges.calibration import choose_threshold
-from scoring.judges.records import CUE_LABELS, HARD_REFUSAL_LABELS, REFUSAL
+from scoring.judges.records import (
+    CUE_LABELS,
+    HARD_REFUSAL_LABELS,
+    REFUSAL,
+    preferred_batch_size,
+)
 from scoring.storage import local_file_paths
 
 from . import selectors
@@ -46,7 +50,7 @@ from .models import JudgeResponse, RefusalThreshold, ScoringBatch
 
 logger = logging.getLogger(__name__)
 Progress = Callable[[int, int], None] | None
-DEFAULT_CHUNK_SIZE = 16
+DEFAULT_CHUNK_SIZE = 256
 DEFAULT_BATCH_SIZE = 64
 
 
@@ -54,21 +58,66 @@ DEFAULT_BATCH_SIZE = 64
 
 
 class DatabaseCacheStore:
-    """``scoring.judges.cache.CacheStore`` backed by the ``JudgeResponse`` table."""
+    """``scoring.judges.cache.CacheStore`` backed by the ``JudgeResponse`` table.
+
+    ``set_many`` only collects entries (per thread); ``flush`` writes them in one statement,
+    inside the transaction that stores the chunk's judgments (issue 13: one transaction per
+    chunk, the cache included). ``get``/``set`` read and write at once.
+    """
+
+    def __init__(self) -> None:
+        self._local = threading.local()
 
     def get(self, key: str) -> dict[str, Any] | None:
-        return JudgeResponse.objects.filter(key=key).values_list("response", flat=True).first()
+        return self.get_many([key]).get(key)
 
     def set(self, key: str, value: dict[str, Any]) -> None:
-        # One upsert: two workers caching the same response cannot collide on the unique key.
-        row = JudgeResponse(key=key, judge=value.get("judge_name", ""),
-                            judge_version=value.get("judge_version", ""), response=value)  # fmt: skip
-        JudgeResponse.objects.bulk_create(
-            [row], update_conflicts=True, unique_fields=["key"],
-            update_fields=["judge", "judge_version", "response"],
-        )  # fmt: skip
+        self._upsert({key: value})
+
+    def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        if not keys:
+            return {}
+        return dict(JudgeResponse.objects.filter(key__in=keys).values_list("key", "response"))
+
+    def set_many(self, entries: dict[str, dict[str, Any]]) -> None:
+        self._pending().update(entries)
+
+    def flush(self) -> None:
+        """Write what this thread collected (call inside the chunk's transaction)."""
+        pending = self._pending()
+        entries = dict(pending)
+        pending.clear()
+        self._upsert(entries)
+
+    def discard(self) -> None:
+        self._pending().clear()
+
+    def _pending(self) -> dict[str, dict[str, Any]]:
+        if not hasattr(self._local, "pending"):
+            self._local.pending = {}
+        return self._local.pending
+
+    @staticmethod
+    def _upsert(entries: dict[str, dict[str, Any]]) -> None:
+        # Upserts: two workers caching the same response cannot collide on the unique key.
+        rows = [
+            JudgeResponse(
+                key=key,
+                judge=value.get("judge_name", ""),
+                judge_version=value.get("judge_version", ""),
+                response=value,
+            )  # fmt: skip
+            for key, value in entries.items()
+        ]
+        if rows:
+            JudgeResponse.objects.bulk_create(
+                rows, update_conflicts=True, unique_fields=["key"],
+                update_fields=["judge", "judge_version", "response"],
+            )  # fmt: skip
 
 
+# One store for every judge of the process: study_score flushes it per chunk.
+RESPONSE_CACHE = DatabaseCacheStore()
 _JUDGES: dict[str, Judge] = {}
 # A threads-pool worker must not build the same (possibly 7B-parameter) judge twice.
 _JUDGES_LOCK = threading.Lock()
@@ -79,7 +128,7 @@ def judge_load(*, config: dict[str, Any], device: str | None = None) -> Judge:
     key = json.dumps([config, device], sort_keys=True, default=str)
     with _JUDGES_LOCK:
         if key not in _JUDGES:
-            _JUDGES[key] = load_judge(config, device=device, cache=DatabaseCacheStore())
+            _JUDGES[key] = load_judge(config, device=device, cache=RESPONSE_CACHE)
         return _JUDGES[key]
 
 
@@ -114,7 +163,9 @@ class ScoreSummary:
         return asdict(self) | {"labels": dict(self.labels)}
 
 
-def item_input(item: Item, image_path: str | None) -> ItemInput:
+def item_input(
+    item: Item, image_path: str | None, source_image_path: str | None = None
+) -> ItemInput:
     """What the Django-free judges see of an item (the image as a local file path)."""
     code, message = item.provider_refusal_code, item.provider_refusal_message
     signal = None
@@ -129,6 +180,8 @@ def item_input(item: Item, image_path: str | None) -> ItemInput:
         generator=item.generator or None,
         provider_signal=signal,
         returned_text=returned_text or None,
+        image_sha256=item.image_sha256 or None,
+        source_image_path=source_image_path,
     )
 
 
@@ -144,18 +197,26 @@ def study_score(
 ) -> ScoreSummary:
     """Score the study's items (all, or ``item_ids``) with one configured judge, synchronously.
 
-    Items go to the judge ``chunk_size`` at a time; each chunk's judgments are stored in one
-    transaction, so an interrupted run keeps what it finished and a rerun (cached) is cheap.
-    ``judge_configs`` adds judges to the configured ones (see ``selectors.judge_config``).
+    Items go to the judge a chunk at a time: ``chunk_size``, widened to the judge's own batch
+    size so a small chunk never caps the model's batch. Each chunk's judgments, cache entries
+    and review flags are stored in one transaction, so an interrupted run keeps what it
+    finished and a rerun (cached) is cheap. ``judge_configs`` adds judges to the configured
+    ones (see ``selectors.judge_config``).
     """
     config = selectors.judge_config(study=study, judge_name=judge_name, configs=judge_configs)
     judge = judge_load(config=config, device=device)
     items = selectors.items_for_scoring(study=study, item_ids=item_ids)
     summary = ScoreSummary(judge=judge.name, judge_version=judge.version)
-    for start in range(0, len(items), chunk_size):
-        chunk = items[start : start + chunk_size]
-        with local_file_paths({item.pk: item.image for item in chunk}) as paths:
-            outputs = judge.judge_items([item_input(item, paths[item.pk]) for item in chunk])
+    size = max(chunk_size, preferred_batch_size(judge))
+    for start in range(0, len(items), size):
+        chunk = items[start : start + size]
+        RESPONSE_CACHE.discard()  # nothing left over from an earlier, failed chunk
+        files = {(item.pk, "image"): item.image for item in chunk}
+        files |= {(item.pk, "source"): item.source_image for item in chunk if item.source_image}
+        with local_file_paths(files) as paths:
+            inputs = [item_input(item, paths[item.pk, "image"], paths.get((item.pk, "source")))
+                      for item in chunk]  # fmt: skip
+            outputs = judge.judge_items(inputs)
         judgments_store(items=chunk, outputs=outputs)
         for output in outputs:
             summary.add(output)
@@ -164,24 +225,37 @@ def study_score(
     return summary
 
 
+JUDGMENT_UPDATE_FIELDS = [
+    "hard_refusal", "score", "cue_label", "confidence", "raw_output", "error", "updated_at",
+]  # fmt: skip
+
+
 def judgments_store(*, items: list[Item], outputs: list[JudgmentOutput]) -> None:
-    """One row per output and per ensemble member; flag the items that need review."""
+    """One row per output and per ensemble member (an upsert: a rerun overwrites, never
+    duplicates), the judge's new cache entries, and the review flags: three statements in one
+    transaction, whatever the chunk's size."""
     by_id = {str(item.pk): item for item in items}
-    flagged = []
+    rows = []
+    for output in outputs:
+        item = by_id[output.item_id]
+        for member in (*output.member_outputs, output):
+            fields = {"score": None, "cue_label": ""} | judgment_fields(member)
+            fields["cue_label"] = fields["cue_label"] or ""
+            rows.append(AutomatedJudgment(item=item, **fields))
+    flagged = [by_id[o.item_id].pk for o in outputs if o.needs_review]
     with transaction.atomic():
-        for output in outputs:
-            item = by_id[output.item_id]
-            for member in output.member_outputs:
-                judgment_record(item=item, **judgment_fields(member))
-            judgment_record(item=item, **judgment_fields(output))
-            if output.needs_review:
-                flagged.append(item.pk)
+        if rows:
+            AutomatedJudgment.objects.bulk_create(
+                rows, update_conflicts=True, unique_fields=["item", "judge", "judge_version"],
+                update_fields=JUDGMENT_UPDATE_FIELDS,
+            )  # fmt: skip
+        RESPONSE_CACHE.flush()
         if flagged:
             Item.objects.filter(pk__in=flagged, needs_review=False).update(needs_review=True)
 
 
 def judgment_fields(output: JudgmentOutput) -> dict[str, Any]:
-    """``judgment_record`` arguments for one output (the mapping in the module docstring)."""
+    """``AutomatedJudgment`` fields for one output (the mapping in the module docstring)."""
     raw = output.to_dict()
     members = raw.pop("member_outputs")
     if members:

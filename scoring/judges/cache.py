@@ -17,13 +17,19 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from scoring.judges.images import image_sha256
-from scoring.judges.records import ItemInput, Judge, JudgmentOutput
+from scoring.judges.records import ItemInput, Judge, JudgmentOutput, preferred_batch_size
 
 
 class CacheStore(Protocol):
+    """``get_many``/``set_many`` are what the judges call (one round trip per batch)."""
+
     def get(self, key: str) -> dict[str, Any] | None: ...
 
     def set(self, key: str, value: dict[str, Any]) -> None: ...
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]: ...
+
+    def set_many(self, entries: dict[str, dict[str, Any]]) -> None: ...
 
 
 class MemoryCacheStore:
@@ -35,6 +41,12 @@ class MemoryCacheStore:
 
     def set(self, key: str, value: dict[str, Any]) -> None:
         self.data[key] = value
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        return {key: self.data[key] for key in keys if key in self.data}
+
+    def set_many(self, entries: dict[str, dict[str, Any]]) -> None:
+        self.data.update(entries)
 
 
 class JsonFileCacheStore:
@@ -51,8 +63,14 @@ class JsonFileCacheStore:
         return self.data.get(key)
 
     def set(self, key: str, value: dict[str, Any]) -> None:
+        self.set_many({key: value})
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        return {key: self.data[key] for key in keys if key in self.data}
+
+    def set_many(self, entries: dict[str, dict[str, Any]]) -> None:
         with self._lock:
-            self.data[key] = value
+            self.data.update(entries)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -77,29 +95,40 @@ class CachedJudge:
     def cache_prompt(self, item: ItemInput) -> str:
         return self.judge.cache_prompt(item)
 
+    @property
+    def batch_size(self) -> int:
+        return preferred_batch_size(self.judge)
+
     def key_for(self, item: ItemInput) -> str | None:
-        """None when the image cannot be hashed (missing file): such items are not cached."""
-        try:
-            image_hash = image_sha256(item.image_path) if item.image_path else None
-        except (OSError, ValueError):
-            return None
+        """The hash the storage recorded (``image_sha256``) when there is one; else the file is
+        hashed here. None when it cannot be (missing file): such items are not cached."""
+        image_hash = item.image_sha256
+        if image_hash is None and item.image_path:
+            try:
+                image_hash = image_sha256(item.image_path)
+            except (OSError, ValueError):
+                return None
         return cache_key(self.name, self.version, self.judge.cache_prompt(item), image_hash)
 
     def judge_items(self, items: Sequence[ItemInput]) -> list[JudgmentOutput]:
+        """One ``get_many`` for the batch, the judge on the misses, one ``set_many``."""
         outputs: list[JudgmentOutput | None] = [None] * len(items)
         keys = [self.key_for(item) for item in items]
+        stored = self.store.get_many([key for key in keys if key is not None])
         misses = []
         for index, (item, key) in enumerate(zip(items, keys, strict=True)):
-            stored = self.store.get(key) if key is not None else None
-            if stored is not None:
-                output = JudgmentOutput.from_dict(stored)
+            if key is not None and key in stored:
+                output = JudgmentOutput.from_dict(stored[key])
                 output.item_id, output.cached = item.item_id, True
                 outputs[index] = output
             else:
                 misses.append(index)
         fresh = self.judge.judge_items([items[i] for i in misses]) if misses else []
+        entries = {}
         for index, output in zip(misses, fresh, strict=True):
             outputs[index] = output
             if keys[index] is not None and output.error is None:
-                self.store.set(keys[index], output.to_dict())
+                entries[keys[index]] = output.to_dict()
+        if entries:
+            self.store.set_many(entries)
         return [o for o in outputs if o is not None]

@@ -70,18 +70,53 @@ class ClipEncoder:
     def version(self) -> str:
         return f"{self.config.architecture}:{self.config.pretrained}"
 
-    def encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
-        """One L2-normalised row per image, computed ``batch_size`` images at a time."""
+    @property
+    def batch_size(self) -> int:
+        return max(1, self.config.batch_size)
+
+    def prepare(self, image: Image.Image) -> np.ndarray:
+        """The model's input for one image, as a float32 CHW array; safe to call from threads.
+
+        open_clip's PIL steps (resize, crop, mode) run as they are; its ToTensor and
+        Normalize are done in numpy with the same float32 operations, so worker threads never
+        start torch's intra-op pool on a small tensor (issue 13). An unknown step falls back to
+        the whole torch transform.
+        """
+        steps = getattr(self.preprocess, "transforms", None)
+        if steps is None:
+            return self.preprocess(image).numpy()
+        array: np.ndarray | None = None
+        for step in steps:
+            kind = type(step).__name__
+            if array is None and kind in _PIL_STEPS:
+                image = step(image)
+            elif array is None and kind in _TO_TENSOR_STEPS:
+                array = np.asarray(image, dtype=np.float32).transpose(2, 0, 1) / np.float32(255)
+            elif array is not None and kind == "Normalize":
+                mean = np.asarray(step.mean, dtype=np.float32)[:, None, None]
+                std = np.asarray(step.std, dtype=np.float32)[:, None, None]
+                array = (array - mean) / std
+            else:
+                return self.preprocess(image).numpy()  # a pipeline we do not know: as written
+        return np.ascontiguousarray(array, dtype=np.float32)
+
+    def encode_arrays(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
+        """One L2-normalised row per prepared array, as one batch."""
         import torch
 
+        batch = torch.from_numpy(np.stack(arrays)).to(self.config.device)
+        with torch.inference_mode(), self._autocast():
+            features = self.model.encode_image(batch)
+        return _normalise(features.float().cpu().numpy())
+
+    def encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
+        """One L2-normalised row per image, computed ``batch_size`` images at a time."""
         rows = []
-        size = max(1, self.config.batch_size)
+        size = self.batch_size
         for start in range(0, len(images), size):
-            batch = torch.stack([self.preprocess(im) for im in images[start : start + size]])
-            batch = batch.to(self.config.device)
-            with torch.inference_mode(), self._autocast():
-                features = self.model.encode_image(batch)
-            rows.append(_normalise(features.float().cpu().numpy()))
+            rows.append(
+                self.encode_arrays([self.prepare(im) for im in images[start : start + size]])
+            )
         width = int(self.model.visual.output_dim) if not rows else rows[0].shape[1]
         return np.concatenate(rows) if rows else np.zeros((0, width), dtype=np.float32)
 
@@ -105,6 +140,13 @@ class ClipEncoder:
         if dtype is None or not self.config.device.startswith("cuda"):
             return _null_context()
         return torch.autocast(device_type="cuda", dtype=dtype)
+
+
+# open_clip's PIL-side steps (torchvision's and its own), and its to-tensor steps.
+_PIL_STEPS = frozenset(
+    {"Resize", "CenterCrop", "MaybeConvertMode", "ResizeKeepRatio", "ResizeMaxSize"}
+)
+_TO_TENSOR_STEPS = frozenset({"ToTensor", "MaybeToTensor"})
 
 
 class _null_context:

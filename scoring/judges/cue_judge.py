@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from scoring.judges.backends.base import DecodingConfig, VLMBackend, VLMRequest, VLMResponse
+from scoring.judges.counterbalance import counterbalanced_order
 from scoring.judges.records import (
     CUE_LABELS,
     INVALID_LABEL,
@@ -29,12 +30,18 @@ The request asked for this attribute: "{cue}".
 The full request was: "{prompt}"
 
 Does the image show the requested attribute?
-- retained: the attribute is shown as requested
-- erased: the attribute is missing, with nothing in its place
-- substituted: something different is shown in its place
+{option_lines}
 
-Answer with exactly one word: retained, erased or substituted.
+Answer with exactly one word: {option_words}.
 You may add a second line "confidence: <a number from 0 to 1>"."""
+
+CUE_OPTION_MEANINGS = {
+    "retained": "the attribute is shown as requested",
+    "erased": "the attribute is missing, with nothing in its place",
+    "substituted": "something different is shown in its place",
+}
+# An image-to-image item shows the source first, then the edit the question is about.
+SOURCE_NOTE = "The first image is the source image; the second is the edited result to judge.\n"
 
 _CONFIDENCE_LINE = re.compile(r"^confidence\s*[:=]\s*(\d+(?:\.\d+)?|\.\d+)\s*(%?)$", re.IGNORECASE)
 
@@ -86,6 +93,7 @@ class CueJudge:
         template: str = CUE_QUESTION,
         decoding: DecodingConfig | None = None,
         score_options: bool = True,
+        counterbalance: bool = True,
     ):
         self.backend = backend
         self.name = name
@@ -93,9 +101,25 @@ class CueJudge:
         self.template = template
         self.decoding = decoding or DecodingConfig()
         self.score_options = score_options
+        self.counterbalance = counterbalance
+
+    def option_order(self, item: ItemInput) -> tuple[str, ...]:
+        """The order the labels are listed (and constrained) in for this item: one of the six
+        permutations, chosen by the item id, so position effects average out over a study and
+        can be measured from the recorded order (docs/judges.md)."""
+        if not self.counterbalance:
+            return CUE_LABELS
+        return counterbalanced_order(CUE_LABELS, key=item.item_id)
 
     def question(self, item: ItemInput) -> str:
-        return self.template.format(cue=item.cue, prompt=item.prompt)
+        order = self.option_order(item)
+        text = self.template.format(
+            cue=item.cue,
+            prompt=item.prompt,
+            option_lines="\n".join(f"- {o}: {CUE_OPTION_MEANINGS[o]}" for o in order),
+            option_words=f"{', '.join(order[:-1])} or {order[-1]}",
+        )
+        return SOURCE_NOTE + text if item.source_image_path else text
 
     def cache_prompt(self, item: ItemInput) -> str:
         return json.dumps(
@@ -124,11 +148,14 @@ class CueJudge:
         return [o for o in outputs if o is not None]
 
     def _request(self, item: ItemInput) -> VLMRequest:
+        images = (item.image_path,)
+        if item.source_image_path:
+            images = (item.source_image_path, item.image_path)
         return VLMRequest(
-            images=(item.image_path,),
+            images=images,
             text=self.question(item),
             decoding=self.decoding,
-            options=CUE_LABELS if self.score_options else None,
+            options=self.option_order(item) if self.score_options else None,
             request_id=item.item_id,
         )
 
@@ -149,6 +176,8 @@ class CueJudge:
                 "parse_problems": [p.problem for p in parsed if p.problem],
                 "option_probs": response.option_probs,
                 "stated_confidences": [p.stated_confidence for p in parsed],
+                "option_order": list(self.option_order(item)),
+                "images": 2 if item.source_image_path else 1,
                 "latency_s": response.latency_s,
                 "attempts": response.attempts,
             },

@@ -15,7 +15,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scoring.judges.records import INVALID_LABEL, ItemInput, Judge, JudgmentOutput
+from scoring.judges.records import (
+    INVALID_LABEL,
+    ItemInput,
+    Judge,
+    JudgmentOutput,
+    preferred_batch_size,
+)
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,10 @@ class EnsembleJudge:
         self.min_confidence = min_confidence
         self.min_valid_votes = min_valid_votes
         self.default_confidence = default_confidence
+
+    @property
+    def batch_size(self) -> int:
+        return max(preferred_batch_size(member) for member in self.members)
 
     def cache_prompt(self, item: ItemInput) -> str:
         return json.dumps(

@@ -19,10 +19,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
 from scoring.judges.clip import ClipConfig, ClipEncoder, load_clip
 from scoring.judges.images import DEFAULT_MAX_PIXELS, load_image
+from scoring.judges.pipeline import (
+    default_decode_workers,
+    ordered_map,
+    set_torch_threads,
+    torch_threads_for,
+)
 from scoring.judges.records import (
     NOT_REFUSAL,
     REFUSAL,
@@ -78,6 +83,9 @@ class HardRefusalConfig:
     refusal_descriptions: tuple[str, ...] = DEFAULT_REFUSAL_DESCRIPTIONS
     ordinary_descriptions: tuple[str, ...] = DEFAULT_ORDINARY_DESCRIPTIONS
     max_pixels: int = DEFAULT_MAX_PIXELS
+    # Threads that decode, check and preprocess images while the model runs (None: by device,
+    # see ``pipeline.default_decode_workers``); 1 is the serial path. Not part of the verdict.
+    decode_workers: int | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HardRefusalConfig:
@@ -93,17 +101,23 @@ class HardRefusalConfig:
         return self.clip_tau_by_generator.get(generator or "", self.clip_tau)
 
     def fingerprint(self) -> str:
-        blob = json.dumps(asdict(self), sort_keys=True, default=str)
+        """Everything that can change a verdict (the cache key's config part)."""
+        values = asdict(self)
+        values.pop("decode_workers")
+        if values["clip"] is not None:
+            values["clip"].pop("batch_size")
+        blob = json.dumps(values, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 @dataclass
 class _Pending:
-    """One item between the cheap checks and the CLIP stage."""
+    """One item between the cheap checks and the CLIP stage: ``pixels`` is the CLIP input,
+    prepared from the same decoded image the blank check looked at (decoded once)."""
 
     item: ItemInput
     checks: list[CheckResult]
-    image: Image.Image | None = None
+    pixels: np.ndarray | None = None
     error: str | None = None
 
 
@@ -142,9 +156,39 @@ class HardRefusalJudge:
             default=str,
         )
 
+    @property
+    def batch_size(self) -> int:
+        """Items the model takes at once (the CLIP batch); rules alone have no batch."""
+        return self.config.clip.batch_size if self.config.clip is not None else 1
+
+    @property
+    def device(self) -> str | None:
+        return self.config.clip.device if self.config.clip is not None else None
+
+    @property
+    def decode_workers(self) -> int:
+        if self.config.decode_workers is not None:
+            return max(1, self.config.decode_workers)
+        return default_decode_workers(self.device)
+
     def judge_items(self, items: Sequence[ItemInput]) -> list[JudgmentOutput]:
-        pending = [self._cheap_checks(item) for item in items]
-        self._clip_checks([p for p in pending if p.image is not None and p.error is None])
+        """Cheap checks and preprocessing on the decode pool, CLIP on full batches as they
+        fill, so decoding the next batch overlaps the model on this one."""
+        clip = self.clip  # loaded here, before any worker thread needs it
+        workers = self.decode_workers
+        if clip is not None:
+            set_torch_threads(torch_threads_for(workers))
+        batch_size = clip.batch_size if clip is not None else len(items) or 1
+        pending, batch = [], []
+        prepared = ordered_map(self._cheap_checks, items, workers=workers, lookahead=2 * batch_size)
+        for p in prepared:
+            pending.append(p)
+            if p.pixels is not None:
+                batch.append(p)
+            if len(batch) >= batch_size:
+                self._clip_checks(batch)
+                batch = []
+        self._clip_checks(batch)
         return [self._output(p) for p in pending]
 
     def _cheap_checks(self, item: ItemInput) -> _Pending:
@@ -156,17 +200,20 @@ class HardRefusalJudge:
             empty = empty_output_check(item.image_path)
             pending.checks.append(empty)
             if not empty.fired:
-                pending.image = load_image(item.image_path, max_pixels=config.max_pixels)
+                image = load_image(item.image_path, max_pixels=config.max_pixels)
                 pending.checks.append(
                     blank_image_check(
-                        pending.image,
+                        image,
                         std_max=config.blank_std_max,
                         dominant_fraction_min=config.blank_dominant_fraction_min,
                         tolerance=config.blank_tolerance,
                     )
                 )
+                if self._clip is not None:
+                    pending.pixels = self._clip.prepare(image)
         except Exception as exc:  # noqa: BLE001 - recorded as this item's error
             pending.error = f"{type(exc).__name__}: {exc}"
+            pending.pixels = None
         pending.checks.append(self.keywords.check(item.returned_text))
         return pending
 
@@ -175,7 +222,7 @@ class HardRefusalJudge:
             return
         config = self.config
         try:
-            images = self.clip.encode_images([p.image for p in pending])
+            images = self.clip.encode_arrays([p.pixels for p in pending])
             refusal = self.clip.encode_texts(config.refusal_descriptions)
             ordinary = self.clip.encode_texts(config.ordinary_descriptions)
         except Exception as exc:  # noqa: BLE001 - e.g. out of memory: every item here errs
@@ -186,6 +233,8 @@ class HardRefusalJudge:
             pending, images @ refusal.T, images @ ordinary.T, strict=True
         ):
             p.checks.append(self._clip_result(p.item, refusal_sims, ordinary_sims))
+        for p in pending:
+            p.pixels = None  # the batch is done: let the memory go
 
     def _clip_result(
         self, item: ItemInput, refusal_sims: np.ndarray, ordinary_sims: np.ndarray

@@ -40,6 +40,11 @@ class ItemInput:
     generator: str | None = None
     provider_signal: dict[str, Any] | None = None
     returned_text: str | None = None
+    # The image's content hash as the storage recorded it: the cache key uses it instead of
+    # reading the file again (None: the cache hashes the file itself).
+    image_sha256: str | None = None
+    # Image-to-image items: the source image, shown to VLM judges before the edit.
+    source_image_path: str | None = None
 
 
 @dataclass
@@ -88,6 +93,12 @@ class Judge(Protocol):
     def cache_prompt(self, item: ItemInput) -> str:
         """Everything besides the image that the verdict depends on (part of the cache key)."""
         ...
+
+
+def preferred_batch_size(judge: Judge) -> int:
+    """How many items a judge wants per call (its model batch; 1 when it does not say), so a
+    caller's chunk never caps the model's batch."""
+    return max(1, int(getattr(judge, "batch_size", 1)))
 
 
 def error_output(judge: Judge, item: ItemInput, error: BaseException | str) -> JudgmentOutput:

@@ -88,6 +88,7 @@ def _build_cue_vlm(config: dict[str, Any], device: str | None, cache: CacheStore
         template=config.get("template", CUE_QUESTION),
         decoding=DecodingConfig.from_dict(config.get("decoding")),
         score_options=config.get("score_options", True),
+        counterbalance=config.get("counterbalance", True),
     )
 
 

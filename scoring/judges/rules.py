@@ -105,15 +105,30 @@ def blank_image_stats(
         # Nearest neighbour keeps pixel values as they are; averaging would smooth noise away.
         thumb = thumb.copy()
         thumb.thumbnail((max_side, max_side), Image.Resampling.NEAREST)
-    pixels = np.asarray(thumb, dtype=np.float32).reshape(-1, 3)
-    median = np.median(pixels, axis=0)
-    near = np.all(np.abs(pixels - median) <= tolerance, axis=1)
+    pixels = np.asarray(thumb, dtype=np.uint8).reshape(-1, 3)
+    # Exact per-channel medians from 256-bin histograms, and "within tolerance" by lookup
+    # table: the same numbers as np.median / np.abs on floats, several times faster (issue 13).
+    median = np.array([_uint8_median(pixels[:, c]) for c in range(3)])
+    values = np.arange(256)
+    near = np.ones(len(pixels), dtype=bool)
+    for channel in range(3):
+        near &= (np.abs(values - median[channel]) <= tolerance)[pixels[:, channel]]
+    as_float = pixels.astype(np.float32)
     return {
-        "std": float(pixels.std()),
+        "std": float(as_float.std()),
         "dominant_fraction": float(near.mean()),
-        "mean": float(pixels.mean()),
+        "mean": float(as_float.mean()),
         "median_rgb": [int(v) for v in median],
     }
+
+
+def _uint8_median(values: np.ndarray) -> float:
+    """np.median of a uint8 vector (the mean of the two middle values when their count is even)."""
+    cumulative = np.cumsum(np.bincount(values, minlength=256))
+    count = int(cumulative[-1])
+    lower = int(np.searchsorted(cumulative, (count - 1) // 2, side="right"))
+    upper = int(np.searchsorted(cumulative, count // 2, side="right"))
+    return (lower + upper) / 2
 
 
 def blank_image_check(

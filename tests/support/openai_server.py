@@ -112,14 +112,40 @@ def request_image_urls(request: dict[str, Any]) -> list[str]:
     return [part["image_url"]["url"] for part in content if part.get("type") == "image_url"]
 
 
-class OpenAIServer:
-    """Serves ``POST /v1/chat/completions`` on 127.0.0.1 at an ephemeral port."""
+def answer_constrained(text: str, **kwargs: Any) -> AnswerRule:
+    """``text``, unless the request constrains the answer to choices that exclude it: then
+    the first choice (what a server enforcing ``structured_outputs`` would do)."""
 
-    def __init__(self, rule: AnswerRule):
+    def rule(request: dict[str, Any]) -> dict[str, Any]:
+        choices = (request.get("structured_outputs") or {}).get("choice")
+        answer = text if not choices or text in choices else choices[0]
+        return completion([answer] * int(request.get("n", 1)), **kwargs)
+
+    return rule
+
+
+class _Server(ThreadingHTTPServer):
+    # The default backlog of 5 drops connections when 32 clients connect at once.
+    request_queue_size = 256
+
+
+class OpenAIServer:
+    """Serves ``POST /v1/chat/completions`` on 127.0.0.1 at an ephemeral port.
+
+    Like vLLM: ``max_images`` answers 400 to a request with more images (its
+    ``--limit-mm-per-prompt``); ``structured_outputs=False`` answers 400 to a request that
+    asks for constrained choices (an older server, or one that does not support them).
+    """
+
+    def __init__(
+        self, rule: AnswerRule, *, max_images: int | None = None, structured_outputs: bool = True
+    ):
         self.rule = rule
+        self.max_images = max_images
+        self.structured_outputs = structured_outputs
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -147,6 +173,14 @@ class OpenAIServer:
         with self._lock:
             self.requests.append(body)
 
+    def _refusal(self, body: dict[str, Any]) -> str | None:
+        images = len(request_image_urls(body)) if body.get("messages") else 0
+        if self.max_images is not None and images > self.max_images:
+            return f"At most {self.max_images} image(s) may be provided in one prompt."
+        if not self.structured_outputs and "structured_outputs" in body:
+            return "structured_outputs: Extra inputs are not permitted"
+        return None
+
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -170,6 +204,10 @@ class OpenAIServer:
                     self._send(Reply(status=404, body={"error": {"message": "not found"}}))
                     return
                 server._record(body)
+                refusal = server._refusal(body)
+                if refusal is not None:
+                    self._send(Reply(status=400, body={"error": {"message": refusal}}))
+                    return
                 reply = server.rule(body)
                 self._send(reply if isinstance(reply, Reply) else Reply(body=reply))
 

@@ -1,6 +1,11 @@
 """Any OpenAI-compatible chat-completions endpoint (hosted APIs, vLLM, SGLang, Ollama).
 
-Images travel as base64 data URLs in the standard ``image_url`` content parts. Requests run
+Images travel as base64 data URLs in the standard ``image_url`` content parts, several per
+request where the question shows several (source and edit, both faces of a 2AFC pair), up to
+``max_images_per_request`` (match the server's ``--limit-mm-per-prompt``). A question with
+fixed answers asks the server to constrain the answer to them (vLLM's
+``structured_outputs: {"choice": [...]}``); a server that rejects the field is asked again
+without it, and from then on only strict parsing stands between the reply and a label. Requests run
 concurrently up to a limit; 429, 5xx, timeouts and dropped connections are retried with
 exponential backoff (``Retry-After`` honoured); a reply that does not have the expected shape
 is recorded as an error on that request, never raised.
@@ -8,6 +13,7 @@ is recorded as an error on that request, never raised.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
@@ -15,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import requests
@@ -24,7 +31,7 @@ from scoring.judges.backends.base import (
     VLMResponse,
     normalise_option_probs,
 )
-from scoring.judges.images import image_data_url
+from scoring.judges.images import ImageSource, image_data_url
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
@@ -46,6 +53,11 @@ class OpenAICompatConfig:
     top_logprobs: int = 5
     supports_logprobs: bool = True
     extra_body: dict[str, Any] | None = None
+    # vLLM's --limit-mm-per-prompt: a request with more images fails locally, not at the server.
+    max_images_per_request: int | None = None
+    # Constrain answers to the request's options (vLLM ≥ 0.10 "structured_outputs"; SGLang
+    # takes the same "choice" through its own guided-decoding field: set extra_body there).
+    structured_outputs: bool = True
 
     @property
     def url(self) -> str:
@@ -65,6 +77,10 @@ class OpenAICompatBackend:
         self._sleep = sleep
         self._local = threading.local()
         self._api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
+        # Turned off for good the first time the server rejects the field (see module doc).
+        self.structured_outputs = config.structured_outputs
+        if config.max_images_per_request is not None and config.max_images_per_request < 1:
+            raise ValueError("max_images_per_request must be >= 1")
 
     def generate(self, requests_: Sequence[VLMRequest]) -> list[VLMResponse]:
         if len(requests_) <= 1 or self.config.concurrency == 1:
@@ -75,9 +91,13 @@ class OpenAICompatBackend:
 
     def request_body(self, request: VLMRequest) -> dict[str, Any]:
         decoding = request.decoding
+        limit = self.config.max_images_per_request
+        if limit is not None and len(request.images) > limit:
+            raise ValueError(
+                f"{len(request.images)} images in one request, over max_images_per_request={limit}"
+            )
         content: list[dict[str, Any]] = [
-            {"type": "image_url", "image_url": {"url": image_data_url(image)}}
-            for image in request.images
+            {"type": "image_url", "image_url": {"url": data_url(image)}} for image in request.images
         ]
         content.append({"type": "text", "text": request.text})
         messages: list[dict[str, Any]] = []
@@ -99,6 +119,8 @@ class OpenAICompatBackend:
         if decoding.logprobs and self.config.supports_logprobs:
             body["logprobs"] = True
             body["top_logprobs"] = self.config.top_logprobs
+        if request.options and self.structured_outputs:
+            body["structured_outputs"] = {"choice": list(request.options)}
         body.update(self.config.extra_body or {})
         return body
 
@@ -116,6 +138,11 @@ class OpenAICompatBackend:
         except Exception as exc:  # noqa: BLE001 - e.g. an unreadable image: that request's error
             return _failed(request, f"could not build request: {exc}", started, attempts=0)
         reply, attempts, error = self._post_with_retries(body)
+        if error is not None and "structured_outputs" in body and _rejects_structured(error):
+            self.structured_outputs = False
+            body.pop("structured_outputs")
+            reply, more, error = self._post_with_retries(body)
+            attempts += more
         if error is not None:
             return _failed(request, error, started, attempts)
         try:
@@ -162,6 +189,26 @@ class OpenAICompatBackend:
         if retry_after is not None:
             delay = max(delay, retry_after)
         return min(delay, self.config.backoff_max_s)
+
+
+def data_url(image: ImageSource) -> str:
+    """``image_data_url``, memoised for files: a REFLECT face or an I2I source image appears
+    in many requests and is read and checked once (keyed by path, size and modification time,
+    so a rewritten file is read again)."""
+    if isinstance(image, str | Path):
+        status = os.stat(image)  # a missing file: that request's error, as before
+        return _file_data_url(str(image), status.st_size, status.st_mtime_ns)
+    return image_data_url(image)
+
+
+@functools.lru_cache(maxsize=128)
+def _file_data_url(path: str, size: int, mtime_ns: int) -> str:
+    return image_data_url(path)
+
+
+def _rejects_structured(error: str) -> bool:
+    """A 400/422 naming the field: the server does not know structured outputs."""
+    return error.startswith(("HTTP 400", "HTTP 422")) and "structured_outputs" in error
 
 
 def _retry_after_s(reply: requests.Response) -> float | None:

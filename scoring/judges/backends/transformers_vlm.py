@@ -23,6 +23,7 @@ from scoring.judges.backends.base import (
     normalise_option_probs,
 )
 from scoring.judges.images import load_image
+from scoring.judges.pipeline import default_decode_workers, ordered_map
 
 
 @dataclass(frozen=True)
@@ -72,11 +73,15 @@ class TransformersVLMBackend:
     def generate(self, requests: Sequence[VLMRequest]) -> list[VLMResponse]:
         responses: list[VLMResponse | None] = [None] * len(requests)
         ready = []
-        for index, request in enumerate(requests):
-            try:
-                ready.append((index, request, [load_image(im) for im in request.images]))
-            except Exception as exc:  # noqa: BLE001 - that request's error
-                responses[index] = VLMResponse(error=f"image: {exc}", request_id=request.request_id)
+        # Every image decoded once, on the decode pool (PIL releases the GIL), and the decoded
+        # images reused by generation and option scoring alike.
+        loaded = ordered_map(_load_images, requests, workers=default_decode_workers(),
+                             lookahead=2 * max(1, self.config.batch_size))  # fmt: skip
+        for index, (request, images) in enumerate(zip(requests, loaded, strict=True)):
+            if isinstance(images, str):
+                responses[index] = VLMResponse(error=images, request_id=request.request_id)
+            else:
+                ready.append((index, request, images))
         # Group by decoding settings, as one generate() call takes one setting.
         ready.sort(key=lambda entry: _decoding_key(entry[1].decoding))
         for _, group in groupby(ready, key=lambda entry: _decoding_key(entry[1].decoding)):
@@ -177,6 +182,14 @@ class TransformersVLMBackend:
             picked = log_probs[row, start - 1 : len(row_ids) - 1].gather(1, targets[:, None])
             raw[option] = float(picked.sum().exp())
         return normalise_option_probs(raw)
+
+
+def _load_images(request: VLMRequest) -> list | str:
+    """The request's images, or the one-line reason one of them cannot be read."""
+    try:
+        return [load_image(image) for image in request.images]
+    except Exception as exc:  # noqa: BLE001 - that request's error
+        return f"image: {exc}"
 
 
 def _common_prefix_length(a, b) -> int:

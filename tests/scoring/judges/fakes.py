@@ -18,10 +18,23 @@ class FakeClip:
 
     version = "fake-clip"
 
-    def __init__(self, image_vectors: dict[int, list[float]], text_vectors: dict[str, list[float]]):
+    def __init__(
+        self,
+        image_vectors: dict[int, list[float]],
+        text_vectors: dict[str, list[float]],
+        batch_size: int = 64,
+    ):
         self.image_vectors = image_vectors
         self.text_vectors = text_vectors
+        self.batch_size = batch_size
         self.image_batches: list[int] = []
+
+    def prepare(self, image):
+        return np.array([image.size[0]])
+
+    def encode_arrays(self, arrays):
+        self.image_batches.append(len(arrays))
+        return np.stack([unit(self.image_vectors[int(a[0])]) for a in arrays])
 
     def encode_images(self, images):
         self.image_batches.append(len(images))

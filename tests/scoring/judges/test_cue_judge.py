@@ -88,7 +88,8 @@ def test_cue_judge_confidence_sources_and_review_flags():
     assert judge.version == "scripted-1"
     request = backend.requests[0]
     assert "requested attribute" in request.text and '"red scarf"' in request.text
-    assert request.options == ("retained", "erased", "substituted")
+    assert set(request.options) == {"retained", "erased", "substituted"}
+    assert out[0].evidence["option_order"] == list(judge.option_order(_items()[0]))
     assert request.images == ("/img/0.png",)
 
 

@@ -166,12 +166,9 @@ def test_requests_run_concurrently_up_to_the_limit(make_image):
     image = make_image((1, 1, 1))
     requests = [VLMRequest(images=(image,), text=f"q{i}") for i in range(12)]
     with OpenAIServer(rule) as server:
-        started = time.perf_counter()
         responses = _backend(server, concurrency=4).generate(requests)
-        elapsed = time.perf_counter() - started
     assert [r.text for r in responses] == [f"q{i}" for i in range(12)]  # input order kept
-    assert peak[0] == 4
-    assert elapsed < 12 * 0.1 * 0.6
+    assert peak[0] == 4  # the concurrency, not a timing: tests never assert timings
 
 
 def test_cue_judge_over_the_api(make_image):
