@@ -18,6 +18,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from scoring.report import human_vs_auto_rows
+from scoring.stats.label_sensitivity import DEFAULT_METHODS as DEFAULT_LABEL_MODELS
 from scoring.stats.study_metrics import study_metrics
 
 from . import selectors
@@ -52,10 +53,19 @@ ANNOTATION_EXPORT_COLUMNS = [
 # --- datasets ------------------------------------------------------------------------------
 
 
-def metrics_document(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) -> dict:
-    """The validated-metrics JSON of a study: rates, agreement, gold accuracy and provenance."""
+def metrics_document(
+    *,
+    study: Study,
+    n_bootstrap: int = 2000,
+    seed: int = 0,
+    label_models: tuple[str, ...] = DEFAULT_LABEL_MODELS,
+) -> dict:
+    """The validated-metrics JSON of a study: rates, agreement, label models, gold accuracy and
+    provenance."""
     annotations, judgments = selectors.study_metric_frames(study=study)
-    document = study_metrics(annotations, judgments, n_bootstrap=n_bootstrap, seed=seed)
+    document = study_metrics(
+        annotations, judgments, n_bootstrap=n_bootstrap, seed=seed, label_models=label_models
+    )
     document["study"] = {
         "slug": study.slug,
         "name": study.name,

@@ -11,6 +11,7 @@ pandas in, plain data out; no Django.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -168,7 +169,11 @@ def fit_question(rows: pd.DataFrame, *, question: str, method: str, seed: int = 
             if labels[item] is None
         }
         return QuestionFit(question, probabilities, labels, reasons)
-    probabilities, parameters = _FITTERS[method](_crowd_data(rows), seed)
+    with warnings.catch_warnings():
+        # crowd-kit 1.4 uses pandas' deprecated inplace calls: its own noise, not the user's.
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"crowdkit\.")
+        warnings.filterwarnings("ignore", category=FutureWarning, module=r"crowdkit\.")
+        probabilities, parameters = _FITTERS[method](_crowd_data(rows), seed)
     probabilities.index = probabilities.index.astype(str)
     probabilities.columns = [str(c) for c in probabilities.columns]
     labels, reasons = _labels_from_probabilities(probabilities)
@@ -213,7 +218,11 @@ def _item_rows(annotations: pd.DataFrame, refusal: QuestionFit, cue: QuestionFit
 def _answer_posteriors(refusal_rows, cue_rows, refusal: QuestionFit, cue: QuestionFit):
     """Per answer, the model's probability that the whole answer (refusal and cue) is right."""
     cue_of = dict(
-        zip(zip(cue_rows["item_id"], cue_rows["annotator"]), cue_rows["label"], strict=True)
+        zip(
+            zip(cue_rows["item_id"], cue_rows["annotator"], strict=True),
+            cue_rows["label"],
+            strict=True,
+        )
     )
     out = []
     for item, annotator, label in zip(
