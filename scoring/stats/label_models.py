@@ -52,6 +52,7 @@ class QuestionFit:
     annotator_parameters: dict = field(default_factory=dict)  # annotator -> method-specific dict
     reason: str | None = None  # set when the whole question is undefined or unidentifiable
     identifiable: bool = True  # False: labels are known but annotator error is not estimable
+    iterations: int | None = None  # EM iterations run (Dawid-Skene), for the reader's judgement
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ def _crowd_data(rows: pd.DataFrame) -> pd.DataFrame:
 def _fit_dawid_skene(data: pd.DataFrame, seed: int):
     from crowdkit.aggregation import DawidSkene
 
+    # crowd-kit's defaults: at most 100 EM iterations, stopping once the per-answer evidence lower
+    # bound gains less than 1e-5 (docs/metrics.md, "Label models", on what that means in practice).
     model = DawidSkene(n_iter=100, tol=1e-5)
     probabilities = model.fit_predict_proba(data)
     # errors_: index (worker, observed label), columns true label -> P(observed | true).
@@ -88,7 +91,7 @@ def _fit_dawid_skene(data: pd.DataFrame, seed: int):
                 for true in block.columns
             }
         }
-    return probabilities, parameters
+    return probabilities, parameters, len(model.loss_history_)
 
 
 def _fit_mace(data: pd.DataFrame, seed: int):
@@ -102,7 +105,7 @@ def _fit_mace(data: pd.DataFrame, seed: int):
         str(worker): {"competence": float(model.spamming_[position, 1])}
         for position, worker in enumerate(workers)
     }
-    return probabilities, parameters
+    return probabilities, parameters, None
 
 
 def _fit_glad(data: pd.DataFrame, seed: int):
@@ -111,7 +114,7 @@ def _fit_glad(data: pd.DataFrame, seed: int):
     model = GLAD(n_iter=100, tol=1e-5)
     probabilities = model.fit_predict_proba(data)
     parameters = {str(worker): {"ability": float(alpha)} for worker, alpha in model.alphas_.items()}
-    return probabilities, parameters
+    return probabilities, parameters, None
 
 
 _FITTERS = {"dawid-skene": _fit_dawid_skene, "mace": _fit_mace, "glad": _fit_glad}
@@ -173,11 +176,18 @@ def fit_question(rows: pd.DataFrame, *, question: str, method: str, seed: int = 
         # crowd-kit 1.4 uses pandas' deprecated inplace calls: its own noise, not the user's.
         warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"crowdkit\.")
         warnings.filterwarnings("ignore", category=FutureWarning, module=r"crowdkit\.")
-        probabilities, parameters = _FITTERS[method](_crowd_data(rows), seed)
+        probabilities, parameters, iterations = _FITTERS[method](_crowd_data(rows), seed)
     probabilities.index = probabilities.index.astype(str)
     probabilities.columns = [str(c) for c in probabilities.columns]
     labels, reasons = _labels_from_probabilities(probabilities)
-    return QuestionFit(question, probabilities, labels, reasons, annotator_parameters=parameters)
+    return QuestionFit(
+        question,
+        probabilities,
+        labels,
+        reasons,
+        annotator_parameters=parameters,
+        iterations=iterations,
+    )
 
 
 def _probability(fit: QuestionFit, item: str, label) -> float | None:
@@ -312,6 +322,7 @@ def aggregate_labels(annotations: pd.DataFrame, *, method: str, seed: int = 0) -
             "n_items": int(rows["item_id"].nunique()),
             "n_annotators": int(rows["annotator"].nunique()),
             "reason": fit.reason,
+            "iterations": fit.iterations,
         }
     return LabelAggregation(
         method=method,
