@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from scoring.report import human_vs_auto_rows
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
+from scoring.stats.label_sensitivity import DEFAULT_METHODS as DEFAULT_LABEL_MODELS
 from scoring.stats.study_metrics import study_metrics
 
 from . import selectors
@@ -54,11 +55,18 @@ ANNOTATION_EXPORT_COLUMNS = [
 
 
 def metrics_document(
-    *, study: Study, n_resamples: int = DEFAULT_N_RESAMPLES, seed: int = 0
+    *,
+    study: Study,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    seed: int = 0,
+    label_models: tuple[str, ...] = DEFAULT_LABEL_MODELS,
 ) -> dict:
-    """The validated-metrics JSON of a study: rates, agreement, gold accuracy and provenance."""
+    """The validated-metrics JSON of a study: rates, agreement, label models, gold accuracy and
+    provenance."""
     annotations, judgments = selectors.study_metric_frames(study=study)
-    document = study_metrics(annotations, judgments, n_resamples=n_resamples, seed=seed)
+    document = study_metrics(
+        annotations, judgments, n_resamples=n_resamples, seed=seed, label_models=label_models
+    )
     document["study"] = {
         "slug": study.slug,
         "name": study.name,

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from scoring import figures
 
-from . import exports, jobs, selectors, services
+from . import export_datasets, export_formats, exports, jobs, selectors, services
 from .manifest import ManifestInvalid
 from .models import Annotator, BackgroundJob, Batch, Item, Study
 from .policies import PolicyError
@@ -271,14 +271,11 @@ def export_metrics(request, slug: str):
 @require_GET
 def export_annotations(request, slug: str, fmt: str):
     study = get_object_or_404(Study, slug=slug)
-    if fmt not in exports.WRITERS:
+    if fmt not in export_formats.FORMATS:
         raise Http404("unknown export format")
-    body = exports.render_annotations(exports.annotation_dataset(study=study), fmt)
-    return _download(
-        body,
-        f"{study.slug}-annotations.{fmt}",
-        "text/csv" if fmt == "csv" else "application/x-ndjson",
-    )
+    dataset = export_datasets.annotation_export(study=study)
+    body = export_formats.render_rows(dataset.rows, fmt, dataset.fields, dataset=dataset.name)
+    return _download(body, f"{study.slug}-annotations.{fmt}", export_formats.CONTENT_TYPES[fmt])
 
 
 @staff_required

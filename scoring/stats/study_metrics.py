@@ -7,11 +7,13 @@ the dashboard all call ``study_metrics`` so each number has one definition.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
+from scoring.stats.label_sensitivity import label_model_sections
 from scoring.stats.study_agreement import (
     CUE_LABELS,
     human_vs_auto_agreement,
@@ -165,8 +167,13 @@ def study_metrics(
     confidence: float = 0.95,
     n_resamples: int = DEFAULT_N_RESAMPLES,
     seed: int = 0,
+    label_models: Sequence[str] = (),
 ) -> dict:
     """Rates, disparities and agreement of one study (docs/metrics.md, "Study export").
+
+    ``label_models`` names the label models whose annotator reliability (``aggregation``) and
+    rates on aggregated labels (``sensitivity``) are added (``label_sensitivity.DEFAULT_METHODS``
+    in the study export); the default ``()`` leaves both sections empty and fits nothing.
 
     Returns plain JSON-ready data: no numpy types, no NaN; an undefined statistic is null with a
     sibling ``<name>_reason``.
@@ -200,4 +207,11 @@ def study_metrics(
             "human_vs_auto": human_vs_auto_agreement(annotations, judgments, confidence=confidence),
         },
     }
+    result["aggregation"], result["sensitivity"] = label_model_sections(
+        annotations,
+        methods=label_models,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
     return to_plain(result)

@@ -104,7 +104,7 @@ def test_demo_disparity_intervals_have_width(tmp_path):
     )
     annotations = pd.DataFrame(columns=[*judgments.columns.drop("judge"), "annotator",
                                         "annotator_group"])  # fmt: skip
-    document = study_metrics(annotations, judgments, n_bootstrap=200, seed=0)
+    document = study_metrics(annotations, judgments, n_resamples=200, seed=0)
     cells = [
         cell
         for source, measures in document["rates"].items()

@@ -28,7 +28,7 @@ def report():
         annotations,
         judgments,
         study={"slug": "threads", "name": "Threads $ study", "synthetic_demo": True},
-        n_bootstrap=50,
+        n_resamples=50,
         n_permutations=50,
         seed=3,
     )

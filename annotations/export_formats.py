@@ -1,0 +1,134 @@
+"""The formatter/writer end of the row exports: CSV, JSON Lines and Parquet from one typed field list.
+
+Each dataset (annotations, judgments, aggregated labels) is a list of plain dict rows built once
+elsewhere, plus its fields: ``{column: (type, nullable)}`` with types from ``ARROW_TYPES``. CSV and
+JSONL go through the writers in ``exports``; Parquet keeps the types (ints, floats, booleans,
+UTC timestamps, nulls) in an explicit schema, so an empty export has the same columns and types as
+a full one. The layout (one flat table per file, no index columns) is what
+``datasets.load_dataset("parquet", data_files=...)`` and ``pandas.read_parquet`` read as-is.
+docs/formats.md, "Parquet exports".
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import exports
+
+FORMATS = ("csv", "jsonl", "parquet")
+CONTENT_TYPES = {
+    "csv": "text/csv",
+    "jsonl": "application/x-ndjson",
+    "parquet": "application/vnd.apache.parquet",
+}
+ARROW_TYPES = {
+    "string": pa.string(),
+    "bool": pa.bool_(),
+    "int64": pa.int64(),
+    "float64": pa.float64(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+}
+
+_ANNOTATION_TYPES = {
+    "item_id": ("string", False),
+    "annotator": ("string", False),
+    "annotator_group": ("string", False),
+    "batch": ("string", False),
+    "is_gold": ("bool", False),
+    "attribute": ("string", False),
+    "attribute_value": ("string", False),
+    "base_prompt_id": ("string", False),
+    "domain": ("string", False),
+    "generator": ("string", False),
+    "mode": ("string", False),
+    "hard_refusal": ("bool", False),
+    "cue": ("string", True),
+    "note": ("string", False),
+    "broken_image": ("bool", False),
+    "served_at": ("timestamp", True),
+    "submitted_at": ("timestamp", False),
+    "updated_at": ("timestamp", False),
+    "seconds_to_answer": ("float64", True),
+    "too_fast": ("bool", False),
+    "revision": ("int64", False),
+    "source": ("string", False),
+}
+# In the annotation export's column order; a column added there without a type fails here, loudly.
+ANNOTATION_EXPORT_FIELDS = {
+    column: _ANNOTATION_TYPES[column] for column in exports.ANNOTATION_EXPORT_COLUMNS
+}
+# The rows of ``selectors.judgment_rows``: judgments that answer a question, gold items left out.
+JUDGMENT_EXPORT_FIELDS = {
+    "item_id": ("string", False),
+    "judge": ("string", False),
+    "attribute": ("string", False),
+    "attribute_value": ("string", False),
+    "base_prompt_id": ("string", False),
+    "domain": ("string", False),
+    "generator": ("string", False),
+    "mode": ("string", False),
+    "hard_refusal": ("bool", True),  # null: a cue-only judge
+    "cue": ("string", True),
+    "score": ("float64", True),
+    "confidence": ("float64", True),
+}
+
+
+def arrow_schema(fields: dict[str, tuple[str, bool]], *, dataset: str) -> pa.Schema:
+    unknown = sorted({kind for kind, _ in fields.values()} - set(ARROW_TYPES))
+    if unknown:
+        raise ValueError(f"unknown field type(s) {unknown}; use {', '.join(ARROW_TYPES)}")
+    schema = pa.schema(
+        [
+            pa.field(name, ARROW_TYPES[kind], nullable=nullable)
+            for name, (kind, nullable) in fields.items()
+        ]
+    )
+    # Provenance only; readers (pandas, pyarrow, datasets) take the types from the schema itself.
+    return schema.with_metadata(
+        {"acrb": json.dumps({"dataset": dataset, "definitions": "docs/formats.md"})}
+    )
+
+
+def arrow_table(rows: list[dict], fields: dict[str, tuple[str, bool]], *, dataset: str) -> pa.Table:
+    """The rows as an Arrow table of exactly ``fields``; a null in a non-nullable column is an error."""
+    schema = arrow_schema(fields, dataset=dataset)
+    columns = {name: [row.get(name) for row in rows] for name in fields}
+    arrays = []
+    for field in schema:
+        values = columns[field.name]
+        try:
+            array = pa.array(values, type=field.type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise ValueError(f"{dataset}: column {field.name!r}: {exc}") from exc
+        if not field.nullable and array.null_count:
+            row = next(i for i, value in enumerate(values) if value is None)
+            raise ValueError(f"{dataset}: column {field.name!r} is empty on row {row + 1}")
+        arrays.append(array)
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def write_parquet(rows: list[dict], handle, fields: dict[str, tuple[str, bool]], *, dataset: str):
+    pq.write_table(arrow_table(rows, fields, dataset=dataset), handle, compression="zstd")
+
+
+def render_rows(
+    rows: Iterable[dict], fmt: str, fields: dict[str, tuple[str, bool]], *, dataset: str
+) -> bytes:
+    """One dataset's rows in ``fmt`` (csv, jsonl, parquet) as bytes (text formats in UTF-8)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    rows = list(rows)
+    if fmt == "parquet":
+        buffer = io.BytesIO()
+        write_parquet(rows, buffer, fields, dataset=dataset)
+        return buffer.getvalue()
+    text = io.StringIO()
+    writer = exports.write_csv if fmt == "csv" else exports.write_jsonl
+    writer(rows, text, list(fields))
+    return text.getvalue().encode("utf-8")
