@@ -43,8 +43,10 @@ def annotator_for_user(user) -> Annotator | None:
 
 
 def annotator_batch_list(*, annotator: Annotator) -> list[tuple[Batch, Progress]]:
+    """The batches an annotator works on; imported labels are records, never a to-do list."""
     rows = (
         Batch.objects.filter(assignments__annotator=annotator, assignments__is_active=True)
+        .exclude(policy=Batch.Policy.IMPORTED)
         .select_related("study")
         .annotate(
             n_total=Count(
@@ -115,9 +117,9 @@ def assignment_for_annotator(
 def batch_for_annotator(*, annotator: Annotator | None, batch_id: int) -> Batch:
     if (
         annotator is None
-        or not Assignment.objects.filter(
-            batch_id=batch_id, annotator=annotator, is_active=True
-        ).exists()
+        or not Assignment.objects.filter(batch_id=batch_id, annotator=annotator, is_active=True)
+        .exclude(batch__policy=Batch.Policy.IMPORTED)
+        .exists()
     ):
         raise Http404("no such batch")
     return Batch.objects.select_related("study").get(pk=batch_id)

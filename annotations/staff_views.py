@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from scoring import figures
 
 from . import exports, jobs, selectors, services
-from .manifest import ManifestInvalid
+from .manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
 from .models import Annotator, BackgroundJob, Batch, Item, Study
 from .policies import PolicyError
 from .staff_forms import AddAnnotatorsForm, BatchCreateForm, ManifestUploadForm, ReassignForm
@@ -235,7 +235,9 @@ def items_upload(request, slug: str):
                 params={"file": upload.name},
                 created_by=request.user,
             )
-            transaction.on_commit(lambda: import_items_task.delay(job.pk, study.pk, str(target)))
+            transaction.on_commit(
+                lambda: import_items_task.delay(job.pk, study.pk, str(target), upload.name)
+            )
             return redirect("staff:job_detail", pk=job.pk)
     return render(
         request,
@@ -292,14 +294,22 @@ def annotations_upload(request, slug: str):
         try:
             count = services.annotations_import(
                 study=study,
-                csv_text=upload.read().decode("utf-8-sig"),
+                csv_text=decode_utf8(upload.read()),
                 source_name=upload.name,
                 created_by=request.user,
+                create_annotators=request.POST.get("create_annotators") == "on",
             )
-        except (ManifestInvalid, UnicodeDecodeError) as exc:
-            messages.error(request, f"Nothing was imported. {exc}")
+        except ManifestInvalid as exc:
+            # One message per problem, each naming the user's file.
+            messages.error(request, f"Nothing was imported from {upload.name}.")
+            for line in exc.lines_for(upload.name, limit=20):
+                messages.error(request, line)
+            if isinstance(exc, UnknownAnnotators):
+                messages.error(
+                    request, "Tick 'Create unknown annotators' to import them as new accounts."
+                )
         else:
-            messages.success(request, f"Imported {count} labels.")
+            messages.success(request, f"Imported {count} labels from {upload.name}.")
     return redirect("staff:study_detail", slug=study.slug)
 
 
