@@ -64,6 +64,15 @@ def metrics_document(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) ->
         "synthetic_demo": study.is_synthetic_demo,
     }
     document["counts"] = selectors.study_counts(study=study)
+    # Excluded items are in no statistic above; the export says how many and why.
+    document["excluded_items"] = [
+        {
+            "item_id": row["item_id"],
+            "reason": row["excluded_reason"],
+            "excluded_at": row["excluded_at"],
+        }
+        for row in selectors.excluded_items(study=study)
+    ]
     document["gold_accuracy"] = selectors.gold_accuracy(study=study)
     document["generated_at"] = timezone.now().isoformat()
     return document

@@ -139,6 +139,10 @@ class _LineError(Exception):
         self.message = message
 
 
+# What check_image raises: the image is unreadable or over the limits (``message`` says how).
+ImageInvalid = _LineError
+
+
 def resolve_inside(root: Path, relative: str, field_name: str) -> Path:
     """Resolve a manifest path; refuse absolute paths and anything escaping ``root``."""
     if not isinstance(relative, str) or not relative.strip():
