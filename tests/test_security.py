@@ -178,3 +178,12 @@ def test_api_schema_is_staff_only(client, annotators, staff_user):
     assert client.get("/api/schema/").status_code == 403
     client.force_login(staff_user)
     assert client.get("/api/schema/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_only_the_browsable_api_relaxes_styles_and_never_scripts(staff_client, study):
+    page = staff_client.get("/api/studies/", HTTP_ACCEPT="text/html")
+    policy = page["Content-Security-Policy"]
+    assert "style-src 'self' 'unsafe-inline'" in policy and "script-src 'self';" in policy
+    staff_page = staff_client.get(reverse("staff:study_list"))["Content-Security-Policy"]
+    assert "'unsafe-inline'" not in staff_page

@@ -72,6 +72,7 @@ def test_survey_and_staff_pages_run_under_the_csp(
         Assignment.objects.filter(batch=batch).order_by("position").values_list("pk", flat=True)
     )
     page, base = browser_page, live_server.url
+    page.set_default_timeout(120_000)  # the report page computes its statistics on first load
     problems = _watch(page)
 
     _log_in(page, base, "csp", "csp-pass-1")
@@ -87,7 +88,7 @@ def test_survey_and_staff_pages_run_under_the_csp(
     # Flag an image, then look at everything as staff.
     page.check("input[name=broken_image]")
     answer_with_keys(page, "3")
-    django_user_model.objects.create_user(username="lead", password="lead-pass-1", is_staff=True)
+    django_user_model.objects.create_superuser(username="lead", password="lead-pass-1")
     page.context.clear_cookies()
     _log_in(page, base, "lead", "lead-pass-1")
     for path in (
@@ -101,6 +102,9 @@ def test_survey_and_staff_pages_run_under_the_csp(
         f"/staff/judges/studies/{study.slug}/",
         "/staff/generation/",
         "/staff/reflect/",
+        "/admin/",
+        "/api/studies/",  # DRF's browsable API
+        f"/api/studies/{study.slug}/",
     ):
         _visit(page, f"{base}{path}", problems)
     page.goto(f"{base}/staff/studies/{study.slug}/flags/")
