@@ -458,6 +458,11 @@ def _open_flags(study: Study):
     )
 
 
+def flag_queue_size(*, study: Study) -> int:
+    """How many items wait for a review of their broken-image flags (one query)."""
+    return _open_flags(study).values("assignment__item").distinct().count()
+
+
 def flag_queue(*, study: Study, limit: int = 200) -> tuple[int, list[dict]]:
     """(how many items wait for review, the first ``limit`` of them, each with its open flags:
     annotator, note, when), oldest flag first, in at most five queries."""

@@ -68,6 +68,7 @@ def study_detail(request, slug: str):
         "inter_annotator": metrics.get("agreement", {}).get("inter_annotator", {}),
         "rate_sources": sorted(metrics.get("rates", {})),
         "batches": study.batches.all(),
+        "flags_waiting": selectors.flag_queue_size(study=study),
         "jobs": study.jobs.all()[:10],
         "measures": figures.MEASURES,
     }

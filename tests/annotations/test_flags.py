@@ -53,6 +53,12 @@ def test_queue_lists_flagged_items_with_notes_and_counts(batch, annotators, flag
     assert per_annotator["ann0"]["answers"] == 6
 
 
+def test_study_page_says_how_many_items_wait(batch, flagged, staff_client):
+    page = staff_client.get(reverse("staff:study_detail", args=[batch.study.slug]))
+    assert "Broken-image flags (2 waiting)" in page.content.decode()
+    assert selectors.flag_queue_size(study=batch.study) == 2
+
+
 def test_queue_answers_in_a_fixed_number_of_queries(
     batch, annotators, flagged, django_assert_max_num_queries
 ):
