@@ -92,6 +92,8 @@ INLINE_HANDLER = re.compile(r"\son[a-z]+\s*=", re.IGNORECASE)
 STYLE_ATTRIBUTE = re.compile(r"\sstyle\s*=", re.IGNORECASE)
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\ssrc=)[^>]*>", re.IGNORECASE)
 STYLE_BLOCK = re.compile(r"<style(?![^>]*\snonce=)[^>]*>", re.IGNORECASE)
+# htmx features that evaluate strings as code (off: base.html sets allowEval false).
+HTMX_EVAL = re.compile(r"hx-on|hx-vars|hx-trigger=\S*\[|[\"']js:", re.IGNORECASE)
 # A downloaded, self-contained file (no server, so no CSP applies to it).
 STANDALONE_FILES = {"reflect/report_static.html"}
 
@@ -111,6 +113,7 @@ def _served_templates():
         (STYLE_ATTRIBUTE, "a style attribute"),
         (INLINE_SCRIPT, "an inline <script> (move it to static/)"),
         (STYLE_BLOCK, "a <style> block without the CSP nonce"),
+        (HTMX_EVAL, "an htmx attribute that evaluates code (hx-on, hx-vars, js:, [filter])"),
     ],
 )
 def test_templates_stay_within_the_csp(pattern, what):
