@@ -14,13 +14,13 @@ from django.contrib.auth import get_user_model
 from django.contrib.messages import get_messages
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection
 from django.urls import reverse
 
 from annotations import services
 from annotations.manifest import UnknownAnnotators
 from annotations.models import Annotation, BackgroundJob, Batch, Item
 from tests.conftest import client_for, manifest_line, write_image, write_manifest
+from tests.support.celery_worker import worker_database_url
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
@@ -125,11 +125,10 @@ def test_a_real_process_exits_1_with_one_line_and_no_traceback(command, tmp_path
     study = services.study_create(name="S", slug="s")
     path = tmp_path / ("labels.csv" if command == "import_annotations" else "items.jsonl")
     path.write_bytes((HEADER + "item-0,zoë,,false,retained\n").encode("latin-1"))
-    database = connection.settings_dict["NAME"]
     result = subprocess.run(
         [sys.executable, "manage.py", command, str(path), "--study", study.slug],
         cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": f"sqlite:///{database}"},
+        env={**os.environ, "DATABASE_URL": worker_database_url()},
         capture_output=True,
         text=True,
         timeout=120,
