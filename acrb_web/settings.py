@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ACRB_VAR_DIR", BASE_DIR / "var"))
@@ -42,6 +43,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_htmx",
     "template_partials",
+    "axes",
+    "csp",
     "annotations",
     "scoring",
     "scoring.reflect",
@@ -57,7 +60,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "acrb_web.urls"
@@ -73,6 +79,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "csp.context_processors.nonce",
             ],
         },
     },
@@ -102,12 +109,62 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
-AUTHENTICATION_BACKENDS = ["annotations.auth.UserWithAnnotatorBackend"]
+# django-axes first: it refuses a locked-out login before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "annotations.auth.UserWithAnnotatorBackend",
+]
 # Sessions are read from the cache and written through to the database: a survey request then
 # needs no session query. Several app servers must share the cache (ACRB_CACHE_URL), or a
 # logout on one would not end the cached session on another.
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 LOGIN_URL = "login"
+
+# --- security (docs/deployment.md#security) ---------------------------------------------------
+# Login throttling: after AXES_FAILURE_LIMIT failed logins in a row, that username is locked
+# (from any address) and that address is locked (for any username) until the cool-off ends or
+# staff run `manage.py axes_reset`. A successful login resets the count.
+AXES_FAILURE_LIMIT = int(os.environ.get("ACRB_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = float(os.environ.get("ACRB_LOGIN_COOLOFF_HOURS", "1"))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+# Behind a reverse proxy the client address is in X-Forwarded-For; trust it only when told to.
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+    if env_bool("ACRB_BEHIND_PROXY", False)
+    else ["REMOTE_ADDR"]
+)
+
+# Content-Security-Policy: scripts and styles only from our own origin (htmx is vendored under
+# static/); the few inline <style> blocks carry the per-request nonce. No inline event
+# handlers, no eval. tests/test_security.py checks the templates stay within this.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", NONCE],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Served over HTTPS (ACRB_HTTPS=1, the production setting): cookies only over TLS, HSTS, and
+# plain-HTTP requests redirected. Off by default so `make demo` works on http://127.0.0.1.
+ACRB_HTTPS = env_bool("ACRB_HTTPS", False)
+SESSION_COOKIE_SECURE = ACRB_HTTPS
+CSRF_COOKIE_SECURE = ACRB_HTTPS
+SECURE_SSL_REDIRECT = ACRB_HTTPS and env_bool("ACRB_SSL_REDIRECT", True)
+SECURE_HSTS_SECONDS = int(os.environ.get("ACRB_HSTS_SECONDS", "31536000")) if ACRB_HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = ACRB_HTTPS and env_bool("ACRB_HSTS_INCLUDE_SUBDOMAINS", False)
+if ACRB_HTTPS and env_bool("ACRB_BEHIND_PROXY", False):
+    # The proxy terminates TLS and says so in this header (it must overwrite a client's copy).
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
 LOGIN_REDIRECT_URL = "annotations:home"
 LOGOUT_REDIRECT_URL = "login"
 
@@ -161,6 +218,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.BasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "annotations.api_renderers.CSPBrowsableAPIRenderer",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 500,
@@ -170,6 +231,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Read-only access to studies, items, annotations and validated metrics.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema lists every staff endpoint: staff only, like the API it describes.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],
 }
 
 CELERY_DATA_DIR = VAR_DIR / "celery"

@@ -75,6 +75,15 @@ def metrics_document(
         "synthetic_demo": study.is_synthetic_demo,
     }
     document["counts"] = selectors.study_counts(study=study)
+    # Excluded items are in no statistic above; the export says how many and why.
+    document["excluded_items"] = [
+        {
+            "item_id": row["item_id"],
+            "reason": row["excluded_reason"],
+            "excluded_at": row["excluded_at"],
+        }
+        for row in selectors.excluded_items(study=study)
+    ]
     document["gold_accuracy"] = selectors.gold_accuracy(study=study)
     document["generated_at"] = timezone.now().isoformat()
     return document
@@ -122,12 +131,32 @@ def _plain(value):
     return value
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (=HYPERLINK(...) in a
+# note would become a live link); tab and carriage return can hide such a start.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value):
+    """A CSV cell a spreadsheet shows as text: text starting like a formula gets a leading '.
+
+    OWASP's advice for CSV injection. Only text is changed: numbers, booleans and dates
+    cannot hold a formula, and a negative number must stay a number. Every CSV writer of the
+    project calls this; JSONL and the API stay raw.
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def write_csv(rows: Iterable[dict], handle, columns: list[str]) -> None:
     writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
-    writer.writeheader()
+    writer.writerow({key: spreadsheet_safe(key) for key in columns})
     for row in rows:
         writer.writerow(
-            {key: "" if row.get(key) is None else _plain(row.get(key)) for key in columns}
+            {
+                key: "" if row.get(key) is None else spreadsheet_safe(_plain(row.get(key)))
+                for key in columns
+            }
         )
 
 

@@ -15,7 +15,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from . import services
-from .manifest import ItemRecord, ManifestInvalid, RecordError, parse_annotation_csv, parse_manifest
+from .manifest import (
+    ItemRecord,
+    ManifestInvalid,
+    RecordError,
+    UnknownAnnotators,
+    parse_annotation_csv,
+    parse_manifest,
+)
 from .models import Annotation, Annotator, Assignment, AutomatedJudgment, Batch, Item, Study
 
 Progress = services.Progress
@@ -111,9 +118,19 @@ def _item_from_record(study: Study, record: ItemRecord, written: list[str]) -> I
 
 
 def annotations_import(
-    *, study: Study, csv_text: str, source_name: str = "import", created_by=None
+    *,
+    study: Study,
+    csv_text: str,
+    source_name: str = "import",
+    created_by=None,
+    create_annotators: bool = False,
 ) -> int:
-    """Import labels from another tool into a batch of their own, all or nothing."""
+    """Import labels from another tool into a batch of their own, all or nothing.
+
+    Annotators are matched by username. A name the app does not know is refused
+    (UnknownAnnotators lists them all) unless ``create_annotators``: a typo would otherwise
+    become a new account that then shows up in every batch form.
+    """
     records = parse_annotation_csv(csv_text)
     items = dict(
         Item.objects.filter(study=study, item_id__in={r.item_id for r in records}).values_list(
@@ -128,6 +145,15 @@ def annotations_import(
     if errors:
         raise ManifestInvalid(errors)
     user_model = get_user_model()
+    first_lines: dict[str, int] = {}
+    for r in records:
+        first_lines.setdefault(r.annotator, r.line)
+    known = set(
+        user_model.objects.filter(username__in=first_lines).values_list("username", flat=True)
+    )
+    unknown = [name for name in first_lines if name not in known]
+    if unknown and not create_annotators:
+        raise UnknownAnnotators(unknown, {name: first_lines[name] for name in unknown})
     now = timezone.now()
     with transaction.atomic():
         annotators = {
@@ -178,7 +204,7 @@ def annotations_import(
 
 
 def _annotator_for_import(user_model, username: str, group: str) -> Annotator:
-    """The named annotator; unknown names become annotators without a usable password."""
+    """The named annotator; new names (allowed by the caller) get accounts without a password."""
     user = user_model.objects.filter(username=username).first()
     if user is None:
         return services.annotator_create(username=username, group=group)

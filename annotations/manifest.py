@@ -37,6 +37,53 @@ class ManifestInvalid(ValueError):
         more = f"\n... and {len(errors) - 20} more" if len(errors) > 20 else ""
         super().__init__(f"{len(errors)} problem(s), nothing was imported:\n{shown}{more}")
 
+    def lines_for(self, file_name: str, limit: int = 50) -> list[str]:
+        """One line per problem, each naming the user's file: what a command or a page shows."""
+        lines = [f"{file_name}: {error}" for error in self.errors[:limit]]
+        if len(self.errors) > limit:
+            lines.append(f"{file_name}: ... and {len(self.errors) - limit} more problems")
+        return lines
+
+
+class UnknownAnnotators(ManifestInvalid):
+    """A labels file names annotators the app does not know; importing would create users."""
+
+    def __init__(self, names: list[str], first_lines: dict[str, int]):
+        self.names = sorted(names)
+        listed = ", ".join(self.names)
+        super().__init__(
+            [
+                RecordError(
+                    min(first_lines.values()),
+                    "annotator",
+                    f"{len(self.names)} unknown annotator(s): {listed}; nothing was imported",
+                )
+            ]
+        )
+
+
+def decode_utf8(data: bytes) -> str:
+    """Text of an uploaded or read file, or ManifestInvalid saying where it stops being UTF-8.
+
+    A byte-order mark (Excel writes one) is dropped. A zip or a Latin-1 CSV ends here with a
+    line number instead of a traceback.
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ManifestInvalid([_not_utf8(data, exc)]) from None
+
+
+def _not_utf8(data: bytes, exc: UnicodeDecodeError) -> RecordError:
+    line = data[: exc.start].count(b"\n") + 1
+    byte = data[exc.start : exc.start + 1].hex()
+    hint = (
+        "this is a zip archive, not a text file"
+        if data[:4] == b"PK\x03\x04"
+        else "save the file as UTF-8"
+    )
+    return RecordError(line, "(file)", f"not UTF-8 text (byte 0x{byte}); {hint}")
+
 
 @dataclass(frozen=True)
 class JudgmentRecord:
@@ -90,6 +137,10 @@ class _LineError(Exception):
     def __init__(self, field_name, message):
         self.field = field_name
         self.message = message
+
+
+# What check_image raises: the image is unreadable or over the limits (``message`` says how).
+ImageInvalid = _LineError
 
 
 def resolve_inside(root: Path, relative: str, field_name: str) -> Path:
@@ -232,36 +283,36 @@ def parse_manifest(path: Path, limits: ImageLimits, *, progress=None) -> list[It
     """Every line parsed, or ManifestInvalid listing every problem found."""
     root = path.resolve().parent
     records, errors, seen = [], [], {}
-    with path.open(encoding="utf-8") as handle:
-        for line_no, text in enumerate(handle, start=1):
-            if progress:
-                progress(line_no)
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-                record = parse_item_line(obj, line_no, root, limits)
-            except json.JSONDecodeError as exc:
-                errors.append(
-                    RecordError(
-                        line_no, "(json)", f"not valid JSON: {exc.msg} at column {exc.colno}"
-                    )
+    # Decoded whole, so a zip or a Latin-1 file is one clear error, not a traceback mid-loop.
+    # (Split on newlines only, as reading the file would: JSON text may hold U+2028.)
+    lines = io.StringIO(decode_utf8(path.read_bytes()))
+    for line_no, text in enumerate(lines, start=1):
+        if progress:
+            progress(line_no)
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+            record = parse_item_line(obj, line_no, root, limits)
+        except json.JSONDecodeError as exc:
+            errors.append(
+                RecordError(line_no, "(json)", f"not valid JSON: {exc.msg} at column {exc.colno}")
+            )
+            continue
+        except _LineError as exc:
+            errors.append(RecordError(line_no, exc.field, exc.message))
+            continue
+        if record.item_id in seen:
+            errors.append(
+                RecordError(
+                    line_no,
+                    "item_id",
+                    f"{record.item_id!r} already appears on line {seen[record.item_id]}",
                 )
-                continue
-            except _LineError as exc:
-                errors.append(RecordError(line_no, exc.field, exc.message))
-                continue
-            if record.item_id in seen:
-                errors.append(
-                    RecordError(
-                        line_no,
-                        "item_id",
-                        f"{record.item_id!r} already appears on line {seen[record.item_id]}",
-                    )
-                )
-                continue
-            seen[record.item_id] = line_no
-            records.append(record)
+            )
+            continue
+        seen[record.item_id] = line_no
+        records.append(record)
     if errors:
         raise ManifestInvalid(errors)
     if not records:
@@ -284,6 +335,13 @@ ANNOTATION_COLUMNS = ("item_id", "annotator", "annotator_group", "hard_refusal",
 
 def parse_annotation_csv(text: str) -> list[AnnotationRecord]:
     reader = csv.DictReader(io.StringIO(text))
+    try:
+        return _annotation_records(reader)
+    except csv.Error as exc:  # e.g. a NUL byte or an unclosed quote
+        raise ManifestInvalid([RecordError(reader.line_num, "(csv)", str(exc))]) from None
+
+
+def _annotation_records(reader: csv.DictReader) -> list[AnnotationRecord]:
     missing = [c for c in ANNOTATION_COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
         raise ManifestInvalid([RecordError(1, c, "column is missing") for c in missing])

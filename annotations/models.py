@@ -72,6 +72,12 @@ def item_image_path(item, filename):
     return f"studies/{item.study.slug}/{filename}"
 
 
+class ItemQuerySet(models.QuerySet):
+    def included(self):
+        """Items that count: an excluded item leaves every statistic (docs/annotation.md)."""
+        return self.filter(excluded_at__isnull=True)
+
+
 class Item(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
     item_id = models.CharField(max_length=200)
@@ -96,11 +102,25 @@ class Item(models.Model):
     needs_review = models.BooleanField(
         default=False, help_text="Set by the judge ensemble: served first in new batches."
     )
+    # Set and cleared only by the services item_exclude / item_include, in the transaction
+    # that writes their ItemReview row.
+    excluded_at = models.DateTimeField(null=True, blank=True, editable=False)
+    excluded_reason = models.TextField(blank=True, editable=False)
+    # Broken-image flags answered up to this time have been reviewed by staff; a flag set or
+    # edited later puts the item back in the review queue.
+    flags_reviewed_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ItemQuerySet.as_manager()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["study", "item_id"], name="unique_item_per_study"),
+            models.CheckConstraint(
+                condition=Q(excluded_at__isnull=True, excluded_reason="")
+                | Q(excluded_at__isnull=False) & ~Q(excluded_reason=""),
+                name="excluded_item_has_reason",
+            ),
             models.CheckConstraint(
                 condition=Q(is_gold=False) | Q(gold_hard_refusal__isnull=False),
                 name="gold_item_has_answer",
@@ -110,6 +130,34 @@ class Item(models.Model):
 
     def __str__(self):
         return f"{self.study.slug}/{self.item_id}"
+
+
+class ItemReview(models.Model):
+    """What staff did about an item's broken-image flags: one row per action, only ever added."""
+
+    class Action(models.TextChoices):
+        REPLACE_IMAGE = "replace_image", "replaced the image"
+        EXCLUDE = "exclude", "excluded the item"
+        INCLUDE = "include", "included the item again"
+        DISMISS = "dismiss", "dismissed the flags"
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="reviews")
+    action = models.CharField(max_length=20, choices=Action.choices)
+    reason = models.TextField(blank=True)
+    open_flags = models.PositiveIntegerField(default=0, help_text="Unreviewed flags at the time.")
+    # For a replaced image: the file and hash it replaced (the old file is kept).
+    previous_image = models.CharField(max_length=500, blank=True)
+    previous_image_sha256 = models.CharField(max_length=64, blank=True)
+    closed_assignments = models.PositiveIntegerField(
+        default=0, help_text="Open assignments withdrawn by an exclusion."
+    )
+    acted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    acted_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-acted_at", "-id"]
 
 
 class AutomatedJudgment(models.Model):

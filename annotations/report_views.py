@@ -40,11 +40,13 @@ def study_design(*, study: Study) -> dict:
         {"attribute": row["attribute"], "value": row["value"], "cue_description": row["cue_description"],
          "is_neutral": row["is_neutral"], "n_items": row["n_items"]}
         for row in AttributeValue.objects.filter(study=study)
-        .annotate(n_items=Count("items", filter=Q(items__is_gold=False)))
+        .annotate(
+            n_items=Count("items", filter=Q(items__is_gold=False, items__excluded_at__isnull=True))
+        )
         .values("attribute", "value", "cue_description", "is_neutral", "n_items")
         .order_by("attribute", "value")
     ]  # fmt: skip
-    items = Item.objects.filter(study=study, is_gold=False)
+    items = Item.objects.included().filter(study=study, is_gold=False)
     prompts = list(
         items.values("base_prompt_id", "domain")
         .annotate(n_items=Count("id"))
@@ -63,7 +65,9 @@ def study_design(*, study: Study) -> dict:
         .order_by("generator", "mode")
     )
     judges = list(
-        AutomatedJudgment.objects.filter(item__study=study, item__is_gold=False)
+        AutomatedJudgment.objects.filter(
+            selectors.INCLUDED_JUDGMENTS, item__study=study, item__is_gold=False
+        )
         .values("judge", "judge_version")
         .annotate(
             n_judgments=Count("id", filter=Q(error="")), n_errors=Count("id", filter=~Q(error=""))

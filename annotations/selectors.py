@@ -11,10 +11,19 @@ from dataclasses import dataclass
 
 import pandas as pd
 from django.db import connection
-from django.db.models import Count, Max, Q
+from django.db.models import Count, F, Max, Min, Q
 from django.http import Http404
 
-from .models import Annotation, Annotator, Assignment, AutomatedJudgment, Batch, Item, Study
+from .models import (
+    Annotation,
+    Annotator,
+    Assignment,
+    AutomatedJudgment,
+    Batch,
+    Item,
+    ItemReview,
+    Study,
+)
 
 
 @dataclass(frozen=True)
@@ -43,8 +52,10 @@ def annotator_for_user(user) -> Annotator | None:
 
 
 def annotator_batch_list(*, annotator: Annotator) -> list[tuple[Batch, Progress]]:
+    """The batches an annotator works on; imported labels are records, never a to-do list."""
     rows = (
         Batch.objects.filter(assignments__annotator=annotator, assignments__is_active=True)
+        .exclude(policy=Batch.Policy.IMPORTED)
         .select_related("study")
         .annotate(
             n_total=Count(
@@ -115,9 +126,9 @@ def assignment_for_annotator(
 def batch_for_annotator(*, annotator: Annotator | None, batch_id: int) -> Batch:
     if (
         annotator is None
-        or not Assignment.objects.filter(
-            batch_id=batch_id, annotator=annotator, is_active=True
-        ).exists()
+        or not Assignment.objects.filter(batch_id=batch_id, annotator=annotator, is_active=True)
+        .exclude(batch__policy=Batch.Policy.IMPORTED)
+        .exists()
     ):
         raise Http404("no such batch")
     return Batch.objects.select_related("study").get(pk=batch_id)
@@ -247,9 +258,17 @@ ITEM_FIELDS = {
 }
 
 
+# Excluded items leave every statistic and export row: annotation_rows, judgment_rows and
+# gold_accuracy read through these, and every statistic reads through them.
+INCLUDED_ANSWERS = Q(assignment__item__excluded_at__isnull=True)
+INCLUDED_JUDGMENTS = Q(item__excluded_at__isnull=True)
+
+
 def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
-    """One dict per submitted answer of active assignments, in one query."""
-    qs = Annotation.objects.filter(assignment__item__study=study, assignment__is_active=True)
+    """One dict per submitted answer of active assignments of included items, in one query."""
+    qs = Annotation.objects.filter(
+        INCLUDED_ANSWERS, assignment__item__study=study, assignment__is_active=True
+    )
     if not include_gold:
         qs = qs.filter(assignment__item__is_gold=False)
     fields = {key: f"assignment__{path}" for key, path in ITEM_FIELDS.items()}
@@ -284,9 +303,9 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
 
 def judgment_rows(*, study: Study) -> list[dict]:
     # A judgment counts when it answers a question: refusal (hard_refusal set) or cue (a label).
-    qs = AutomatedJudgment.objects.filter(item__study=study, item__is_gold=False, error="").filter(
-        Q(hard_refusal__isnull=False) | ~Q(cue_label="")
-    )
+    qs = AutomatedJudgment.objects.filter(
+        INCLUDED_JUDGMENTS, item__study=study, item__is_gold=False, error=""
+    ).filter(Q(hard_refusal__isnull=False) | ~Q(cue_label=""))
     fields = ITEM_FIELDS  # a judgment reaches the item by the same paths
     rows = qs.values(
         *fields.values(),
@@ -353,7 +372,10 @@ def study_metric_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
 def gold_accuracy(*, study: Study) -> list[dict]:
     """Per annotator: gold items answered and how many matched the known answer."""
     rows = Annotation.objects.filter(
-        assignment__item__study=study, assignment__item__is_gold=True, assignment__is_active=True
+        INCLUDED_ANSWERS,
+        assignment__item__study=study,
+        assignment__item__is_gold=True,
+        assignment__is_active=True,
     ).values(
         "assignment__annotator__user__username",
         "hard_refusal",
@@ -386,7 +408,11 @@ def study_data_fingerprint(*, study: Study) -> str:
         n=Count("id"), last=Max("updated_at"), top=Max("id")
     )
     items = Item.objects.filter(study=study).aggregate(
-        n=Count("id"), top=Max("id"), gold=Count("id", filter=Q(is_gold=True))
+        n=Count("id"),
+        top=Max("id"),
+        gold=Count("id", filter=Q(is_gold=True)),
+        excluded=Count("excluded_at"),
+        last_excluded=Max("excluded_at"),
     )
     parts = [*answers.values(), *judged.values(), *items.values()]
     return "|".join(str(p) for p in parts)
@@ -397,8 +423,120 @@ def study_counts(*, study: Study) -> dict:
         items=Count("id"),
         gold=Count("id", filter=Q(is_gold=True)),
         review=Count("id", filter=Q(needs_review=True)),
+        excluded=Count("excluded_at"),
     )
     assignments = Assignment.objects.filter(item__study=study, is_active=True).aggregate(
         assignments=Count("id"), answered=Count("annotation")
     )
     return items | assignments
+
+
+def excluded_items(*, study: Study) -> list[dict]:
+    """The study's excluded items with their reasons: what the metrics export lists."""
+    return list(
+        Item.objects.filter(study=study, excluded_at__isnull=False)
+        .values("pk", "item_id", "excluded_reason", "excluded_at")
+        .order_by("item_id")
+    )
+
+
+# --- broken-image flags (docs/annotation.md#broken-image-flags) ------------------------------
+
+
+def _flags(study: Study):
+    return Annotation.objects.filter(
+        assignment__item__study=study, assignment__is_active=True, broken_image=True
+    )
+
+
+def _open_flags(study: Study):
+    """Flags staff have not reviewed yet: set after the item's last review, item not excluded."""
+    return _flags(study).filter(
+        Q(assignment__item__flags_reviewed_at__isnull=True)
+        | Q(updated_at__gt=F("assignment__item__flags_reviewed_at")),
+        assignment__item__excluded_at__isnull=True,
+    )
+
+
+def flag_queue_size(*, study: Study) -> int:
+    """How many items wait for a review of their broken-image flags (one query)."""
+    return _open_flags(study).values("assignment__item").distinct().count()
+
+
+def flag_queue(*, study: Study, limit: int = 200) -> tuple[int, list[dict]]:
+    """(how many items wait for review, the first ``limit`` of them, each with its open flags:
+    annotator, note, when), oldest flag first, in at most five queries."""
+    per_item = (
+        _open_flags(study)
+        .values("assignment__item")
+        .annotate(open_flags=Count("id"), first_flag=Min("updated_at"))
+        .order_by("first_flag", "assignment__item")
+    )
+    heads = list(per_item[:limit])
+    total = per_item.count() if len(heads) == limit else len(heads)
+    if not heads:
+        return 0, []
+    item_pks = [row["assignment__item"] for row in heads]
+    items = {
+        row["pk"]: row
+        for row in Item.objects.filter(pk__in=item_pks).values(
+            "pk", "item_id", "generator", "prompt", "image", "attribute_value__value"
+        )
+    }
+    counts = dict(
+        _flags(study)
+        .filter(assignment__item__in=item_pks)
+        .values("assignment__item")
+        .annotate(n=Count("id"))
+        .values_list("assignment__item", "n")
+    )
+    notes: dict[int, list[dict]] = {pk: [] for pk in item_pks}
+    for row in (
+        _open_flags(study)
+        .filter(assignment__item__in=item_pks)
+        .values("assignment__item", "assignment__annotator__user__username", "note", "updated_at")
+        .order_by("updated_at")
+    ):
+        notes[row["assignment__item"]].append(
+            {
+                "annotator": row["assignment__annotator__user__username"],
+                "note": row["note"],
+                "flagged_at": row["updated_at"],
+            }
+        )
+    queue = [
+        {
+            **items[row["assignment__item"]],
+            "open_flags": row["open_flags"],
+            "all_flags": counts.get(row["assignment__item"], 0),
+            "flags": notes[row["assignment__item"]],
+        }
+        for row in heads
+    ]
+    return total, queue
+
+
+def flag_counts_by_annotator(*, study: Study) -> list[dict]:
+    """Per annotator: answers, broken-image flags, and the share flagged (one query)."""
+    rows = (
+        Annotation.objects.filter(assignment__item__study=study, assignment__is_active=True)
+        .values("assignment__annotator__user__username")
+        .annotate(answers=Count("id"), flags=Count("id", filter=Q(broken_image=True)))
+        .order_by("-flags", "assignment__annotator__user__username")
+    )
+    return [
+        {
+            "annotator": r["assignment__annotator__user__username"],
+            "answers": r["answers"],
+            "flags": r["flags"],
+            "share": r["flags"] / r["answers"] if r["answers"] else None,
+        }
+        for r in rows
+    ]
+
+
+def item_review_list(*, study: Study, limit: int = 50) -> list[ItemReview]:
+    """The latest staff actions on flagged items, newest first."""
+    return list(
+        ItemReview.objects.filter(item__study=study).select_related("item", "acted_by")[:limit]
+    )

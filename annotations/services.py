@@ -7,20 +7,21 @@ back every uniqueness rule, so retries and concurrent requests cannot duplicate 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
 from . import policies
 from .labels import NEUTRAL, LabelError, parse_cue_label
-from .manifest import (
-    ImageLimits,
-)
+from .manifest import ImageInvalid, ImageLimits, check_image
 from .models import (
     Annotation,
     AnnotationHistory,
@@ -30,6 +31,7 @@ from .models import (
     AutomatedJudgment,
     Batch,
     Item,
+    ItemReview,
     Study,
 )
 
@@ -391,6 +393,114 @@ def judgment_record(
         },
     )
     return obj
+
+
+# --- broken-image flags: the staff review queue (docs/annotation.md#broken-image-flags) ------
+
+
+def _item_for_review(item: Item) -> tuple[Item, int]:
+    """The item locked for this action, and how many of its flags are still unreviewed."""
+    locked = Item.objects.select_for_update().get(pk=item.pk)
+    open_flags = Annotation.objects.filter(
+        assignment__item=locked, assignment__is_active=True, broken_image=True
+    )
+    if locked.flags_reviewed_at is not None:
+        open_flags = open_flags.filter(updated_at__gt=locked.flags_reviewed_at)
+    return locked, open_flags.count()
+
+
+def _review_write(item: Item, action: str, user, now, **fields) -> ItemReview:
+    return ItemReview.objects.create(
+        item=item, action=action, acted_by=user, acted_at=now, **fields
+    )
+
+
+def item_flags_dismiss(*, item: Item, user, reason: str = "") -> ItemReview:
+    """The image is fine: its flags so far leave the queue; the item and its answers stay."""
+    with transaction.atomic():
+        item, open_flags = _item_for_review(item)
+        now = timezone.now()
+        Item.objects.filter(pk=item.pk).update(flags_reviewed_at=now)
+        return _review_write(
+            item, ItemReview.Action.DISMISS, user, now, reason=reason.strip(), open_flags=open_flags
+        )
+
+
+def item_exclude(*, item: Item, reason: str, user) -> ItemReview:
+    """Take the item out of every statistic and export row (with a reason, kept on the item).
+
+    Its unanswered assignments are withdrawn, so nobody is asked to label it again; its answers
+    and judgments stay in the database, and item_include brings them back.
+    """
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError("give a reason for excluding the item")
+    with transaction.atomic():
+        item, open_flags = _item_for_review(item)
+        if item.excluded_at is not None:
+            raise ValidationError(f"item {item.item_id} is already excluded")
+        now = timezone.now()
+        Item.objects.filter(pk=item.pk).update(
+            excluded_at=now, excluded_reason=reason[:2000], flags_reviewed_at=now
+        )
+        closed = Assignment.objects.filter(
+            item=item, is_active=True, answered_at__isnull=True
+        ).update(is_active=False)
+        return _review_write(
+            item,
+            ItemReview.Action.EXCLUDE,
+            user,
+            now,
+            reason=reason,
+            open_flags=open_flags,
+            closed_assignments=closed,
+        )
+
+
+def item_include(*, item: Item, user, reason: str = "") -> ItemReview:
+    """Undo an exclusion: the item's answers count again (withdrawn assignments stay closed)."""
+    with transaction.atomic():
+        item, open_flags = _item_for_review(item)
+        if item.excluded_at is None:
+            raise ValidationError(f"item {item.item_id} is not excluded")
+        now = timezone.now()
+        Item.objects.filter(pk=item.pk).update(excluded_at=None, excluded_reason="")
+        return _review_write(
+            item, ItemReview.Action.INCLUDE, user, now, reason=reason.strip(), open_flags=open_flags
+        )
+
+
+def item_image_replace(*, item: Item, image: Path, user, reason: str = "") -> ItemReview:
+    """Store a new image for the item (checked like an imported one); the flags so far are
+    reviewed. The old file stays in storage and is named in the review row."""
+    limits = image_limits()
+    try:
+        sha256 = check_image(image, limits, "image")
+    except ImageInvalid as exc:
+        raise ValidationError(exc.message) from None
+    with image.open("rb") as handle:
+        name = default_storage.save(f"studies/{item.study.slug}/{image.name}", File(handle))
+    try:
+        with transaction.atomic():
+            item, open_flags = _item_for_review(item)
+            now = timezone.now()
+            previous, previous_sha = item.image.name or "", item.image_sha256
+            Item.objects.filter(pk=item.pk).update(
+                image=name, image_sha256=sha256, flags_reviewed_at=now
+            )
+            return _review_write(
+                item,
+                ItemReview.Action.REPLACE_IMAGE,
+                user,
+                now,
+                reason=reason.strip(),
+                open_flags=open_flags,
+                previous_image=previous,
+                previous_image_sha256=previous_sha,
+            )
+    except BaseException:
+        default_storage.delete(name)
+        raise
 
 
 # Imports are writes too; they live in imports.py and belong to this API.

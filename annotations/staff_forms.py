@@ -53,3 +53,20 @@ class ManifestUploadForm(forms.Form):
     manifest = forms.FileField(
         help_text="A .jsonl manifest, or a .zip holding one manifest and the images it names."
     )
+
+
+class ItemExcludeForm(forms.Form):
+    reason = forms.CharField(
+        max_length=2000,
+        widget=forms.TextInput(attrs={"placeholder": "e.g. image corrupt in every copy"}),
+        help_text="Required: kept on the item and listed in the metrics export.",
+    )
+
+
+class ItemReviewNoteForm(forms.Form):
+    reason = forms.CharField(max_length=2000, required=False, label="Note (optional)")
+
+
+class ItemImageReplaceForm(forms.Form):
+    image = forms.FileField(help_text="The corrected image (PNG, JPEG, WebP...).")
+    reason = forms.CharField(max_length=2000, required=False, label="Note (optional)")

@@ -20,6 +20,11 @@ urlpatterns = [
         views.export_annotations,
         name="export_annotations",
     ),
+    path("studies/<slug:slug>/flags/", views.flag_queue, name="flag_queue"),
+    path("items/<int:pk>/flags/dismiss/", views.item_flags_dismiss, name="item_flags_dismiss"),
+    path("items/<int:pk>/exclude/", views.item_exclude, name="item_exclude"),
+    path("items/<int:pk>/include/", views.item_include, name="item_include"),
+    path("items/<int:pk>/replace-image/", views.item_image_replace, name="item_image_replace"),
     path("batches/<int:pk>/", views.batch_detail, name="batch_detail"),
     path(
         "batches/<int:pk>/add-annotators/", views.batch_add_annotators, name="batch_add_annotators"

@@ -6,6 +6,7 @@ and 404 when missing.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from functools import wraps
 from pathlib import Path
@@ -22,10 +23,18 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from scoring import figures
 
 from . import export_datasets, export_formats, exports, jobs, selectors, services
-from .manifest import ManifestInvalid
+from .manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
 from .models import Annotator, BackgroundJob, Batch, Item, Study
 from .policies import PolicyError
-from .staff_forms import AddAnnotatorsForm, BatchCreateForm, ManifestUploadForm, ReassignForm
+from .staff_forms import (
+    AddAnnotatorsForm,
+    BatchCreateForm,
+    ItemExcludeForm,
+    ItemImageReplaceForm,
+    ItemReviewNoteForm,
+    ManifestUploadForm,
+    ReassignForm,
+)
 from .tasks import batch_create_task, import_items_task
 
 
@@ -59,6 +68,7 @@ def study_detail(request, slug: str):
         "inter_annotator": metrics.get("agreement", {}).get("inter_annotator", {}),
         "rate_sources": sorted(metrics.get("rates", {})),
         "batches": study.batches.all(),
+        "flags_waiting": selectors.flag_queue_size(study=study),
         "jobs": study.jobs.all()[:10],
         "measures": figures.MEASURES,
     }
@@ -235,7 +245,9 @@ def items_upload(request, slug: str):
                 params={"file": upload.name},
                 created_by=request.user,
             )
-            transaction.on_commit(lambda: import_items_task.delay(job.pk, study.pk, str(target)))
+            transaction.on_commit(
+                lambda: import_items_task.delay(job.pk, study.pk, str(target), upload.name)
+            )
             return redirect("staff:job_detail", pk=job.pk)
     return render(
         request,
@@ -289,15 +301,116 @@ def annotations_upload(request, slug: str):
         try:
             count = services.annotations_import(
                 study=study,
-                csv_text=upload.read().decode("utf-8-sig"),
+                csv_text=decode_utf8(upload.read()),
                 source_name=upload.name,
                 created_by=request.user,
+                create_annotators=request.POST.get("create_annotators") == "on",
             )
-        except (ManifestInvalid, UnicodeDecodeError) as exc:
-            messages.error(request, f"Nothing was imported. {exc}")
+        except ManifestInvalid as exc:
+            # One message per problem, each naming the user's file.
+            messages.error(request, f"Nothing was imported from {upload.name}.")
+            for line in exc.lines_for(upload.name, limit=20):
+                messages.error(request, line)
+            if isinstance(exc, UnknownAnnotators):
+                messages.error(
+                    request, "Tick 'Create unknown annotators' to import them as new accounts."
+                )
         else:
-            messages.success(request, f"Imported {count} labels.")
+            messages.success(request, f"Imported {count} labels from {upload.name}.")
     return redirect("staff:study_detail", slug=study.slug)
+
+
+# --- broken-image flags: the review queue (docs/annotation.md#broken-image-flags) -----------
+
+
+@staff_required
+@require_GET
+def flag_queue(request, slug: str):
+    study = get_object_or_404(Study, slug=slug)
+    waiting, queue = selectors.flag_queue(study=study)
+    context = {
+        "study": study,
+        "waiting": waiting,
+        "queue": queue,
+        "by_annotator": selectors.flag_counts_by_annotator(study=study),
+        "reviews": selectors.item_review_list(study=study),
+        "excluded": selectors.excluded_items(study=study),
+        "exclude_form": ItemExcludeForm(),
+        "note_form": ItemReviewNoteForm(),
+        "replace_form": ItemImageReplaceForm(),
+    }
+    return render(request, "staff/flag_queue.html", context)
+
+
+def _review_action(request, pk: int, form_class, act) -> HttpResponse:
+    """Validate the form, run one review service, and go back to the queue with what happened."""
+    item = get_object_or_404(Item.objects.select_related("study"), pk=pk)
+    form = form_class(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, f"{item.item_id}: nothing changed: {form.errors.as_text()}")
+    else:
+        try:
+            done = act(item, form.cleaned_data)
+        except ValidationError as exc:
+            messages.error(request, f"{item.item_id}: nothing changed: {' '.join(exc.messages)}")
+        else:
+            messages.success(request, f"{item.item_id}: {done}.")
+    return redirect("staff:flag_queue", slug=item.study.slug)
+
+
+@staff_required
+@require_POST
+def item_flags_dismiss(request, pk: int):
+    def act(item, data):
+        review = services.item_flags_dismiss(item=item, user=request.user, reason=data["reason"])
+        return f"{review.open_flags} flag(s) dismissed"
+
+    return _review_action(request, pk, ItemReviewNoteForm, act)
+
+
+@staff_required
+@require_POST
+def item_exclude(request, pk: int):
+    def act(item, data):
+        review = services.item_exclude(item=item, reason=data["reason"], user=request.user)
+        return (
+            f"excluded from every statistic ({review.closed_assignments} open assignment(s) "
+            "withdrawn)"
+        )
+
+    return _review_action(request, pk, ItemExcludeForm, act)
+
+
+@staff_required
+@require_POST
+def item_include(request, pk: int):
+    def act(item, data):
+        services.item_include(item=item, user=request.user, reason=data["reason"])
+        return "included again"
+
+    return _review_action(request, pk, ItemReviewNoteForm, act)
+
+
+@staff_required
+@require_POST
+def item_image_replace(request, pk: int):
+    def act(item, data):
+        upload = data["image"]
+        folder = Path(tempfile.mkdtemp(prefix="replace-", dir=_upload_root()))
+        try:
+            # Keep the user's file name (storage makes it safe): it names the new file.
+            path = folder / Path(upload.name).name
+            with path.open("wb") as handle:
+                for chunk in upload.chunks():
+                    handle.write(chunk)
+            services.item_image_replace(
+                item=item, image=path, user=request.user, reason=data["reason"]
+            )
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return f"image replaced by {upload.name}"
+
+    return _review_action(request, pk, ItemImageReplaceForm, act)
 
 
 def _download(body: str | bytes, filename: str, content_type: str) -> HttpResponse:

@@ -16,12 +16,16 @@ from .uploads import UploadInvalid, unpack_upload
 
 
 @shared_task(acks_late=True)
-def import_items_task(job_id: int, study_id: int, upload_path: str) -> None:
+def import_items_task(
+    job_id: int, study_id: int, upload_path: str, file_name: str | None = None
+) -> None:
+    """``file_name`` is the upload's name on the user's machine: every error names it."""
     upload = Path(upload_path)
+    file_name = file_name or upload.name
     workdir = upload.parent / "unpacked"
     jobs.job_start(job_id=job_id)
     try:
-        manifest = unpack_upload(upload, workdir)
+        manifest = unpack_upload(upload, workdir, display_name=file_name)
         count = services.items_import(
             study=Study.objects.get(pk=study_id),
             manifest=manifest,
@@ -35,7 +39,7 @@ def import_items_task(job_id: int, study_id: int, upload_path: str) -> None:
         jobs.job_finish(
             job_id=job_id,
             message="Nothing was imported.",
-            errors=[str(e) for e in exc.errors][:500],
+            errors=exc.lines_for(file_name, limit=500),
         )
     except UploadInvalid as exc:
         jobs.job_finish(job_id=job_id, message="Nothing was imported.", errors=[str(exc)])

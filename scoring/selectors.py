@@ -124,7 +124,11 @@ def refusal_thresholds_current(*, study: Study, judge: str | None = None) -> lis
 def human_refusal_majority(*, study: Study) -> dict[int, bool]:
     """Item pk -> the majority hard-refusal answer of its non-gold annotations (ties left out)."""
     rows = (
-        Annotation.objects.filter(assignment__item__study=study, assignment__item__is_gold=False)
+        Annotation.objects.filter(
+            assignment__item__study=study,
+            assignment__item__is_gold=False,
+            assignment__item__excluded_at__isnull=True,  # excluded items calibrate nothing
+        )
         .values("assignment__item")
         .annotate(total=Count("id"), refusals=Count("id", filter=Q(hard_refusal=True)))
     )

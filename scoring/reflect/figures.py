@@ -137,13 +137,22 @@ TABLE_BUILDERS = {
 
 
 def table_csv(rows: list[dict]) -> str:
+    # The project's one CSV-injection guard (docs/deployment.md#security); imported here, not at
+    # the top, so this module still loads without the annotations app.
+    from annotations.exports import spreadsheet_safe
+
     buffer = io.StringIO()
     if not rows:
         return ""
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: json.dumps(v) if isinstance(v, list) else v for k, v in row.items()})
+        writer.writerow(
+            {
+                k: spreadsheet_safe(json.dumps(v) if isinstance(v, list) else v)
+                for k, v in row.items()
+            }
+        )
     return buffer.getvalue()
 
 

@@ -80,7 +80,9 @@ def test_import_annotations_creates_unknown_annotators_without_password(imported
     csv_path.write_text(
         "item_id,annotator,annotator_group,hard_refusal,cue\nitem-0,zoe,Korean,true,\nitem-1,zoe,Korean,false,erased\nitem-1,yan,US,false,retained\n"
     )
-    call_command("import_annotations", str(csv_path), study=imported_study.slug)
+    call_command(
+        "import_annotations", str(csv_path), study=imported_study.slug, create_annotators=True
+    )
     zoe = Annotation.objects.filter(assignment__annotator__user__username="zoe")
     assert zoe.count() == 2 and zoe.get(assignment__item__item_id="item-0").hard_refusal
     user = zoe.first().assignment.annotator.user
@@ -90,7 +92,7 @@ def test_import_annotations_creates_unknown_annotators_without_password(imported
 
 def test_import_annotations_never_overwrites_existing_answers(imported_study, tmp_path):
     csv_text = "item_id,annotator,annotator_group,hard_refusal,cue\nitem-0,zoe,,false,retained\n"
-    services.annotations_import(study=imported_study, csv_text=csv_text)
+    services.annotations_import(study=imported_study, csv_text=csv_text, create_annotators=True)
     with pytest.raises(ManifestInvalid, match="already has an answer"):
         services.annotations_import(
             study=imported_study, csv_text=csv_text.replace("retained", "erased")

@@ -187,7 +187,7 @@ def test_upload_with_zip_slip_or_bad_line_fails_cleanly(
     with django_capture_on_commit_callbacks(execute=True):
         staff_client.post(reverse("staff:items_upload", args=[study.slug]), {"manifest": bad})
     job = BackgroundJob.objects.latest("pk")
-    assert job.status == "failed" and job.errors[0].startswith("line 1: mode: is required")
+    assert job.status == "failed" and job.errors[0].startswith("m.jsonl: line 1: mode: is required")
     assert Item.objects.count() == 0
 
 

@@ -249,6 +249,7 @@ def test_answered_at_is_set_with_every_first_answer(batch, annotators, imported_
     services.annotations_import(
         study=imported_study,
         csv_text="item_id,annotator,annotator_group,hard_refusal,cue\nitem-0,zed,,true,\n",
+        create_annotators=True,
     )
     for row in Assignment.objects.select_related("annotation"):
         assert (row.answered_at is not None) == hasattr(row, "annotation"), row.pk

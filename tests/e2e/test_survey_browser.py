@@ -53,9 +53,8 @@ def answer_with_keys(page, key: str) -> None:
     before = current_assignment(page)
     page.keyboard.press(key)
     page.keyboard.press("Enter")
-    page.wait_for_function(
-        f"document.querySelector('#survey') && document.querySelector('#survey').dataset.assignment !== '{before}'"
-    )
+    # A selector wait, not wait_for_function: the page's CSP forbids the eval that needs.
+    page.locator(f'#survey:not([data-assignment="{before}"])').wait_for()
 
 
 def test_annotator_labels_three_items_by_keyboard_and_edits_one(
@@ -94,7 +93,7 @@ def test_annotator_labels_three_items_by_keyboard_and_edits_one(
     assert page.locator("#progress").get_attribute("value") == "3"
 
     page.keyboard.press("ArrowLeft")  # back to the third item
-    page.wait_for_function(f"document.querySelector('#survey').dataset.assignment === '{queue[2]}'")
+    page.locator(f'#survey[data-assignment="{queue[2]}"]').wait_for()
     assert page.locator('input[value="refusal"]').is_checked()
     answer_with_keys(page, "4")  # edit: substituted
 

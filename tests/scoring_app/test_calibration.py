@@ -48,7 +48,9 @@ def labelled_study(study):
         item=gold, judge="clip-refusal", judge_version="7", hard_refusal=False, score=0.99
     )
     lines += ["gold,rater0,,true,", "gold,rater1,,true,"]
-    annotation_services.annotations_import(study=study, csv_text="\n".join(lines) + "\n")
+    annotation_services.annotations_import(
+        study=study, csv_text="\n".join(lines) + "\n", create_annotators=True
+    )
     return study
 
 
@@ -121,7 +123,9 @@ def test_a_generator_with_one_class_of_labels_is_skipped(study, judges):
             score=0.1 * index,
         )
         lines.append(f"x{index},rater0,,false,retained")
-    annotation_services.annotations_import(study=study, csv_text="\n".join(lines) + "\n")
+    annotation_services.annotations_import(
+        study=study, csv_text="\n".join(lines) + "\n", create_annotators=True
+    )
     result = services.refusal_threshold_calibrate(
         study=study, judge_name="clip-refusal", criterion="f1"
     )

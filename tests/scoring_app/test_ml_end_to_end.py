@@ -64,7 +64,9 @@ def test_calibrated_tau_is_applied_per_generator_on_the_next_run(
             f"{item.item_id},{name},,{refusal},{'' if refusal else 'retained'}"
             for name in ("r1", "r2")
         ]
-    annotation_services.annotations_import(study=mixed_study, csv_text="\n".join(lines) + "\n")
+    annotation_services.annotations_import(
+        study=mixed_study, csv_text="\n".join(lines) + "\n", create_annotators=True
+    )
     result = services.refusal_threshold_calibrate(
         study=mixed_study, judge_name="clip", criterion="f1"
     )

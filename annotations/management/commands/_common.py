@@ -9,3 +9,18 @@ def study_or_error(slug: str) -> Study:
         known = ", ".join(Study.objects.values_list("slug", flat=True)[:20]) or "none"
         raise CommandError(f"unknown study {slug!r} (known: {known})")
     return study
+
+
+def file_error(file_name: str, problem) -> CommandError:
+    """The error a command stops with: one line per problem, each naming the user's file.
+
+    ``problem`` is a ManifestInvalid (every problem it found) or any text.
+    """
+    lines_for = getattr(problem, "lines_for", None)
+    if lines_for is None:
+        return CommandError(f"{file_name}: {problem}")
+    lines = lines_for(file_name)
+    if len(lines) == 1:
+        return CommandError(lines[0])
+    summary = f"{file_name}: {len(problem.errors)} problems, nothing was imported"
+    return CommandError("\n".join([summary, *lines]))

@@ -1,31 +1,47 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from annotations import services
-from annotations.manifest import ManifestInvalid
+from annotations.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
 
-from ._common import study_or_error
+from ._common import file_error, study_or_error
 
 
 class Command(BaseCommand):
-    help = "Import labels collected in another tool (CSV: item_id, annotator, annotator_group, hard_refusal, cue)."
+    help = (
+        "Import labels collected in another tool "
+        "(UTF-8 CSV: item_id, annotator, annotator_group, hard_refusal, cue); all or nothing."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("csv_file", type=Path)
         parser.add_argument("--study", required=True)
+        parser.add_argument(
+            "--create-annotators",
+            action="store_true",
+            help="create accounts (without a password) for annotator names the app does not "
+            "know; without it such a file is refused and the names listed",
+        )
 
-    def handle(self, *args, csv_file, study, **options):
+    def handle(self, *args, csv_file, study, create_annotators, **options):
         target = study_or_error(study)
         csv_file = Path(csv_file)
         if not csv_file.is_file():
-            raise CommandError(f"{csv_file} does not exist")
+            raise file_error(str(csv_file), "no such file")
         try:
             count = services.annotations_import(
                 study=target,
-                csv_text=csv_file.read_text(encoding="utf-8-sig"),
+                csv_text=decode_utf8(csv_file.read_bytes()),
                 source_name=csv_file.name,
+                create_annotators=create_annotators,
             )
+        except UnknownAnnotators as exc:
+            raise file_error(
+                str(csv_file), f"{exc.errors[0]} (pass --create-annotators to create them)"
+            ) from None
         except ManifestInvalid as exc:
-            raise CommandError(str(exc)) from None
+            raise file_error(str(csv_file), exc) from None
+        except OSError as exc:
+            raise file_error(str(csv_file), exc.strerror or exc) from None
         self.stdout.write(self.style.SUCCESS(f"imported {count} labels into {target.slug}"))

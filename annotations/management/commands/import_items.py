@@ -1,18 +1,22 @@
+import tempfile
+import zipfile
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from annotations import services
 from annotations.manifest import ManifestInvalid
 from annotations.models import Study
+from annotations.uploads import UploadInvalid, unpack_upload
 
-from ._common import study_or_error
+from ._common import file_error, study_or_error
 
 
 class Command(BaseCommand):
     help = (
-        "Import generated items (JSONL manifest, see docs/formats.md) into a study; all or nothing."
+        "Import generated items into a study, all or nothing: a JSONL manifest (docs/formats.md) "
+        "or a .zip holding one manifest and its images."
     )
 
     def add_arguments(self, parser):
@@ -28,24 +32,38 @@ class Command(BaseCommand):
     def handle(self, *args, manifest, study, create, name, mode, overlap_k, **options):
         manifest = Path(manifest)
         if not manifest.is_file():
-            raise CommandError(f"manifest {manifest} does not exist")
+            raise file_error(str(manifest), "no such file")
         if create and not Study.objects.filter(slug=study).exists():
             target = services.study_create(
                 name=name or study, slug=study, mode=mode, overlap_k=overlap_k
             )
         else:
             target = study_or_error(study)
-        bar = tqdm(desc="importing", unit="item", disable=options["verbosity"] == 0)
+        with tempfile.TemporaryDirectory(prefix="acrb-import-") as workdir:
+            try:
+                count = self._import(target, manifest, Path(workdir), options["verbosity"])
+            except ManifestInvalid as exc:
+                raise file_error(str(manifest), exc) from None
+            except UploadInvalid as exc:
+                raise file_error(str(manifest), str(exc).removeprefix(f"{manifest}: ")) from None
+            except OSError as exc:
+                raise file_error(str(manifest), exc.strerror or exc) from None
+        self.stdout.write(self.style.SUCCESS(f"imported {count} items into {target.slug}"))
+
+    def _import(self, study: Study, manifest: Path, workdir: Path, verbosity: int) -> int:
+        if zipfile.is_zipfile(manifest):  # the same bundle the web upload takes
+            manifest = unpack_upload(manifest, workdir, display_name=str(manifest))
+        bars = []  # started at the first item written: a file refused while parsing shows none
 
         def progress(done, total):
-            bar.total = total
-            bar.n = done
-            bar.refresh()
+            if not bars:
+                bars.append(tqdm(desc="importing", unit="item", disable=verbosity == 0))
+            bars[0].total = total
+            bars[0].n = done
+            bars[0].refresh()
 
         try:
-            count = services.items_import(study=target, manifest=manifest, progress=progress)
-        except ManifestInvalid as exc:
-            raise CommandError(str(exc)) from None
+            return services.items_import(study=study, manifest=manifest, progress=progress)
         finally:
-            bar.close()
-        self.stdout.write(self.style.SUCCESS(f"imported {count} items into {target.slug}"))
+            for bar in bars:
+                bar.close()
