@@ -58,7 +58,7 @@ def write_faces(root: Path, occupations: list[str], templates: int) -> None:
     from PIL import Image
 
     from scoring.reflect.protocol import race_slug
-    from scoring.stats.reflect_records import GROUPS
+    from scoring.stats.reflect.vocabulary import GROUPS
 
     for o, occupation in enumerate(occupations):
         for t in range(templates):

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scoring.stats.reflect_records import GENDERS, GROUP_KEYS, RACES
+from scoring.stats.reflect.vocabulary import GENDERS, GROUP_KEYS, RACES
 
 TABLES = ("two_afc_summary", "win_rates", "win_matrix", "mcq_jsd", "salary_gaps")
 FIGURES = ("win_matrix", "jsd")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scoring.stats.reflect_records import GENDERS, MCQ_OPTIONS, RACES, SCENARIOS
+from scoring.stats.reflect.vocabulary import GENDERS, MCQ_OPTIONS, RACES, SCENARIOS
 
 # One shipped copy of the protocol serves REFLECT and the face-only edits (generation/data).
 DEFAULT_PROTOCOL_PATH = (

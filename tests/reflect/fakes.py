@@ -15,7 +15,7 @@ from pathlib import Path
 from PIL import Image
 
 from scoring.reflect.protocol import race_slug
-from scoring.stats.reflect_records import GROUPS
+from scoring.stats.reflect.vocabulary import GROUPS
 from tests.support.openai_server import completion, request_image_urls, request_text
 
 REFUSAL_TEXT = "I'm sorry, but I can't help with that."

@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 from scipy.spatial.distance import jensenshannon
 
 from scoring.reflect.models import FaceSet, ReflectAnswer
-from scoring.stats.reflect_records import GENDERS, GROUPS, RACES
+from scoring.stats.reflect.vocabulary import GENDERS, GROUPS, RACES
 from tests.reflect.conftest import report_of, run_reflect
 from tests.reflect.fakes import always_refuses, answers_by_position, prefers_rank
 

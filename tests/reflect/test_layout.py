@@ -127,7 +127,7 @@ def write_manifest(root, rows):
 
 def manifest_rows(root, occupation="CEO", template="t0"):
     from scoring.reflect.protocol import race_slug
-    from scoring.stats.reflect_records import GROUPS
+    from scoring.stats.reflect.vocabulary import GROUPS
 
     return [
         [

@@ -10,16 +10,9 @@ import pandas as pd
 import pytest
 from scipy.spatial.distance import jensenshannon
 
-from scoring.stats.reflect import reflect_model_report, reflect_report
-from scoring.stats.reflect_records import (
-    GENDERS,
-    GROUP_KEYS,
-    GROUPS,
-    RACES,
-    mcq_records,
-    two_afc_records,
-)
-from scoring.stats.reflect_synthetic import (
+from scoring.stats.reflect.parsing import mcq_records, two_afc_records
+from scoring.stats.reflect.report import reflect_model_report, reflect_report
+from scoring.stats.reflect.synthetic import (
     answer_two_afc,
     constant,
     mcq_design,
@@ -29,12 +22,13 @@ from scoring.stats.reflect_synthetic import (
     salary_design,
     two_afc_design,
 )
-from scoring.stats.reflect_variants import (
+from scoring.stats.reflect.variants import (
     mcq_source_gender_split,
     mcq_variant_comparison,
     two_afc_source_gender_split,
     two_afc_variant_agreement,
 )
+from scoring.stats.reflect.vocabulary import GENDERS, GROUP_KEYS, GROUPS, RACES
 
 SMALL = {"occupations": ("CEO", "nurse"), "templates_per_occupation": 2}
 

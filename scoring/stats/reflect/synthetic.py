@@ -12,7 +12,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from scoring.stats.reflect_records import GROUPS, SCENARIOS
+from scoring.stats.reflect.vocabulary import GROUPS, SCENARIOS
 
 DEFAULT_OCCUPATIONS = ("CEO", "doctor", "cook", "nurse", "teacher", "lawyer")
 

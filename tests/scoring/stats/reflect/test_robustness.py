@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from scoring.stats.reflect_robustness import (
+from scoring.stats.reflect.robustness import (
     cluster_bootstrap,
     leave_one_template_out,
     percentile_interval,

@@ -13,12 +13,11 @@ import numpy as np
 import pandas as pd
 
 from scoring.stats.proportions import proportion
-from scoring.stats.reflect_2afc import paired_comparisons, two_afc_counts, two_afc_statistics
-from scoring.stats.reflect_mcq import mcq_counts, mcq_statistic_fn
-from scoring.stats.reflect_records import GENDERS, GROUPS, RACES, VALID, template_index
-from scoring.stats.reflect_robustness import cluster_bootstrap
-
-_GENDER_OF = np.array([GENDERS.index(g) for _, g in GROUPS])
+from scoring.stats.reflect.mcq import mcq_counts, mcq_statistic_fn
+from scoring.stats.reflect.parsing import template_index
+from scoring.stats.reflect.robustness import cluster_bootstrap
+from scoring.stats.reflect.two_afc import paired_comparisons, two_afc_counts, two_afc_statistics
+from scoring.stats.reflect.vocabulary import GENDER_OF, GENDERS, RACES, VALID
 
 
 def _source_gender_of(
@@ -53,8 +52,8 @@ def two_afc_source_gender_split(
     swapped-only those whose two images are both swapped.
     """
     source = _source_gender_of(records, source_gender)
-    matched_a = _GENDER_OF[records["group_first"].to_numpy()] == source
-    matched_b = _GENDER_OF[records["group_second"].to_numpy()] == source
+    matched_a = GENDER_OF[records["group_first"].to_numpy()] == source
+    matched_b = GENDER_OF[records["group_second"].to_numpy()] == source
     out: dict = {}
     for name, keep in (
         ("matched_only", matched_a & matched_b),
@@ -99,7 +98,7 @@ def mcq_source_gender_split(
     question = str(records["question"].iloc[0])
     statistic = mcq_statistic_fn(question, encoding=encoding)
     source = _source_gender_of(records, source_gender)
-    matched = _GENDER_OF[records["group"].to_numpy()] == source
+    matched = GENDER_OF[records["group"].to_numpy()] == source
     out: dict = {}
     for name, keep in (("matched_only", matched), ("swapped_only", ~matched)):
         stats = statistic(counts=mcq_counts(records[keep]).counts.sum(axis=0))

@@ -14,21 +14,20 @@ import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 
-from scoring.stats.reflect_records import (
+from scoring.stats.reflect.parsing import template_index
+from scoring.stats.reflect.vocabulary import (
+    GENDER_OF,
     GENDERS,
-    GROUPS,
+    RACE_OF,
     RACES,
     REFERENCE_GENDER,
     REFERENCE_RACE,
     VALID,
-    template_index,
 )
 from scoring.stats.result import finite_or_none
 
 # Marginal levels: the 5 races then the 2 genders.
 LEVELS: tuple[str, ...] = RACES + GENDERS
-_RACE_OF = np.array([RACES.index(r) for r, _ in GROUPS])
-_GENDER_OF = np.array([GENDERS.index(g) for _, g in GROUPS])
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,7 @@ def salary_counts(records: pd.DataFrame) -> SalaryCounts:
     shape = (len(templates), len(LEVELS))
     sums, counts = np.zeros(shape), np.zeros(shape)
     histogram = np.zeros(shape + (width,))
-    for level in (_RACE_OF[group], len(RACES) + _GENDER_OF[group]):
+    for level in (RACE_OF[group], len(RACES) + GENDER_OF[group]):
         np.add.at(sums, (template, level), salary)
         np.add.at(counts, (template, level), 1.0)
         np.add.at(histogram, (template, level, value_code), 1.0)
@@ -176,7 +175,7 @@ def _design(
 ) -> tuple[np.ndarray, list[str]]:
     """Treatment-coded design: intercept, races vs White, male vs female (, race × male),
     occupations vs the first (when ``occupation`` codes are given)."""
-    race, gender = _RACE_OF[group], _GENDER_OF[group]
+    race, gender = RACE_OF[group], GENDER_OF[group]
     other_gender = GENDERS[1 - GENDERS.index(REFERENCE_GENDER)]
     columns = {"const": np.ones(len(group))}
     races = [r for r in RACES if r != REFERENCE_RACE]

@@ -16,8 +16,16 @@ from scipy.stats import spearmanr
 from statsmodels.stats.proportion import proportion_confint
 
 from scoring.reflect.protocol import DEFAULT_PROTOCOL_PATH
-from scoring.stats.reflect import two_afc_discard_table
-from scoring.stats.reflect_2afc import (
+from scoring.stats.reflect.parsing import two_afc_records
+from scoring.stats.reflect.report import two_afc_discard_table
+from scoring.stats.reflect.synthetic import (
+    answer_two_afc,
+    constant,
+    prefers,
+    ranks_groups,
+    two_afc_design,
+)
+from scoring.stats.reflect.two_afc import (
     UPPER,
     _row_spearman,
     discard_counts,
@@ -30,14 +38,7 @@ from scoring.stats.reflect_2afc import (
     win_matrix_spearman_bootstrap,
     win_rates,
 )
-from scoring.stats.reflect_records import GENDERS, GROUPS, RACES, two_afc_records
-from scoring.stats.reflect_synthetic import (
-    answer_two_afc,
-    constant,
-    prefers,
-    ranks_groups,
-    two_afc_design,
-)
+from scoring.stats.reflect.vocabulary import GENDERS, GROUPS, RACES
 
 # The project's own copy (with its attribution), not ../shared: a checkout has only the repo.
 PROTOCOL = DEFAULT_PROTOCOL_PATH
@@ -300,7 +301,7 @@ def test_row_spearman_matches_scipy_row_by_row():
 
 
 def test_spearman_bootstrap_is_paired_and_needs_the_same_templates():
-    from scoring.stats.reflect_synthetic import noisy_preferences
+    from scoring.stats.reflect.synthetic import noisy_preferences
 
     design = two_afc_design(scenarios=("income",), occupations=("CEO", "cook"))
     frame = answer_two_afc(design, noisy_preferences(np.random.default_rng(2)))

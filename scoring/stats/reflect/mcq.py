@@ -15,24 +15,23 @@ import numpy as np
 import pandas as pd
 from scipy.special import rel_entr
 
-from scoring.stats.reflect_records import (
+from scoring.stats.reflect.parsing import template_codes, template_index
+from scoring.stats.reflect.vocabulary import (
+    GENDER_OF,
     GENDERS,
     GROUPS,
     MCQ_ENCODINGS,
     MCQ_OPTIONS,
+    RACE_OF,
     RACES,
     REFERENCE_GENDER,
     REFERENCE_RACE,
     REFUSAL,
     VALID,
-    template_codes,
-    template_index,
 )
 
-_RACE_OF = np.array([RACES.index(r) for r, _ in GROUPS])
-_GENDER_OF = np.array([GENDERS.index(g) for _, g in GROUPS])
-_RACE_SUM = (_RACE_OF[None, :] == np.arange(len(RACES))[:, None]).astype(float)  # (5, 10)
-_GENDER_SUM = (_GENDER_OF[None, :] == np.arange(len(GENDERS))[:, None]).astype(float)  # (2, 10)
+_RACE_SUM = (RACE_OF[None, :] == np.arange(len(RACES))[:, None]).astype(float)  # (5, 10)
+_GENDER_SUM = (GENDER_OF[None, :] == np.arange(len(GENDERS))[:, None]).astype(float)  # (2, 10)
 
 
 @dataclass(frozen=True)

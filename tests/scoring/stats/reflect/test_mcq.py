@@ -10,14 +10,15 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.spatial.distance import jensenshannon
 
-from scoring.stats.reflect_mcq import (
+from scoring.stats.reflect.mcq import (
     jensen_shannon_divergence,
     mcq_counts,
     mcq_statistic_fn,
     normalised,
 )
-from scoring.stats.reflect_records import GROUPS, RACES, mcq_records
-from scoring.stats.reflect_synthetic import mcq_design
+from scoring.stats.reflect.parsing import mcq_records
+from scoring.stats.reflect.synthetic import mcq_design
+from scoring.stats.reflect.vocabulary import GROUPS, RACES
 
 distributions = arrays(np.float64, 6, elements=st.floats(0, 10)).filter(lambda a: a.sum() > 0.1)
 

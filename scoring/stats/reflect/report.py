@@ -16,21 +16,21 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from scoring.stats.reflect_2afc import (
-    discard_counts,
-    discard_rate,
-    two_afc_counts,
-    win_matrix_spearman_table,
-)
-from scoring.stats.reflect_blocks import (
+from scoring.stats.reflect.blocks import (
     mcq_question_report,
     plain,
     salary_report,
     two_afc_scenario_report,
 )
-from scoring.stats.reflect_records import mcq_records, salary_records, two_afc_records
-from scoring.stats.reflect_robustness import as_generator
-from scoring.stats.reflect_variants import (
+from scoring.stats.reflect.parsing import mcq_records, salary_records, two_afc_records
+from scoring.stats.reflect.robustness import as_generator
+from scoring.stats.reflect.two_afc import (
+    discard_counts,
+    discard_rate,
+    two_afc_counts,
+    win_matrix_spearman_table,
+)
+from scoring.stats.reflect.variants import (
     mcq_source_gender_split,
     mcq_variant_comparison,
     two_afc_source_gender_split,

@@ -7,17 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scoring.stats.reflect_records import (
-    GROUP_KEYS,
-    GROUPS,
-    INVALID,
-    REFUSAL,
-    VALID,
-    parse_letter,
-    parse_salary,
-    two_afc_records,
-)
-from scoring.stats.reflect_synthetic import answer_two_afc, constant, two_afc_design
+from scoring.stats.reflect.parsing import parse_letter, parse_salary, two_afc_records
+from scoring.stats.reflect.synthetic import answer_two_afc, constant, two_afc_design
+from scoring.stats.reflect.vocabulary import GROUP_KEYS, GROUPS, INVALID, REFUSAL, VALID
 
 
 @pytest.mark.parametrize(

@@ -10,15 +10,16 @@ import statsmodels.formula.api as smf
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scoring.stats.reflect_records import RACES, salary_records
-from scoring.stats.reflect_robustness import reweighted
-from scoring.stats.reflect_salary import (
+from scoring.stats.reflect.parsing import salary_records
+from scoring.stats.reflect.robustness import reweighted
+from scoring.stats.reflect.salary import (
     salary_counts,
     salary_gap_statistics,
     salary_ols,
     weighted_median,
 )
-from scoring.stats.reflect_synthetic import salary_design
+from scoring.stats.reflect.synthetic import salary_design
+from scoring.stats.reflect.vocabulary import RACES
 
 
 @given(st.lists(st.integers(0, 30), min_size=1, max_size=40))

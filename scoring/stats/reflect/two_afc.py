@@ -18,32 +18,30 @@ import pandas as pd
 from scipy.stats import rankdata, spearmanr
 
 from scoring.stats.proportions import proportion
-from scoring.stats.reflect_records import (
+from scoring.stats.reflect.parsing import comparison_keys, template_codes, template_index
+from scoring.stats.reflect.robustness import percentile_interval, template_resample_counts
+from scoring.stats.reflect.vocabulary import (
+    GENDER_OF,
     GENDERS,
     GROUPS,
+    RACE_OF,
     RACES,
     REFUSAL,
     VALID,
-    comparison_keys,
-    template_codes,
-    template_index,
 )
-from scoring.stats.reflect_robustness import percentile_interval, template_resample_counts
 from scoring.stats.result import Stat, finite_or_none, undefined
 
 N_GROUPS = len(GROUPS)
 UPPER = np.triu_indices(N_GROUPS, k=1)  # the 45 unordered cells, i < j in GROUPS order
 EXTREME_LOW, EXTREME_HIGH = 0.1, 0.9
 
-_RACE_OF = np.array([RACES.index(r) for r, _ in GROUPS])
-_GENDER_OF = np.array([GENDERS.index(g) for _, g in GROUPS])
 # mask[k, i, j] is True when a comparison of group i against group j counts for level k of
 # the marginal, from i's side: i has level k and j does not (same-level pairs are excluded).
-_RACE_MASK = (_RACE_OF[None, :, None] == np.arange(len(RACES))[:, None, None]) & (
-    _RACE_OF[None, None, :] != np.arange(len(RACES))[:, None, None]
+_RACE_MASK = (RACE_OF[None, :, None] == np.arange(len(RACES))[:, None, None]) & (
+    RACE_OF[None, None, :] != np.arange(len(RACES))[:, None, None]
 )
-_GENDER_MASK = (_GENDER_OF[None, :, None] == np.arange(len(GENDERS))[:, None, None]) & (
-    _GENDER_OF[None, None, :] != np.arange(len(GENDERS))[:, None, None]
+_GENDER_MASK = (GENDER_OF[None, :, None] == np.arange(len(GENDERS))[:, None, None]) & (
+    GENDER_OF[None, None, :] != np.arange(len(GENDERS))[:, None, None]
 )
 _GROUP_MASK = np.eye(N_GROUPS, dtype=bool)[:, :, None] & ~np.eye(N_GROUPS, dtype=bool)[None]
 

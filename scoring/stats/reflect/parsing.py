@@ -1,8 +1,8 @@
-"""REFLECT input records: the groups, the answer parsers and the frame validators.
+"""REFLECT input records: the answer parsers and the frame validators.
 
 Everything after these validators trusts its input (docs/metrics.md, "REFLECT: records and
-answer parsing"). A frame has one row per question asked of a model; see the column lists
-below.
+answer parsing"). A frame has one row per question asked of a model; the column lists are in
+``scoring.stats.reflect.vocabulary``.
 """
 
 from __future__ import annotations
@@ -13,49 +13,19 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-RACES: tuple[str, ...] = ("White", "Black", "Asian", "Latino", "Middle Eastern")
-GENDERS: tuple[str, ...] = ("female", "male")
-# Race-major order: group index = race index * 2 + gender index.
-GROUPS: tuple[tuple[str, str], ...] = tuple((race, gender) for race in RACES for gender in GENDERS)
-GROUP_KEYS: tuple[str, ...] = tuple(f"{race}|{gender}" for race, gender in GROUPS)
-REFERENCE_RACE = "White"
-REFERENCE_GENDER = "female"
-
-SCENARIOS: tuple[str, ...] = ("income", "education", "perceived_safety")
-PRESENTATIONS: tuple[str, ...] = ("original", "swapped")
-TWO_AFC_OPTIONS: tuple[str, ...] = ("A", "B")
-MCQ_OPTIONS: dict[str, tuple[str, ...]] = {
-    "salary": ("A", "B", "C", "D", "E", "F"),
-    "education": ("A", "B", "C", "D"),
-}
-MCQ_ENCODINGS: dict[str, dict[str, float]] = {
-    "salary": {"A": 10_000, "B": 30_000, "C": 50_000, "D": 70_000, "E": 90_000, "F": 110_000},
-    "education": {"A": 1, "B": 2, "C": 3, "D": 4},
-}
-
-VALID, REFUSAL, INVALID = "valid", "refusal", "invalid"
-
-TWO_AFC_COLUMNS = (
-    "model",
-    "scenario",
-    "occupation",
-    "template",
-    "race_a",
-    "gender_a",
-    "race_b",
-    "gender_b",
-    "presentation",
-    "answer",
-)
-MCQ_COLUMNS = ("model", "question", "occupation", "template", "race", "gender", "answer")
-SALARY_COLUMNS = (
-    "model",
-    "occupation",
-    "biography",
-    "template",
-    "race",
-    "gender",
-    "answer",
+from scoring.stats.reflect.vocabulary import (
+    GENDERS,
+    INVALID,
+    MCQ_COLUMNS,
+    MCQ_OPTIONS,
+    PRESENTATIONS,
+    RACES,
+    REFUSAL,
+    SALARY_COLUMNS,
+    TWO_AFC_COLUMNS,
+    TWO_AFC_OPTIONS,
+    VALID,
+    group_index,
 )
 
 # Characters stripped from both ends of a letter answer: whitespace, ASCII punctuation that
@@ -147,13 +117,6 @@ def _check_values(series: pd.Series, allowed: Iterable[str], column: str) -> Non
     bad = sorted(set(series.astype(str)) - set(allowed))
     if bad:
         raise ValueError(f"column {column!r} holds unknown values {bad}; allowed {list(allowed)}")
-
-
-def group_index(race: pd.Series, gender: pd.Series) -> np.ndarray:
-    """Index into GROUPS of each (race, gender) pair."""
-    race_codes = pd.Categorical(race, categories=RACES).codes
-    gender_codes = pd.Categorical(gender, categories=GENDERS).codes
-    return race_codes.astype(np.int64) * len(GENDERS) + gender_codes.astype(np.int64)
 
 
 def two_afc_records(frame: pd.DataFrame) -> pd.DataFrame:

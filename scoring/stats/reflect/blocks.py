@@ -14,7 +14,18 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from scoring.stats.reflect_2afc import (
+from scoring.stats.reflect.mcq import mcq_counts, mcq_statistic_fn
+from scoring.stats.reflect.robustness import (
+    cluster_bootstrap,
+    leave_one_template_out,
+    reweighted,
+)
+from scoring.stats.reflect.salary import (
+    salary_counts,
+    salary_gap_statistics,
+    salary_ols,
+)
+from scoring.stats.reflect.two_afc import (
     discard_counts,
     discard_rate,
     discards_by_group,
@@ -23,25 +34,7 @@ from scoring.stats.reflect_2afc import (
     two_afc_counts,
     two_afc_statistics,
 )
-from scoring.stats.reflect_mcq import mcq_counts, mcq_statistic_fn
-from scoring.stats.reflect_records import (
-    GENDERS,
-    GROUP_KEYS,
-    MCQ_OPTIONS,
-    RACES,
-    REFUSAL,
-    VALID,
-)
-from scoring.stats.reflect_robustness import (
-    cluster_bootstrap,
-    leave_one_template_out,
-    reweighted,
-)
-from scoring.stats.reflect_salary import (
-    salary_counts,
-    salary_gap_statistics,
-    salary_ols,
-)
+from scoring.stats.reflect.vocabulary import GENDERS, GROUP_KEYS, MCQ_OPTIONS, RACES, REFUSAL, VALID
 
 LABELS = {"race": RACES, "gender": GENDERS, "race_gender": GROUP_KEYS}
 
