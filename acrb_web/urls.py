@@ -12,7 +12,7 @@ urlpatterns = [
     path("staff/judges/", include("scoring.urls")),
     path("staff/generation/", include("generation.urls")),
     path("staff/reflect/", include("scoring.reflect.urls")),
-    path("staff/", include("annotations.report_urls")),
+    path("staff/", include("scoring.report.urls")),
     path("staff/", include("annotations.staff_urls")),
     path("", include("annotations.urls")),
 ]

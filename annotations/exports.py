@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from django.core.cache import cache
 from django.utils import timezone
 
-from scoring.report import human_vs_auto_rows
+from scoring.report.dataset import human_vs_auto_rows
 from scoring.stats.study_metrics import study_metrics
 
 from . import selectors

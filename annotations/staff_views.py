@@ -19,7 +19,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from scoring import figures
+from scoring.report import charts as figures
 
 from . import exports, jobs, selectors, services
 from .manifest import ManifestInvalid

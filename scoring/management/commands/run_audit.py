@@ -10,7 +10,7 @@ from tqdm import tqdm
 from annotations import exports
 from generation import services as generation_services
 from scoring import services
-from scoring.figures import MEASURES
+from scoring.report.charts import MEASURES
 from scoring.selectors import JudgeNotConfigured
 
 QUICK_PROMPTS = 2

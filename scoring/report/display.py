@@ -1,5 +1,5 @@
 """The report dict formatted for reading: numbers as short strings, grouped the way the page
-shows them (docs/report.md). The dataset is ``scoring.report.audit_report``; this module only
+shows them (docs/report.md). The dataset is ``scoring.report.dataset.audit_report``; this module only
 formats it, so the page and the HTML export print the same figures as the JSON holds.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from scoring.report_text import detection_measures
+from scoring.report.text import detection_measures
 
 DASH = "—"
 

@@ -108,8 +108,8 @@ def audit_report(
         "validation": validation_section(annotations, metrics, gold_accuracy or [], options),
         "provenance": provenance(options, data_fingerprint, generated_at),
     }
-    # Imported here: report_text reads the finished sections to state what they imply.
-    from scoring.report_text import article_10_map, limitations
+    # Imported here: report.text reads the finished sections to state what they imply.
+    from scoring.report.text import article_10_map, limitations
 
     report["limitations"] = limitations(report)
     report["article_10"] = article_10_map(report)

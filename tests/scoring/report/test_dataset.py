@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scoring.report import audit_report, reference_value, regression_frame, source_frames
-from scoring.report_figures import figure_image, figure_list, figure_rows
-from scoring.report_format import display_report
+from scoring.report.dataset import audit_report, reference_value, regression_frame, source_frames
+from scoring.report.display import display_report
+from scoring.report.figures import figure_image, figure_list, figure_rows
 from scoring.stats.delta_inference import delta_permutation_test
 from scoring.stats.hypothesis_tests import holm_adjust
 from scoring.stats.regression import logistic_regression

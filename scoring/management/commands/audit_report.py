@@ -3,10 +3,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotations import report_views
-from scoring.report import DEFAULTS
-
-from ._common import study_or_error
+from annotations.management.commands._common import study_or_error
+from scoring.report import render, selectors
+from scoring.report.dataset import DEFAULTS
 
 
 def _reference(text: str) -> tuple[str, str]:
@@ -57,7 +56,7 @@ class Command(BaseCommand):
     def handle(self, *args, study, out, bootstrap, permutations, seed, min_n, reference, **options):
         study = study_or_error(study)
         started = time.perf_counter()
-        report = report_views.report_document(
+        report = selectors.report_document(
             study=study,
             references=dict(_reference(text) for text in reference),
             n_bootstrap=bootstrap,
@@ -66,8 +65,8 @@ class Command(BaseCommand):
             min_n=min_n,
         )
         out.mkdir(parents=True, exist_ok=True)
-        (out / "report.json").write_text(report_views.render_report_json(report), encoding="utf-8")
-        (out / "report.html").write_text(report_views.render_report_html(report), encoding="utf-8")
+        (out / "report.json").write_text(render.render_report_json(report), encoding="utf-8")
+        (out / "report.html").write_text(render.render_report_html(report), encoding="utf-8")
         seconds = time.perf_counter() - started
         self.stdout.write(
             self.style.SUCCESS(

@@ -39,7 +39,7 @@ def answered_study(batch):
 @pytest.fixture
 def fast_report(monkeypatch):
     """Page views use the report defaults; tests shorten the resampling."""
-    from scoring import report
+    from scoring.report import dataset as report
 
     monkeypatch.setattr(report, "DEFAULTS", {**report.DEFAULTS, **FAST})
 

@@ -1,7 +1,7 @@
 """Figures of the audit report and the rows behind each (Django-free; docs/report.md).
 
 Three kinds, all drawn from the report dict: rates per attribute value with Wilson intervals
-(``scoring.figures.rates_bar_chart``, the dashboard's chart), Δ per measure × attribute type with
+(``scoring.report.charts.rates_bar_chart``, the dashboard's chart), Δ per measure × attribute type with
 its bootstrap CI (one per source), and odds ratios with CIs from both regression variants (one
 per source × outcome). Every figure's data is a list of rows the CSV download writes as is.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 
-from scoring import figures
+from scoring.report import charts
 
 DELTA_COLUMNS = [
     "source", "measure", "attribute", "delta", "delta_ci_low", "delta_ci_high", "max_value",
@@ -26,7 +26,7 @@ def figure_list(report: dict) -> list[dict]:
     """Every figure of the report: ``key`` (URL-safe name), ``title``, ``kind`` and parameters."""
     out = []
     for source in sorted(report["rates"]):
-        for measure in figures.MEASURES:
+        for measure in charts.MEASURES:
             if report["rates"][source].get(measure):
                 out.append(_spec("rates", source, measure, f"{measure} rate by value — {source}"))
         if any(row["source"] == source for row in report["disparities"]):
@@ -49,8 +49,8 @@ def figure_spec(report: dict, key: str) -> dict | None:
 def figure_rows(report: dict, spec: dict) -> tuple[list[dict], list[str]]:
     """The rows a figure draws, and their CSV columns."""
     if spec["kind"] == "rates":
-        rows = figures.rate_rows(report, source=spec["source"], measure=spec["detail"])
-        return rows, figures.RATE_COLUMNS
+        rows = charts.rate_rows(report, source=spec["source"], measure=spec["detail"])
+        return rows, charts.RATE_COLUMNS
     if spec["kind"] == "delta":
         rows = [r for r in report["disparities"] if r["source"] == spec["source"]]
         return [{c: r.get(c) for c in DELTA_COLUMNS} for r in rows], DELTA_COLUMNS
@@ -83,7 +83,7 @@ def figure_image(report: dict, spec: dict, fmt: str = "svg") -> bytes:
 
 def _draw(report: dict, spec: dict, fmt: str) -> bytes:
     if spec["kind"] == "rates":
-        return figures.rates_bar_chart(
+        return charts.rates_bar_chart(
             report, source=spec["source"], measure=spec["detail"], fmt=fmt
         )
     rows, _ = figure_rows(report, spec)
