@@ -21,7 +21,6 @@ from scoring.report.dataset import audit_report
 CACHE_SECONDS = 24 * 3600
 
 
-
 def study_design(*, study: Study) -> dict:
     """Taxonomy, prompts, generators and judges of a study, in four queries."""
     taxonomy = [
