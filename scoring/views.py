@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotations.exports import render_rows_csv
 from annotations.models import BackgroundJob, Study
-from annotations.staff_views import staff_required
+from annotations.permissions import staff_required
 
 from . import selectors, services
 from .forms import CalibrateForm, ScoreForm

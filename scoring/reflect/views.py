@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 
-from annotations.staff_views import staff_required
+from annotations.permissions import staff_required
 from scoring.reflect import reports, selectors, services
 from scoring.reflect.backends import BackendConfigError, model_choice
 from scoring.reflect.figures import TABLE_BUILDERS, figure_bytes, figure_list, table_csv

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET
 
 from annotations import exports
 from annotations.models import Study
-from annotations.staff_views import staff_required
+from annotations.permissions import staff_required
 from scoring.report import figures as report_figures
 from scoring.report.display import disparity_summary
 from scoring.report.render import render_report_json, report_context

@@ -3,8 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from annotations import exports
-
-from ._common import study_or_error
+from annotations.management.helpers import study_or_error
 
 
 class Command(BaseCommand):

@@ -3,9 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations import services
+from annotations.management.helpers import study_or_error
 from annotations.manifest import ManifestInvalid
-
-from ._common import study_or_error
 
 
 class Command(BaseCommand):

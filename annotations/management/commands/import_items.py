@@ -4,10 +4,9 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotations import services
+from annotations.management.helpers import study_or_error
 from annotations.manifest import ManifestInvalid
 from annotations.models import Study
-
-from ._common import study_or_error
 
 
 class Command(BaseCommand):

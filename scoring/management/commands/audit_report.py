@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotations.management.commands._common import study_or_error
+from annotations.management.helpers import study_or_error
 from scoring.report import render, selectors
 from scoring.report.dataset import DEFAULTS
 

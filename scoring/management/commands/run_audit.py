@@ -7,9 +7,9 @@ import yaml
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotations import exports
 from generation import services as generation_services
 from scoring import services
+from scoring.metrics import metrics_document
 from scoring.report.charts import MEASURES
 from scoring.selectors import JudgeNotConfigured
 
@@ -58,9 +58,7 @@ class Command(BaseCommand):
                     raise CommandError(str(exc)) from None
             self.stdout.write(f"  {summary.judge}@{summary.judge_version}: {dict(summary.labels)}, "
                               f"{summary.errors} errors, {summary.needs_review} flagged for review")  # fmt: skip
-        metrics = exports.metrics_document(
-            study=study, n_bootstrap=int(raw.get("n_bootstrap", 200))
-        )
+        metrics = metrics_document(study=study, n_bootstrap=int(raw.get("n_bootstrap", 200)))
         self._print_disparities(metrics, top)
 
     def _read(self, path: Path) -> dict:

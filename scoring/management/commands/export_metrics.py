@@ -2,9 +2,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from annotations import exports
-
-from ._common import study_or_error
+from annotations.exports import render_metrics
+from annotations.management.helpers import study_or_error
+from scoring.metrics import metrics_document
 
 
 class Command(BaseCommand):
@@ -19,8 +19,6 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
 
     def handle(self, *args, study, out, bootstrap, seed, **options):
-        document = exports.metrics_document(
-            study=study_or_error(study), n_bootstrap=bootstrap, seed=seed
-        )
-        Path(out).write_text(exports.render_metrics(document), encoding="utf-8")
+        document = metrics_document(study=study_or_error(study), n_bootstrap=bootstrap, seed=seed)
+        Path(out).write_text(render_metrics(document), encoding="utf-8")
         self.stdout.write(self.style.SUCCESS(f"wrote {out}"))

@@ -1,3 +1,6 @@
+"""Helpers of management commands, shared by every app's commands (annotations is the
+bottom layer; docs/architecture.md)."""
+
 from django.core.management.base import CommandError
 
 from annotations.models import Study

@@ -7,10 +7,12 @@ import krippendorff
 import numpy as np
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
 from annotations import services
 from annotations.models import Assignment, Item
+from scoring import metrics
 from tests.conftest import manifest_line, write_manifest
 
 pytestmark = pytest.mark.django_db
@@ -204,3 +206,43 @@ def test_undefined_kappa_is_null_with_a_reason(study, tmp_path, annotators):
     value = fleiss["value"] if isinstance(fleiss, dict) else fleiss
     assert value is None
     assert json.dumps(doc).count("reason") > 0
+
+
+def test_dashboard_metrics_follow_every_change(batch, annotators, staff_client):
+    """The cached metrics are recomputed after an answer, an edit or a gold flag changes."""
+    first = metrics.metrics_document_cached(study=batch.study)
+    assert (
+        metrics.metrics_document_cached(study=batch.study)["generated_at"] == first["generated_at"]
+    )
+    assignment = Assignment.objects.filter(batch=batch).first()
+    services.annotation_submit(assignment=assignment, hard_refusal=True, cue_label=None)
+    second = metrics.metrics_document_cached(study=batch.study)
+    assert second["counts"]["answered"] == 1
+    services.item_set_gold(
+        item=Item.objects.exclude(pk=assignment.item_id).first(), hard_refusal=False, cue="retained"
+    )
+    third = metrics.metrics_document_cached(study=batch.study)
+    assert third["counts"]["gold"] == 1
+
+
+def test_dashboard_validation_table_rows(batch, annotators, staff_client):
+    """One row per judge, question and scope; overall rows carry inter-annotator agreement."""
+    for assignment in Assignment.objects.filter(batch=batch).select_related("batch__study"):
+        services.annotation_submit(assignment=assignment, hard_refusal=False, cue_label="retained")
+    rows = metrics.validation_table(metrics.metrics_document(study=batch.study, n_bootstrap=50))
+    overall = [r for r in rows if r["scope"] == "overall"]
+    assert {(r["judge"], r["question"]) for r in overall} == {
+        ("vlm-a@1", "hard_refusal"),
+        ("vlm-a@1", "cue"),
+    }
+    refusal = next(r for r in overall if r["question"] == "hard_refusal")
+    assert refusal["n"] == 12 and "inter_annotator_alpha" in refusal
+    assert all(
+        "inter_annotator_alpha" not in r or r["inter_annotator_alpha"] is None
+        for r in rows
+        if r["scope"] != "overall"
+    )
+    page = staff_client.get(
+        reverse("metrics:study_statistics", args=[batch.study.slug])
+    ).content.decode()
+    assert "vlm-a@1" in page

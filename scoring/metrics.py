@@ -1,0 +1,63 @@
+"""The validated-metrics document of a study (rates, agreement, gold accuracy, provenance) and
+the dashboard's validation table (docs/metrics.md).
+
+The numbers come from ``scoring.stats.study_metrics`` on the frames ``annotations.selectors``
+builds; the ``export_metrics`` command, the metrics API, the staff statistics fragment and
+``run_audit`` all read this one document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.core.cache import cache
+from django.utils import timezone
+
+from annotations import selectors
+from annotations.models import Study
+from scoring.report.dataset import human_vs_auto_rows
+from scoring.stats.study_metrics import study_metrics
+
+
+def metrics_document(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) -> dict:
+    """The validated-metrics JSON of a study: rates, agreement, gold accuracy and provenance."""
+    annotations, judgments = selectors.study_metric_frames(study=study)
+    document = study_metrics(annotations, judgments, n_bootstrap=n_bootstrap, seed=seed)
+    document["study"] = {
+        "slug": study.slug,
+        "name": study.name,
+        "mode": study.mode,
+        "overlap_k": study.overlap_k,
+        "synthetic_demo": study.is_synthetic_demo,
+    }
+    document["counts"] = selectors.study_counts(study=study)
+    document["gold_accuracy"] = selectors.gold_accuracy(study=study)
+    document["generated_at"] = timezone.now().isoformat()
+    return document
+
+
+def metrics_document_cached(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) -> dict:
+    """The same document, reused while the study's data is unchanged (dashboard and charts)."""
+    fingerprint = selectors.study_data_fingerprint(study=study)
+    key = (
+        "metrics:"
+        + hashlib.sha256(f"{study.pk}|{fingerprint}|{n_bootstrap}|{seed}".encode()).hexdigest()
+    )
+    document = cache.get(key)
+    if document is None:
+        document = metrics_document(study=study, n_bootstrap=n_bootstrap, seed=seed)
+        cache.set(key, document, timeout=24 * 3600)
+    return document
+
+
+def validation_table(metrics: dict) -> list[dict]:
+    """The ACRB validation table (the audit report's rows) plus, on each overall row, the
+    inter-annotator agreement of the same question."""
+    agreement = metrics.get("agreement", {})
+    inter = agreement.get("inter_annotator", {})
+    rows = human_vs_auto_rows(agreement.get("human_vs_auto", {}))
+    for row in rows:
+        block = inter.get(row["question"], {}) if row["scope"] == "overall" else {}
+        row["inter_annotator_alpha"] = block.get("krippendorff_alpha")
+        row["inter_annotator_kappa"] = block.get("cohen_kappa_pairwise_mean")
+    return rows
