@@ -54,7 +54,7 @@ DUMP_FIELDS = (
 )
 
 
-def faceset_list() -> list[FaceSet]:
+def face_set_list() -> list[FaceSet]:
     return list(
         FaceSet.objects.annotate(
             template_count=Count("templates", distinct=True),
@@ -63,7 +63,7 @@ def faceset_list() -> list[FaceSet]:
     )
 
 
-def faceset_counts(*, face_set: FaceSet) -> dict[str, Any]:
+def face_set_counts(*, face_set: FaceSet) -> dict[str, Any]:
     images = FaceImage.objects.filter(template__face_set=face_set)
     by_variant = dict(
         images.values_list("variant").annotate(n=Count("id")).values_list("variant", "n")

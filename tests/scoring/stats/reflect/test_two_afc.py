@@ -3,7 +3,6 @@ table, a naive reference implementation and scipy / statsmodels (docs/metrics.md
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from itertools import combinations
 
@@ -15,7 +14,7 @@ from hypothesis.extra.numpy import arrays
 from scipy.stats import spearmanr
 from statsmodels.stats.proportion import proportion_confint
 
-from scoring.reflect.protocol import DEFAULT_PROTOCOL_PATH
+from generation.data import reflect_protocol
 from scoring.stats.reflect.parsing import two_afc_records
 from scoring.stats.reflect.report import two_afc_discard_table
 from scoring.stats.reflect.synthetic import (
@@ -41,7 +40,6 @@ from scoring.stats.reflect.two_afc import (
 from scoring.stats.reflect.vocabulary import GENDERS, GROUPS, RACES
 
 # The project's own copy (with its attribution), not ../shared: a checkout has only the repo.
-PROTOCOL = DEFAULT_PROTOCOL_PATH
 
 
 def _counts(rule, *, templates=2, occupations=("CEO", "nurse")):
@@ -156,7 +154,7 @@ def _published_rule(discards):
 
 
 def test_reproduces_the_published_discard_table():
-    published = json.loads(PROTOCOL.read_text())["published_figures"]
+    published = reflect_protocol()["published_figures"]
     table = published["2afc_discard_table"]
     # 1,246 discards in all, 87.3% of them refusals: 1,088 refusals and 158 inconsistent.
     discards = {"income": (261, 28), "education": (176, 26), "perceived_safety": (651, 104)}

@@ -6,8 +6,8 @@ import pytest
 from django.core.management import call_command
 
 from scoring.reflect.models import Biography, ReflectAnswer
-from tests.reflect.conftest import report_of, run_reflect
-from tests.reflect.fakes import prefers_rank, write_face_set
+from tests.scoring.reflect.conftest import report_of, run_reflect
+from tests.scoring.reflect.fakes import prefers_rank, write_face_set
 
 pytestmark = pytest.mark.django_db
 
@@ -58,7 +58,7 @@ def test_mirrored_variant_is_asked_and_compared_with_the_originals(face_set, ser
         tmp_path / "mirrored", occupations=("CEO", "nurse"), templates_per_occupation=1
     )
     call_command(
-        "import_faceset", str(mirrored), "--set", "Faces A", "--variant", "mirrored", verbosity=0
+        "import_face_set", str(mirrored), "--set", "Faces A", "--variant", "mirrored", verbosity=0
     )
     run_reflect(serve(prefers_rank(list(range(10)))), tasks="2afc,mcq")
     assert ReflectAnswer.objects.filter(variant="mirrored", task="2afc").count() == 3 * 90 * 2

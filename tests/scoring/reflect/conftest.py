@@ -1,7 +1,7 @@
 import pytest
 from django.core.management import call_command
 
-from tests.reflect.fakes import write_face_set
+from tests.scoring.reflect.fakes import write_face_set
 from tests.support.openai_server import OpenAIServer
 
 
@@ -16,7 +16,7 @@ def face_folder(tmp_path):
 def face_set(db, face_folder):
     from scoring.reflect.models import FaceSet
 
-    call_command("import_faceset", str(face_folder), "--set", "Faces A", verbosity=0)
+    call_command("import_face_set", str(face_folder), "--set", "Faces A", verbosity=0)
     return FaceSet.objects.get(name="Faces A")
 
 

@@ -1,4 +1,4 @@
-"""python manage.py import_faceset DIR --set NAME [--variant mirrored] [--protocol FILE]"""
+"""python manage.py import_face_set DIR --set NAME [--variant mirrored] [--protocol FILE]"""
 
 import json
 
@@ -43,7 +43,7 @@ class Command(BaseCommand):
             if options["protocol"]:
                 with open(options["protocol"], encoding="utf-8") as handle:
                     protocol = json.load(handle)
-            face_set = services.faceset_import(
+            face_set = services.face_set_import(
                 name=options["name"],
                 folder=options["folder"],
                 manifest=options["manifest"],
@@ -52,7 +52,7 @@ class Command(BaseCommand):
             )
         except (FaceSetLayoutError, ProtocolError, ValueError, OSError) as error:
             raise CommandError(f"nothing was imported. {error}") from error
-        counts = selectors.faceset_counts(face_set=face_set)
+        counts = selectors.face_set_counts(face_set=face_set)
         self.stdout.write(
             self.style.SUCCESS(
                 f"face set {face_set.name!r}: {counts['templates']} templates in "

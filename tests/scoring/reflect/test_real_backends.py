@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from scoring.reflect.models import ReflectAnswer
-from tests.reflect.fakes import write_face_set
+from tests.scoring.reflect.fakes import write_face_set
 
 pytestmark = [pytest.mark.ml, pytest.mark.django_db]
 
@@ -25,7 +25,7 @@ def test_local_model_answers_every_request_and_the_report_shows_position_bias(
     tiny_vlm, tmp_path, settings
 ):
     folder = write_face_set(tmp_path / "faces", occupations=("CEO",), templates_per_occupation=1)
-    call_command("import_faceset", str(folder), "--set", "tiny", verbosity=0)
+    call_command("import_face_set", str(folder), "--set", "tiny", verbosity=0)
     settings.ACRB_VLM_MODELS = {
         "tiny-llava": {"type": "transformers", "model": tiny_vlm, "device": "cpu", "batch_size": 16}
     }

@@ -1,4 +1,4 @@
-"""import_faceset → run_reflect → reflect_report against scripted models on the loopback
+"""import_face_set → run_reflect → reflect_report against scripted models on the loopback
 server: every figure follows from the rule by hand."""
 
 import json
@@ -11,8 +11,8 @@ from scipy.spatial.distance import jensenshannon
 
 from scoring.reflect.models import FaceSet, ReflectAnswer
 from scoring.stats.reflect.vocabulary import GENDERS, GROUPS, RACES
-from tests.reflect.conftest import report_of, run_reflect
-from tests.reflect.fakes import always_refuses, answers_by_position, prefers_rank
+from tests.scoring.reflect.conftest import report_of, run_reflect
+from tests.scoring.reflect.fakes import always_refuses, answers_by_position, prefers_rank
 
 pytestmark = pytest.mark.django_db
 TEMPLATES = 2  # 2 occupations × 1 template
@@ -202,7 +202,7 @@ def test_bad_layout_is_a_clear_command_error_and_imports_nothing(db, face_folder
         face_folder / "nurse" / "t0" / "Middle Eastern_female.png"
     )
     with pytest.raises(CommandError) as caught:
-        call_command("import_faceset", str(face_folder), "--set", "Broken")
+        call_command("import_face_set", str(face_folder), "--set", "Broken")
     assert "nothing was imported" in str(caught.value)
     assert "unknown race 'Middle Eastern'" in str(caught.value)
     assert "nurse/t0/: missing Middle-Eastern_female" in str(caught.value)

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from annotations.models import BackgroundJob
 from scoring.reflect.models import FaceImage, ReflectAnswer
-from tests.reflect.fakes import prefers_rank
+from tests.scoring.reflect.fakes import prefers_rank
 
 pytestmark = pytest.mark.django_db
 
@@ -16,8 +16,8 @@ def page_urls(face_set):
     slug = face_set.slug
     image = FaceImage.objects.first()
     return [
-        ("get", reverse("reflect:faceset_list")),
-        ("get", reverse("reflect:faceset_detail", args=[slug])),
+        ("get", reverse("reflect:face_set_list")),
+        ("get", reverse("reflect:face_set_detail", args=[slug])),
         ("post", reverse("reflect:run_start", args=[slug])),
         ("post", reverse("reflect:report_refresh", args=[slug])),
         ("get", reverse("reflect:report_json", args=[slug])),
@@ -56,7 +56,7 @@ def test_staff_runs_a_configured_model_and_reads_the_report(
         }
     }
     slug = face_set.slug
-    page = staff_client.get(reverse("reflect:faceset_detail", args=[slug]))
+    page = staff_client.get(reverse("reflect:face_set_detail", args=[slug]))
     assert (
         page.status_code == 200
         and b"loop-vlm" in page.content
@@ -77,7 +77,7 @@ def test_staff_runs_a_configured_model_and_reads_the_report(
 
     with django_capture_on_commit_callbacks(execute=True):
         staff_client.post(reverse("reflect:report_refresh", args=[slug]))
-    page = staff_client.get(reverse("reflect:faceset_detail", args=[slug]))
+    page = staff_client.get(reverse("reflect:face_set_detail", args=[slug]))
     assert (
         b"Answers changed" not in page.content and b"win_matrix__loop-vlm__income" in page.content
     )

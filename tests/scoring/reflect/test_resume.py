@@ -7,8 +7,8 @@ from django.core.management.base import CommandError
 from scoring.reflect import selectors, services
 from scoring.reflect.backends import inline_choice
 from scoring.reflect.models import ReflectAnswer
-from tests.reflect.conftest import run_reflect
-from tests.reflect.fakes import prefers_rank
+from tests.scoring.reflect.conftest import run_reflect
+from tests.scoring.reflect.fakes import prefers_rank
 from tests.support.openai_server import Reply
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import pytest
 from PIL import Image
 
 from scoring.reflect.layout import FaceSetLayoutError, parse_image_name, read_face_set
-from tests.reflect.fakes import write_face_set
+from tests.scoring.reflect.fakes import write_face_set
 
 
 def test_reads_every_template_with_its_ten_images_and_source_gender(tmp_path):
@@ -110,11 +110,11 @@ def test_flagged_image_is_stored_but_not_asked_about(tmp_path):
     (root / "CEO" / "t0" / "template.json").write_text(
         json.dumps({"qc_flags": {"Black_male": ["low_ratio"]}})
     )
-    face_set = services.faceset_import(folder=root, name="qc")
+    face_set = services.face_set_import(folder=root, name="qc")
     flagged = FaceImage.objects.get(race="Black", gender="male")
     assert flagged.qc_flags == ["low_ratio"] and not flagged.accepted
     assert len(selectors.image_refs(face_set=face_set)) == 9
-    again = services.faceset_import(folder=root, name="qc")  # idempotent
+    again = services.face_set_import(folder=root, name="qc")  # idempotent
     assert again == face_set and FaceImage.objects.count() == 10
 
 
@@ -179,7 +179,7 @@ def test_manifest_lists_every_problem(tmp_path):
 
 
 @pytest.mark.django_db
-def test_import_faceset_from_a_manifest(tmp_path):
+def test_import_face_set_from_a_manifest(tmp_path):
     from django.core.management import call_command
     from django.core.management.base import CommandError
 
@@ -187,8 +187,8 @@ def test_import_faceset_from_a_manifest(tmp_path):
 
     root = write_face_set(tmp_path / "faces", occupations=("CEO",), templates_per_occupation=1)
     manifest = write_manifest(root, manifest_rows(root))
-    call_command("import_faceset", "--manifest", str(manifest), "--set", "M", verbosity=0)
+    call_command("import_face_set", "--manifest", str(manifest), "--set", "M", verbosity=0)
     template = FaceTemplate.objects.get()
     assert template.source_gender == "male" and template.images.count() == 10
     with pytest.raises(CommandError, match="give a folder or --manifest"):
-        call_command("import_faceset", str(root), "--manifest", str(manifest), "--set", "M")
+        call_command("import_face_set", str(root), "--manifest", str(manifest), "--set", "M")
