@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotations import services
 from annotations.models import Annotation, Assignment, BackgroundJob, Batch, Item
-from tests.conftest import client_for, manifest_line, write_image, write_manifest
+from tests.support.django_fixtures import client_for, manifest_line, write_image, write_manifest
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ from annotations.models import AttributeValue, Study
 from generation import selectors, services
 from generation.models import GenerationRequest, PlannedPrompt, StudyGenerator
 from generation.prompts import load_taxonomy
-from tests.generation_app.conftest import PLANNED_ROWS, SKIPPED_ROWS, api_config
+from tests.generation.conftest import PLANNED_ROWS, SKIPPED_ROWS, api_config
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,8 @@ from django.urls import reverse
 from annotations.models import BackgroundJob
 from generation import services
 from generation.models import FaceEdit, FaceSet, FaceTemplate, PlannedPrompt
-from tests.conftest import client_for
-from tests.generation_app.conftest import PLANNED_ROWS, api_config
+from tests.generation.conftest import PLANNED_ROWS, api_config
+from tests.support.django_fixtures import client_for
 
 pytestmark = pytest.mark.django_db
 

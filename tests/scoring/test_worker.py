@@ -18,7 +18,7 @@ from django.conf import settings
 from annotations.models import AutomatedJudgment, BackgroundJob, Item
 from scoring import services
 from scoring.models import ScoringBatch
-from tests.scoring_app.conftest import RULES_JUDGE, add_item, noise
+from tests.scoring.conftest import RULES_JUDGE, add_item, noise
 from tests.support.celery_worker import Workers, wait_for
 from tests.support.openai_server import OpenAIServer, Reply, completion
 
@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 def start_worker(tmp_path, settings):
     """``start_worker(judges)``: a `celery worker -Q gpu -P solo` with those judges configured,
     against the test database; every worker started is stopped after the test."""
-    workers = Workers(tmp_path, queue="gpu", app="tests.scoring_app.worker_app")
+    workers = Workers(tmp_path, queue="gpu", app="tests.scoring.worker_app")
 
     def start(judges: dict):
         settings.ACRB_JUDGES = judges

@@ -7,9 +7,9 @@ from django.urls import reverse
 
 from annotations.models import AutomatedJudgment, BackgroundJob, Item
 from scoring.models import RefusalThreshold, ScoringBatch
-from tests.scoring_app.conftest import RULES_JUDGE
-from tests.scoring_app.test_calibration import JUDGE as CLIP_JUDGE
-from tests.scoring_app.test_calibration import labelled_study
+from tests.scoring.conftest import RULES_JUDGE
+from tests.scoring.test_calibration import JUDGE as CLIP_JUDGE
+from tests.scoring.test_calibration import labelled_study
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ import pytest
 from annotations import services as annotation_services
 from annotations.models import Assignment, AutomatedJudgment, Item
 from scoring import services
-from tests.scoring_app.conftest import add_item, noise
+from tests.scoring.conftest import add_item, noise
 from tests.support.openai_server import OpenAIServer, completion, request_text
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ from django.core.management import call_command
 from annotations.models import BackgroundJob, Item
 from generation import execution, selectors, services
 from generation.models import GenerationRequest, ProviderSlot
-from tests.generation_app.conftest import PLANNED_ROWS, api_config
+from tests.generation.conftest import PLANNED_ROWS, api_config
 from tests.support.image_api_server import ImageApiServer, rate_limited, scripted, server_error
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -6,7 +6,7 @@ import pytest
 
 from annotations.models import AutomatedJudgment, Item
 from scoring import services
-from tests.scoring_app.conftest import RULES_JUDGE, add_item
+from tests.scoring.conftest import RULES_JUDGE, add_item
 
 pytestmark = pytest.mark.django_db
 

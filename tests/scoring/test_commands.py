@@ -8,9 +8,9 @@ from django.core.management import CommandError, call_command
 from acrb_web.celery import app as celery_app
 from annotations.models import AutomatedJudgment, BackgroundJob
 from scoring.models import RefusalThreshold
-from tests.scoring_app.conftest import RULES_JUDGE
-from tests.scoring_app.test_calibration import JUDGE as CLIP_JUDGE
-from tests.scoring_app.test_calibration import labelled_study
+from tests.scoring.conftest import RULES_JUDGE
+from tests.scoring.test_calibration import JUDGE as CLIP_JUDGE
+from tests.scoring.test_calibration import labelled_study
 
 
 @pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from annotations import services as annotation_services
 from annotations.models import AutomatedJudgment, Item, Study
 from scoring import services
-from tests.scoring_app.conftest import RULES_JUDGE
+from tests.scoring.conftest import RULES_JUDGE
 
 pytestmark = [pytest.mark.ml, pytest.mark.django_db]
 

@@ -10,7 +10,7 @@ from annotations import services as annotation_services
 from annotations.models import AutomatedJudgment
 from scoring import selectors, services
 from scoring.models import RefusalThreshold
-from tests.scoring_app.conftest import add_item
+from tests.scoring.conftest import add_item
 
 pytestmark = pytest.mark.django_db
 

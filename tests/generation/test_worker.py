@@ -9,7 +9,7 @@ import pytest
 from annotations.models import Item
 from generation import selectors, services
 from generation.models import GenerationRequest
-from tests.generation_app.conftest import PLANNED_ROWS, api_config
+from tests.generation.conftest import PLANNED_ROWS, api_config
 from tests.support.celery_worker import Workers, wait_for
 from tests.support.image_api_server import ImageApiServer, default_reply
 

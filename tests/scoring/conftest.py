@@ -1,4 +1,6 @@
-"""Studies with real image files on disk, and judge configs put into settings.ACRB_JUDGES."""
+"""Scoring app fixtures: studies with real image files on disk, and judge configs put into
+settings.ACRB_JUDGES. Django, PIL and the services are imported inside the fixtures, so the
+Django-free tests below (stats/) collect without them."""
 
 from __future__ import annotations
 
@@ -6,10 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from django.conf import settings as django_settings
-from PIL import Image
-
-from scoring import services as scoring_services
 
 RULES_JUDGE = {"kind": "hard_refusal", "name": "rules", "version": "1", "clip": None}
 
@@ -25,6 +23,9 @@ def add_item(
     **fields,
 ):
     """An item whose image is written under MEDIA_ROOT: a colour, an array, or raw bytes."""
+    from django.conf import settings as django_settings
+    from PIL import Image
+
     from annotations.models import Item
     from annotations.services import attribute_value_get_or_create
 
@@ -54,8 +55,13 @@ def noise(seed: int, size: int = 32) -> np.ndarray:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_judges():
+def _fresh_judges(request):
     """Judges are cached per process; each test starts with none loaded."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield  # a Django-free test (stats/) loads no judge
+        return
+    from scoring import services as scoring_services
+
     scoring_services.judge_cache_clear()
     yield
     scoring_services.judge_cache_clear()

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tests.generation_app.conftest import PLANNED_ROWS, SKIPPED_ROWS
+from tests.generation.conftest import PLANNED_ROWS, SKIPPED_ROWS
 
 
 def test_build_prompts_writes_the_plan_without_a_database(base_prompts_file, tmp_path, capsys):
