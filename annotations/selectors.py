@@ -351,7 +351,8 @@ def study_metric_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def gold_accuracy(*, study: Study) -> list[dict]:
-    """Per annotator: gold items answered and how many matched the known answer."""
+    """Per annotator: gold items answered and how many matched the known answer
+    (docs/metrics.md, "Gold accuracy"; the one computation the page and the report share)."""
     rows = Annotation.objects.filter(
         assignment__item__study=study, assignment__item__is_gold=True, assignment__is_active=True
     ).values(

@@ -15,9 +15,6 @@ from typing import Any
 
 from scoring.stats.reflect.vocabulary import GENDERS, GROUP_KEYS, RACES
 
-TABLES = ("two_afc_summary", "win_rates", "win_matrix", "mcq_jsd", "salary_gaps")
-FIGURES = ("win_matrix", "jsd")
-
 
 def two_afc_summary_rows(report: dict) -> list[dict]:
     keys = (

@@ -20,39 +20,6 @@ from scoring.reflect.planning import (
 )
 from scoring.reflect.protocol import TASKS, TaskPrompts
 
-DUMP_FIELDS = (
-    "model",
-    "request_key",
-    "task",
-    "item",
-    "variant",
-    "occupation",
-    "template",
-    "source_gender",
-    "race_a",
-    "gender_a",
-    "race_b",
-    "gender_b",
-    "presentation",
-    "biography",
-    "sample_index",
-    "explain",
-    "prompt",
-    "model_version",
-    "decoding",
-    "raw_answer",
-    "status",
-    "parsed_value",
-    "rationale",
-    "option_probs",
-    "error",
-    "latency_s",
-    "attempts",
-    "answered_at",
-    "image_a_sha256",
-    "image_b_sha256",
-)
-
 
 def face_set_list() -> list[FaceSet]:
     return list(

@@ -276,7 +276,9 @@ def _fit(subset, outcome, reference, method, options) -> dict:
 
 
 def annotator_summary(annotations: pd.DataFrame, gold_accuracy: list[dict]) -> dict:
-    """Annotators by group: how many, their annotations and items, and each one's gold accuracy."""
+    """Annotators by group: how many, their annotations and items, and gold accuracy: each
+    annotator's from ``annotations.selectors.gold_accuracy``, pooled per group (docs/metrics.md,
+    "Gold accuracy")."""
     gold = {row["annotator"]: row for row in gold_accuracy}
     people = []
     for name, rows in annotations.groupby("annotator", sort=True):

@@ -11,8 +11,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from annotations.labels import CUE_LABELS
 from scoring.stats.study_agreement import (
-    CUE_LABELS,
     human_vs_auto_agreement,
     inter_annotator_agreement,
 )
@@ -75,7 +75,9 @@ def _validated(
     clean["cue"] = cue.where(cue.notna() & (cue != ""), None)
     unknown = sorted(set(clean["cue"].dropna()) - set(CUE_LABELS))
     if unknown:
-        raise ValueError(f"{name}: unknown cue label(s) {unknown}; expected one of {CUE_LABELS}")
+        raise ValueError(
+            f"{name}: unknown cue label(s) {unknown}; expected one of {list(CUE_LABELS)}"
+        )
     return clean
 
 
