@@ -51,12 +51,17 @@ def rates_bar_chart(metrics: dict, *, source: str, measure: str, fmt: str = "svg
             _draw_bars(ax, rows)
             ax.set_ylabel(f"{measure} rate (95% CI)")
             ax.set_title(f"{measure} rate by attribute value — {source}")
-        fig.tight_layout()
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt)
-        return buffer.getvalue()
+        return figure_bytes(fig, fmt)
     finally:
         plt.close(fig)
+
+
+def figure_bytes(fig, fmt: str) -> bytes:
+    """The figure, laid out and saved as ``fmt`` (svg, png); the one save path of every chart."""
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt)
+    return buffer.getvalue()
 
 
 def _draw_bars(ax, rows):

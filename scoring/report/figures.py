@@ -8,8 +8,6 @@ per source × outcome). Every figure's data is a list of rows the CSV download w
 
 from __future__ import annotations
 
-import io
-
 from scoring.report import charts
 
 DELTA_COLUMNS = [
@@ -131,10 +129,7 @@ def _forest(points, *, xlabel: str, title: str, null: float, log: bool, fmt: str
                 ax.set_xscale("log")
             ax.set_xlabel(xlabel, fontsize=8)
             ax.set_title(title, fontsize=9)
-        fig.tight_layout()
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt)
-        return buffer.getvalue()
+        return charts.figure_bytes(fig, fmt)
     finally:
         plt.close(fig)
 

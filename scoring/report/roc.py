@@ -6,7 +6,7 @@ them; matplotlib is imported inside the function so the web app starts without l
 
 from __future__ import annotations
 
-import io
+from scoring.report.charts import figure_bytes
 
 ROC_COLUMNS = ["generator", "fpr", "tpr", "threshold"]
 
@@ -45,9 +45,6 @@ def roc_chart(curves: list[dict], *, title: str = "ROC", fmt: str = "svg") -> by
         ax.set_ylabel("true-positive rate (recall)")
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=8, loc="lower right")
-        fig.tight_layout()
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=fmt)
-        return buffer.getvalue()
+        return figure_bytes(fig, fmt)
     finally:
         plt.close(fig)

@@ -12,7 +12,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from scoring.stats.reflect.vocabulary import GROUPS, SCENARIOS
+from scoring.stats.reflect.vocabulary import GROUPS, SCENARIOS, TWO_AFC_COLUMNS
 
 DEFAULT_OCCUPATIONS = ("CEO", "doctor", "cook", "nurse", "teacher", "lawyer")
 
@@ -47,17 +47,7 @@ def two_afc_design(
                         )
     return pd.DataFrame(
         rows,
-        columns=[
-            "model",
-            "scenario",
-            "occupation",
-            "template",
-            "race_a",
-            "gender_a",
-            "race_b",
-            "gender_b",
-            "presentation",
-        ],
+        columns=[column for column in TWO_AFC_COLUMNS if column != "answer"],
     )
 
 
