@@ -10,18 +10,36 @@ from __future__ import annotations
 
 import hashlib
 
+import pandas as pd
 from django.core.cache import cache
 from django.utils import timezone
 
 from annotations import selectors
 from annotations.models import Study
 from scoring.report.dataset import human_vs_auto_rows
-from scoring.stats.study_metrics import study_metrics
+from scoring.stats.study_metrics import ANNOTATION_COLUMNS, JUDGMENT_COLUMNS, study_metrics
+
+
+def study_metric_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two frames ``scoring.stats.study_metrics`` takes (gold items left out), with the
+    columns it defines (ANNOTATION_COLUMNS, JUDGMENT_COLUMNS)."""
+    annotations = pd.DataFrame(selectors.annotation_rows(study=study)).reindex(
+        columns=ANNOTATION_COLUMNS
+    )
+    judgments = pd.DataFrame(selectors.judgment_rows(study=study)).reindex(columns=JUDGMENT_COLUMNS)
+    annotations["hard_refusal"] = annotations["hard_refusal"].astype(bool)
+    # A cue-only judge leaves hard_refusal empty: study_metrics keeps it out of refusal statistics.
+    judgments["hard_refusal"] = (
+        judgments["hard_refusal"].astype(object).where(judgments["hard_refusal"].notna(), None)
+    )
+    for frame in (annotations, judgments):
+        frame["cue"] = frame["cue"].astype(object).where(frame["cue"].notna(), None)
+    return annotations, judgments
 
 
 def metrics_document(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) -> dict:
     """The validated-metrics JSON of a study: rates, agreement, gold accuracy and provenance."""
-    annotations, judgments = selectors.study_metric_frames(study=study)
+    annotations, judgments = study_metric_frames(study=study)
     document = study_metrics(annotations, judgments, n_bootstrap=n_bootstrap, seed=seed)
     document["study"] = {
         "slug": study.slug,

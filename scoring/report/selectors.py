@@ -15,6 +15,7 @@ from django.db.models import Count, Q
 
 from annotations import selectors
 from annotations.models import AttributeValue, AutomatedJudgment, Item, Study
+from scoring.metrics import study_metric_frames
 from scoring.report import figures as report_figures
 from scoring.report.dataset import audit_report
 
@@ -71,7 +72,7 @@ def study_facts(*, study: Study) -> dict:
 
 def report_document(*, study: Study, references: dict | None = None, **options) -> dict:
     """The audit report of a study, recomputed from its stored records."""
-    annotations, judgments = selectors.study_metric_frames(study=study)
+    annotations, judgments = study_metric_frames(study=study)
     return audit_report(
         annotations,
         judgments,
