@@ -108,6 +108,8 @@ TWO_AFC_REPORTED = (
     "win_rate.race",
     "win_rate.gender",
     "win_rate.race_gender",
+    "win_rate_all_trials.race",
+    "win_rate_all_trials.gender",
     "pol",
     "ext",
 )

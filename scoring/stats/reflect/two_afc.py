@@ -45,6 +45,11 @@ _GENDER_MASK = (GENDER_OF[None, :, None] == np.arange(len(GENDERS))[:, None, Non
 )
 _GROUP_MASK = np.eye(N_GROUPS, dtype=bool)[:, :, None] & ~np.eye(N_GROUPS, dtype=bool)[None]
 
+# The paper's win rate (REFLECT, arXiv:2601.06931v2): over every kept comparison with at least
+# one image of level k. _HAS_LEVEL[k, i] is True when group i has level k.
+_RACE_LEVEL = RACE_OF[None, :] == np.arange(len(RACES))[:, None]
+_GENDER_LEVEL = GENDER_OF[None, :] == np.arange(len(GENDERS))[:, None]
+
 
 @dataclass(frozen=True)
 class TwoAfcCounts:
@@ -161,6 +166,30 @@ def _marginal(wins: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return _ratio(won, total)
 
 
+def _marginal_all_trials(wins: np.ndarray, has_level: np.ndarray) -> np.ndarray:
+    """Wins of images with level k / kept comparisons with at least one image of level k.
+
+    When both images have level k, one of them wins: the comparison counts once in both."""
+    wins = np.asarray(wins, dtype=float)
+    kept = wins + np.swapaxes(wins, -1, -2)
+    level = has_level.astype(float)
+    won = np.einsum("...ij,ki->...k", wins, level)
+    either = (has_level[:, :, None] | has_level[:, None, :]).astype(float)
+    # kept is symmetric, so summing it over ordered pairs counts each comparison twice.
+    total = np.einsum("...ij,kij->...k", kept, either) / 2
+    return _ratio(won, total)
+
+
+def win_rates_all_trials(wins: np.ndarray) -> dict[str, np.ndarray]:
+    """The paper's WinRate(g) by race (..., 5) and gender (..., 2): wins of images of g over
+    every kept comparison in which at least one image belongs to g, same-race (same-gender)
+    comparisons included (docs/metrics.md, "Win rates")."""
+    return {
+        "race": _marginal_all_trials(wins, _RACE_LEVEL),
+        "gender": _marginal_all_trials(wins, _GENDER_LEVEL),
+    }
+
+
 def win_rates(wins: np.ndarray) -> dict[str, np.ndarray]:
     """Win rates by race (..., 5), gender (..., 2) and race × gender (..., 10).
 
@@ -200,11 +229,14 @@ def two_afc_statistics(
     """Every 2AFC statistic from (possibly batched) aggregated counts; ``matrix=False`` leaves
     out the 10×10 win matrix (the bootstrap does not need its 100 cells)."""
     rates = win_rates(wins)
+    paper_rates = win_rates_all_trials(wins)
     pol = polarisation(wins)
     out = {
         "win_rate.race": rates["race"],
         "win_rate.gender": rates["gender"],
         "win_rate.race_gender": rates["race_gender"],
+        "win_rate_all_trials.race": paper_rates["race"],
+        "win_rate_all_trials.gender": paper_rates["gender"],
         "pol": pol["pol"],
         "ext": pol["ext"],
         "first_position_rate": _ratio(first_position, valid_answers),

@@ -36,6 +36,7 @@ from scoring.stats.reflect.two_afc import (
     win_matrix_spearman,
     win_matrix_spearman_bootstrap,
     win_rates,
+    win_rates_all_trials,
 )
 from scoring.stats.reflect.vocabulary import GENDERS, GROUPS, RACES
 
@@ -188,6 +189,10 @@ def _naive_win_rates(frame):
             continue
         winner, loser = (a, b) if answer == "A" else (b, a)
         for level, key in (("race", 0), ("gender", 1)):
+            # The paper's WinRate(g): every kept comparison with at least one image of g.
+            for value in {winner[key], loser[key]}:
+                seen[(f"{level}_all_trials", value)] += 1
+            won[(f"{level}_all_trials", winner[key])] += 1
             if winner[key] != loser[key]:
                 won[(level, winner[key])] += 1
                 seen[(level, winner[key])] += 1
@@ -209,11 +214,15 @@ def test_matches_a_naive_reference_on_random_answers(data):
     frame = design.assign(answer=raw)
     normalised = frame.assign(answer=[a.strip(".()") if len(a) <= 3 else a for a in raw])
     expected = _naive_win_rates(normalised)
-    rates = win_rates(two_afc_counts(two_afc_records(frame)).wins.sum(axis=0))
+    wins = two_afc_counts(two_afc_records(frame)).wins.sum(axis=0)
+    rates = win_rates(wins)
+    all_trials = win_rates_all_trials(wins)
     for i, race in enumerate(RACES):
         assert _same(rates["race"][i], expected.get(("race", race)))
+        assert _same(all_trials["race"][i], expected.get(("race_all_trials", race)))
     for i, gender in enumerate(GENDERS):
         assert _same(rates["gender"][i], expected.get(("gender", gender)))
+        assert _same(all_trials["gender"][i], expected.get(("gender_all_trials", gender)))
     for i, group in enumerate(GROUPS):
         assert _same(rates["race_gender"][i], expected.get(("group", group)))
 
@@ -309,3 +318,21 @@ def test_spearman_bootstrap_is_paired_and_needs_the_same_templates():
     fewer = two_afc_counts(two_afc_records(frame[frame["template"] != "t0"]))
     different = win_matrix_spearman_bootstrap(counts, fewer, n_resamples=200, rng=0)
     assert different.ci_low is None and "different templates" in different.extra["ci_reason"]
+
+
+def test_all_trials_win_rate_counts_same_race_comparisons_once():
+    """Three kept comparisons: White f beats Black f, White m beats White f, Black m beats
+    White m. Race White: 2 wins (the first two) over 3 trials with a White image; Black: 1 of 2.
+    The different-race win rate leaves the White-White trial out: White 1 of 2."""
+    white_f, white_m = GROUPS.index(("White", "female")), GROUPS.index(("White", "male"))
+    black_f, black_m = GROUPS.index(("Black", "female")), GROUPS.index(("Black", "male"))
+    wins = np.zeros((10, 10))
+    wins[white_f, black_f] = wins[white_m, white_f] = wins[black_m, white_m] = 1
+    white, black = RACES.index("White"), RACES.index("Black")
+    paper = win_rates_all_trials(wins)
+    assert paper["race"][white] == pytest.approx(2 / 3)
+    assert paper["race"][black] == pytest.approx(1 / 2)
+    assert np.isnan(paper["race"][RACES.index("Asian")])
+    assert win_rates(wins)["race"][white] == pytest.approx(1 / 2)
+    # Gender: female in 2 trials (won 1), male in 2 trials (won 2).
+    assert paper["gender"].tolist() == pytest.approx([1 / 2, 1.0])
