@@ -2,13 +2,16 @@
 the dashboard's validation table (docs/metrics.md).
 
 The numbers come from ``scoring.stats.study_metrics`` on the frames ``annotations.selectors``
-builds; the ``export_metrics`` command, the metrics API, the staff statistics fragment and
+builds (``study_metric_frames``); the ``export_metrics`` command, the metrics API, the staff statistics fragment and
 ``run_audit`` all read this one document.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Callable
+from typing import TypeVar
 
 import pandas as pd
 from django.core.cache import cache
@@ -18,6 +21,8 @@ from annotations import selectors
 from annotations.models import Study
 from scoring.report.dataset import human_vs_auto_rows
 from scoring.stats.study_metrics import ANNOTATION_COLUMNS, JUDGMENT_COLUMNS, study_metrics
+
+T = TypeVar("T")
 
 
 def study_metric_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -54,18 +59,35 @@ def metrics_document(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) ->
     return document
 
 
+CACHE_SECONDS = 24 * 3600
+
+
+def cached_for_study_data(kind: str, *, study: Study, settings, compute: Callable[[], T]) -> T:
+    """``compute()``, reused while the study's data and ``settings`` (JSON-able) are unchanged.
+
+    The one cache of computed study documents (metrics, report, figures): the key holds the
+    study's data fingerprint (``annotations.selectors.study_data_fingerprint``), so an answer,
+    an edit or a gold flag makes a new key and a cached value is never stale.
+    """
+    fingerprint = selectors.study_data_fingerprint(study=study)
+    settings_text = json.dumps(settings, sort_keys=True)
+    digest = hashlib.sha256(f"{study.pk}|{fingerprint}|{settings_text}".encode()).hexdigest()
+    key = f"{kind}:{digest}"
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.set(key, value, timeout=CACHE_SECONDS)
+    return value
+
+
 def metrics_document_cached(*, study: Study, n_bootstrap: int = 2000, seed: int = 0) -> dict:
     """The same document, reused while the study's data is unchanged (dashboard and charts)."""
-    fingerprint = selectors.study_data_fingerprint(study=study)
-    key = (
-        "metrics:"
-        + hashlib.sha256(f"{study.pk}|{fingerprint}|{n_bootstrap}|{seed}".encode()).hexdigest()
+    return cached_for_study_data(
+        "metrics",
+        study=study,
+        settings=[n_bootstrap, seed],
+        compute=lambda: metrics_document(study=study, n_bootstrap=n_bootstrap, seed=seed),
     )
-    document = cache.get(key)
-    if document is None:
-        document = metrics_document(study=study, n_bootstrap=n_bootstrap, seed=seed)
-        cache.set(key, document, timeout=24 * 3600)
-    return document
 
 
 def validation_table(metrics: dict) -> list[dict]:

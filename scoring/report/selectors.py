@@ -7,19 +7,13 @@ The numbers come from ``scoring.report.dataset.audit_report`` on the frames
 
 from __future__ import annotations
 
-import hashlib
-import json
-
-from django.core.cache import cache
 from django.db.models import Count, Q
 
 from annotations import selectors
 from annotations.models import AttributeValue, AutomatedJudgment, Item, Study
-from scoring.metrics import study_metric_frames
+from scoring.metrics import cached_for_study_data, study_metric_frames
 from scoring.report import figures as report_figures
 from scoring.report.dataset import audit_report
-
-CACHE_SECONDS = 24 * 3600
 
 
 def study_design(*, study: Study) -> dict:
@@ -85,29 +79,23 @@ def report_document(*, study: Study, references: dict | None = None, **options) 
     )
 
 
-def _cache_key(prefix: str, study: Study, references, options) -> str:
-    fingerprint = selectors.study_data_fingerprint(study=study)
-    settings_text = json.dumps([references or {}, options], sort_keys=True)
-    return prefix + hashlib.sha256(f"{study.pk}|{fingerprint}|{settings_text}".encode()).hexdigest()
-
-
 def report_document_cached(*, study: Study, references: dict | None = None, **options) -> dict:
     """The same report, reused while the study's data (its fingerprint) and the settings are unchanged."""
-    key = _cache_key("report:", study, references, options)
-    report = cache.get(key)
-    if report is None:
-        report = report_document(study=study, references=references, **options)
-        cache.set(key, report, timeout=CACHE_SECONDS)
-    return report
+    return cached_for_study_data(
+        "report",
+        study=study,
+        settings=[references or {}, options],
+        compute=lambda: report_document(study=study, references=references, **options),
+    )
 
 
 def figure_image_cached(
     *, study: Study, report: dict, spec: dict, fmt: str, references: dict
 ) -> bytes:
     """A figure's bytes, drawn once per report (matplotlib takes a few hundred ms a figure)."""
-    key = _cache_key("report-figure:", study, references, {"figure": spec["key"], "fmt": fmt})
-    image = cache.get(key)
-    if image is None:
-        image = report_figures.figure_image(report, spec, fmt)
-        cache.set(key, image, timeout=CACHE_SECONDS)
-    return image
+    return cached_for_study_data(
+        "report-figure",
+        study=study,
+        settings=[references or {}, {"figure": spec["key"], "fmt": fmt}],
+        compute=lambda: report_figures.figure_image(report, spec, fmt),
+    )
