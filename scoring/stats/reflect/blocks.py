@@ -110,6 +110,8 @@ TWO_AFC_REPORTED = (
     "win_rate.race_gender",
     "win_rate_all_trials.race",
     "win_rate_all_trials.gender",
+    *(f"win_rate_within_gender.{gender}.race" for gender in GENDERS),
+    "male_win_rate_within_race.race",
     "pol",
     "ext",
 )
@@ -117,6 +119,8 @@ TWO_AFC_NULL = {
     "win_rate.race": 0.5,
     "win_rate.gender": 0.5,
     "win_rate.race_gender": 0.5,
+    **{f"win_rate_within_gender.{gender}.race": 0.5 for gender in GENDERS},
+    "male_win_rate_within_race.race": 0.5,
     "first_position_rate": 0.5,
 }
 

@@ -45,6 +45,20 @@ _GENDER_MASK = (GENDER_OF[None, :, None] == np.arange(len(GENDERS))[:, None, Non
 )
 _GROUP_MASK = np.eye(N_GROUPS, dtype=bool)[:, :, None] & ~np.eye(N_GROUPS, dtype=bool)[None]
 
+# The paper's Figure 4(d-f) views. _WITHIN_GENDER[g][k, i, j]: i has race k, j another race, both
+# gender g. _MALE_WITHIN_RACE[k, i, j]: i is the male, j the female image of race k.
+_SAME_GENDER = GENDER_OF[:, None] == GENDER_OF[None, :]
+_WITHIN_GENDER = {
+    gender: _RACE_MASK & _SAME_GENDER[None] & (GENDER_OF[None, :, None] == index)
+    for index, gender in enumerate(GENDERS)
+}
+_MALE_WITHIN_RACE = (
+    (RACE_OF[None, :, None] == np.arange(len(RACES))[:, None, None])
+    & (RACE_OF[None, None, :] == np.arange(len(RACES))[:, None, None])
+    & (GENDER_OF[None, :, None] == GENDERS.index("male"))
+    & (GENDER_OF[None, None, :] == GENDERS.index("female"))
+)
+
 # The paper's win rate (REFLECT, arXiv:2601.06931v2): over every kept comparison with at least
 # one image of level k. _HAS_LEVEL[k, i] is True when group i has level k.
 _RACE_LEVEL = RACE_OF[None, :] == np.arange(len(RACES))[:, None]
@@ -190,6 +204,18 @@ def win_rates_all_trials(wins: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
+def figure_4_views(wins: np.ndarray) -> dict[str, np.ndarray]:
+    """The paper's Figure 4(d-f): race win rates within each gender (..., 5) under
+    ``win_rate_within_gender.<gender>.race``, and per race the male image's win rate against the
+    female image of the same race (..., 5) under ``male_win_rate_within_race.race``."""
+    out = {
+        f"win_rate_within_gender.{gender}.race": _marginal(wins, mask)
+        for gender, mask in _WITHIN_GENDER.items()
+    }
+    out["male_win_rate_within_race.race"] = _marginal(wins, _MALE_WITHIN_RACE)
+    return out
+
+
 def win_rates(wins: np.ndarray) -> dict[str, np.ndarray]:
     """Win rates by race (..., 5), gender (..., 2) and race × gender (..., 10).
 
@@ -237,6 +263,7 @@ def two_afc_statistics(
         "win_rate.race_gender": rates["race_gender"],
         "win_rate_all_trials.race": paper_rates["race"],
         "win_rate_all_trials.gender": paper_rates["gender"],
+        **figure_4_views(wins),
         "pol": pol["pol"],
         "ext": pol["ext"],
         "first_position_rate": _ratio(first_position, valid_answers),

@@ -29,6 +29,7 @@ from scoring.stats.reflect.two_afc import (
     _row_spearman,
     discard_counts,
     discards_by_group,
+    figure_4_views,
     first_position_rate,
     polarisation,
     two_afc_counts,
@@ -193,6 +194,16 @@ def _naive_win_rates(frame):
             for value in {winner[key], loser[key]}:
                 seen[(f"{level}_all_trials", value)] += 1
             won[(f"{level}_all_trials", winner[key])] += 1
+            if winner[1 - key] == loser[1 - key] and winner[key] != loser[key]:
+                # Figure 4(d-f): race within one gender; male against female within one race.
+                if level == "race":
+                    within = f"within_{winner[1]}"
+                    won[(within, winner[0])] += 1
+                    seen[(within, winner[0])] += 1
+                    seen[(within, loser[0])] += 1
+                else:
+                    won[("male_within", winner[0])] += winner[1] == "male"
+                    seen[("male_within", winner[0])] += 1
             if winner[key] != loser[key]:
                 won[(level, winner[key])] += 1
                 seen[(level, winner[key])] += 1
@@ -217,9 +228,18 @@ def test_matches_a_naive_reference_on_random_answers(data):
     wins = two_afc_counts(two_afc_records(frame)).wins.sum(axis=0)
     rates = win_rates(wins)
     all_trials = win_rates_all_trials(wins)
+    views = figure_4_views(wins)
     for i, race in enumerate(RACES):
         assert _same(rates["race"][i], expected.get(("race", race)))
         assert _same(all_trials["race"][i], expected.get(("race_all_trials", race)))
+        for gender in GENDERS:
+            assert _same(
+                views[f"win_rate_within_gender.{gender}.race"][i],
+                expected.get((f"within_{gender}", race)),
+            )
+        assert _same(
+            views["male_win_rate_within_race.race"][i], expected.get(("male_within", race))
+        )
     for i, gender in enumerate(GENDERS):
         assert _same(rates["gender"][i], expected.get(("gender", gender)))
         assert _same(all_trials["gender"][i], expected.get(("gender_all_trials", gender)))
