@@ -58,10 +58,12 @@ serve: setup
 lint: setup-test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-logo
 
 test: setup-test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-logo
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 clean:

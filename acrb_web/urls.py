@@ -8,11 +8,12 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("", include("scoring.metrics_urls")),
     path("api/", include("annotations.api_urls")),
     path("staff/judges/", include("scoring.urls")),
     path("staff/generation/", include("generation.urls")),
     path("staff/reflect/", include("scoring.reflect.urls")),
-    path("staff/", include("annotations.report_urls")),
+    path("staff/", include("scoring.report.urls")),
     path("staff/", include("annotations.staff_urls")),
     path("", include("annotations.urls")),
 ]

@@ -5,7 +5,6 @@ All endpoints need a staff account (DRF's IsAdminUser, set as the default in set
 
 from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
 from rest_framework.response import Response
@@ -54,13 +53,3 @@ class StudyAnnotations(APIView):
         return Response(
             AnnotationRowSerializer(exports.annotation_dataset(study=study), many=True).data
         )
-
-
-class StudyMetrics(APIView):
-    @extend_schema(
-        responses=OpenApiTypes.OBJECT,
-        description="The validated-metrics document; see docs/metrics.md.",
-    )
-    def get(self, request, slug):
-        study = get_object_or_404(Study, slug=slug)
-        return Response(exports.metrics_document(study=study))

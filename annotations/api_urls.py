@@ -10,5 +10,4 @@ urlpatterns = [
     path(
         "studies/<slug:slug>/annotations/", api.StudyAnnotations.as_view(), name="study_annotations"
     ),
-    path("studies/<slug:slug>/metrics/", api.StudyMetrics.as_view(), name="study_metrics"),
 ]

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scoring.stats.label_models import AGGREGATED_LABEL_FIELDS, aggregate_labels
-
 from . import exports, selectors
 from .export_formats import ANNOTATION_EXPORT_FIELDS, JUDGMENT_EXPORT_FIELDS
 from .models import Study
@@ -31,11 +29,3 @@ def annotation_export(*, study: Study) -> ExportDataset:
 def judgment_export(*, study: Study) -> ExportDataset:
     """The automated judgments the metrics use: they answer a question; gold items left out."""
     return ExportDataset("judgments", selectors.judgment_rows(study=study), JUDGMENT_EXPORT_FIELDS)
-
-
-def aggregated_label_export(*, study: Study, method: str, seed: int = 0) -> ExportDataset:
-    """One row per annotated item: its label under ``method`` (docs/metrics.md, "Label models"),
-    fitted on the annotations the metrics use (gold items left out)."""
-    annotations, _ = selectors.study_metric_frames(study=study)
-    rows = aggregate_labels(annotations, method=method, seed=seed).items
-    return ExportDataset(f"labels-{method}", rows, AGGREGATED_LABEL_FIELDS)

@@ -1,26 +1,17 @@
 """Exports as dataset -> formatter -> writer.
 
-The dataset functions build plain rows once; CSV, JSONL, the metrics JSON, the dashboard and
-the REST API only format them. Metric definitions: docs/metrics.md (one definition, in
-``scoring.stats.study_metrics``).
+The dataset functions build plain rows once; CSV, JSONL and the REST API only format them. The
+validated-metrics document (statistics) is built on the scoring side, ``scoring.metrics``,
+which formats it with the writers here.
 """
 
 from __future__ import annotations
 
 import csv
 import datetime as dt
-import hashlib
 import io
 import json
 from collections.abc import Iterable
-
-from django.core.cache import cache
-from django.utils import timezone
-
-from scoring.report import human_vs_auto_rows
-from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
-from scoring.stats.label_sensitivity import DEFAULT_METHODS as DEFAULT_LABEL_MODELS
-from scoring.stats.study_metrics import study_metrics
 
 from . import selectors
 from .models import Study
@@ -54,72 +45,8 @@ ANNOTATION_EXPORT_COLUMNS = [
 # --- datasets ------------------------------------------------------------------------------
 
 
-def metrics_document(
-    *,
-    study: Study,
-    n_resamples: int = DEFAULT_N_RESAMPLES,
-    seed: int = 0,
-    label_models: tuple[str, ...] = DEFAULT_LABEL_MODELS,
-) -> dict:
-    """The validated-metrics JSON of a study: rates, agreement, label models, gold accuracy and
-    provenance."""
-    annotations, judgments = selectors.study_metric_frames(study=study)
-    document = study_metrics(
-        annotations, judgments, n_resamples=n_resamples, seed=seed, label_models=label_models
-    )
-    document["study"] = {
-        "slug": study.slug,
-        "name": study.name,
-        "mode": study.mode,
-        "overlap_k": study.overlap_k,
-        "synthetic_demo": study.is_synthetic_demo,
-    }
-    document["counts"] = selectors.study_counts(study=study)
-    # Excluded items are in no statistic above; the export says how many and why.
-    document["excluded_items"] = [
-        {
-            "item_id": row["item_id"],
-            "reason": row["excluded_reason"],
-            "excluded_at": row["excluded_at"],
-        }
-        for row in selectors.excluded_items(study=study)
-    ]
-    document["gold_accuracy"] = selectors.gold_accuracy(study=study)
-    document["generated_at"] = timezone.now().isoformat()
-    return document
-
-
-def metrics_document_cached(
-    *, study: Study, n_resamples: int = DEFAULT_N_RESAMPLES, seed: int = 0
-) -> dict:
-    """The same document, reused while the study's data is unchanged (dashboard and charts)."""
-    fingerprint = selectors.study_data_fingerprint(study=study)
-    key = (
-        "metrics:"
-        + hashlib.sha256(f"{study.pk}|{fingerprint}|{n_resamples}|{seed}".encode()).hexdigest()
-    )
-    document = cache.get(key)
-    if document is None:
-        document = metrics_document(study=study, n_resamples=n_resamples, seed=seed)
-        cache.set(key, document, timeout=24 * 3600)
-    return document
-
-
 def annotation_dataset(*, study: Study) -> list[dict]:
     return selectors.annotation_rows(study=study, include_gold=True)
-
-
-def validation_table(metrics: dict) -> list[dict]:
-    """The ACRB validation table (the audit report's rows) plus, on each overall row, the
-    inter-annotator agreement of the same question."""
-    agreement = metrics.get("agreement", {})
-    inter = agreement.get("inter_annotator", {})
-    rows = human_vs_auto_rows(agreement.get("human_vs_auto", {}))
-    for row in rows:
-        block = inter.get(row["question"], {}) if row["scope"] == "overall" else {}
-        row["inter_annotator_alpha"] = block.get("krippendorff_alpha")
-        row["inter_annotator_kappa"] = block.get("cohen_kappa_pairwise_mean")
-    return rows
 
 
 # --- formatters / writers ------------------------------------------------------------------

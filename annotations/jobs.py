@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.db.models import F
 from django.utils import timezone
 
 from .models import BackgroundJob
@@ -27,10 +26,6 @@ def job_progress(*, job_id: int, done: int, total: int | None = None) -> None:
     if total is not None:
         fields["total"] = total
     BackgroundJob.objects.filter(pk=job_id).update(**fields)
-
-
-def job_advance(*, job_id: int, by: int = 1) -> None:
-    BackgroundJob.objects.filter(pk=job_id).update(done=F("done") + by)
 
 
 def job_finish(

@@ -42,10 +42,6 @@ class Study(models.Model):
     def __str__(self):
         return self.slug
 
-    @property
-    def cue_labels(self):
-        return tuple(self.label_scheme) if self.label_scheme else CUE_LABELS
-
 
 class AttributeValue(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="attribute_values")
@@ -179,10 +175,6 @@ class AutomatedJudgment(models.Model):
                 fields=["item", "judge", "judge_version"], name="one_judgment_per_judge_version"
             )
         ]
-
-    @property
-    def judge_key(self):
-        return f"{self.judge}@{self.judge_version}"
 
 
 class Annotator(models.Model):

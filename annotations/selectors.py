@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pandas as pd
 from django.db import connection
 from django.db.models import Count, F, Max, Min, Q
 from django.http import Http404
@@ -326,51 +325,9 @@ def judgment_rows(*, study: Study) -> list[dict]:
     return out
 
 
-ANNOTATION_FRAME_COLUMNS = [
-    "item_id",
-    "annotator",
-    "annotator_group",
-    "attribute",
-    "attribute_value",
-    "base_prompt_id",
-    "domain",
-    "generator",
-    "mode",
-    "hard_refusal",
-    "cue",
-]
-JUDGMENT_FRAME_COLUMNS = [
-    "item_id",
-    "judge",
-    "hard_refusal",
-    "cue",
-    "attribute",
-    "attribute_value",
-    "base_prompt_id",
-    "domain",
-    "generator",
-    "mode",
-]
-
-
-def study_metric_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The two frames ``scoring.stats.study_metrics`` takes (gold items left out)."""
-    annotations = pd.DataFrame(annotation_rows(study=study)).reindex(
-        columns=ANNOTATION_FRAME_COLUMNS
-    )
-    judgments = pd.DataFrame(judgment_rows(study=study)).reindex(columns=JUDGMENT_FRAME_COLUMNS)
-    annotations["hard_refusal"] = annotations["hard_refusal"].astype(bool)
-    # A cue-only judge leaves hard_refusal empty: study_metrics keeps it out of refusal statistics.
-    judgments["hard_refusal"] = (
-        judgments["hard_refusal"].astype(object).where(judgments["hard_refusal"].notna(), None)
-    )
-    for frame in (annotations, judgments):
-        frame["cue"] = frame["cue"].astype(object).where(frame["cue"].notna(), None)
-    return annotations, judgments
-
-
 def gold_accuracy(*, study: Study) -> list[dict]:
-    """Per annotator: gold items answered and how many matched the known answer."""
+    """Per annotator: gold items answered and how many matched the known answer
+    (docs/metrics.md, "Gold accuracy"; the one computation the page and the report share)."""
     rows = Annotation.objects.filter(
         INCLUDED_ANSWERS,
         assignment__item__study=study,

@@ -503,5 +503,11 @@ def item_image_replace(*, item: Item, image: Path, user, reason: str = "") -> It
         raise
 
 
-# Imports are writes too; they live in imports.py and belong to this API.
-from .imports import annotations_import, items_import  # noqa: E402, F401
+def __getattr__(name: str):
+    """Imports are writes too; they live in imports.py and belong to this API. Resolved on first
+    use, so importing ``annotations.imports`` first (it imports this module) is no cycle."""
+    if name in ("annotations_import", "items_import"):
+        from . import imports
+
+        return getattr(imports, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,15 +6,9 @@ app_name = "staff"
 urlpatterns = [
     path("", views.study_list, name="study_list"),
     path("studies/<slug:slug>/", views.study_detail, name="study_detail"),
-    path(
-        "studies/<slug:slug>/rates/<str:source>/<str:measure>.<str:fmt>",
-        views.rates_chart,
-        name="rates_chart",
-    ),
     path("studies/<slug:slug>/batches/new/", views.batch_create, name="batch_create"),
     path("studies/<slug:slug>/import/", views.items_upload, name="items_upload"),
     path("studies/<slug:slug>/import-labels/", views.annotations_upload, name="annotations_upload"),
-    path("studies/<slug:slug>/export/metrics.json", views.export_metrics, name="export_metrics"),
     path(
         "studies/<slug:slug>/export/annotations.<str:fmt>",
         views.export_annotations,

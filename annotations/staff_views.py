@@ -8,23 +8,21 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from functools import wraps
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from scoring import figures
-
-from . import export_datasets, export_formats, exports, jobs, selectors, services
+from . import export_datasets, export_formats, jobs, selectors, services
+from .http import download_response
 from .manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
 from .models import Annotator, BackgroundJob, Batch, Item, Study
+from .permissions import staff_required
 from .policies import PolicyError
 from .staff_forms import (
     AddAnnotatorsForm,
@@ -38,17 +36,6 @@ from .staff_forms import (
 from .tasks import batch_create_task, import_items_task
 
 
-def staff_required(view):
-    @login_required
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        if not request.user.is_staff:
-            raise PermissionDenied("staff only")
-        return view(request, *args, **kwargs)
-
-    return wrapped
-
-
 @staff_required
 @require_GET
 def study_list(request):
@@ -60,42 +47,16 @@ def study_list(request):
 @require_GET
 def study_detail(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
-    metrics = exports.metrics_document_cached(study=study)
+    # The statistics (validation, rates, gold accuracy) are scoring's fragment, which the page
+    # loads by URL name (metrics:study_statistics): annotations imports nothing from scoring.
     context = {
         "study": study,
-        "metrics": metrics,
-        "validation_rows": exports.validation_table(metrics),
-        "inter_annotator": metrics.get("agreement", {}).get("inter_annotator", {}),
-        "rate_sources": sorted(metrics.get("rates", {})),
+        "counts": selectors.study_counts(study=study),
         "batches": study.batches.all(),
         "flags_waiting": selectors.flag_queue_size(study=study),
         "jobs": study.jobs.all()[:10],
-        "measures": figures.MEASURES,
     }
     return render(request, "staff/study_detail.html", context)
-
-
-@staff_required
-@require_GET
-def rates_chart(request, slug: str, source: str, measure: str, fmt: str):
-    study = get_object_or_404(Study, slug=slug)
-    if fmt not in ("csv", "svg", "png") or measure not in figures.MEASURES:
-        raise Http404("no such chart")
-    metrics = exports.metrics_document_cached(study=study)
-    if source not in metrics.get("rates", {}):
-        raise Http404("no such rate source")
-    if fmt == "csv":
-        rows = figures.rate_rows(metrics, source=source, measure=measure)
-        body = exports.render_rows_csv(rows, figures.RATE_COLUMNS)
-        return _download(body, f"{study.slug}-{source}-{measure}.csv", "text/csv")
-    image = figures.rates_bar_chart(metrics, source=source, measure=measure, fmt=fmt)
-    content_type = "image/svg+xml" if fmt == "svg" else "image/png"
-    response = HttpResponse(image, content_type=content_type)
-    if request.GET.get("download"):
-        response["Content-Disposition"] = (
-            f'attachment; filename="{study.slug}-{source}-{measure}.{fmt}"'
-        )
-    return response
 
 
 @staff_required
@@ -273,21 +234,15 @@ def job_detail(request, pk: int):
 
 @staff_required
 @require_GET
-def export_metrics(request, slug: str):
-    study = get_object_or_404(Study, slug=slug)
-    body = exports.render_metrics(exports.metrics_document(study=study))
-    return _download(body, f"{study.slug}-metrics.json", "application/json")
-
-
-@staff_required
-@require_GET
 def export_annotations(request, slug: str, fmt: str):
     study = get_object_or_404(Study, slug=slug)
     if fmt not in export_formats.FORMATS:
         raise Http404("unknown export format")
     dataset = export_datasets.annotation_export(study=study)
     body = export_formats.render_rows(dataset.rows, fmt, dataset.fields, dataset=dataset.name)
-    return _download(body, f"{study.slug}-annotations.{fmt}", export_formats.CONTENT_TYPES[fmt])
+    return download_response(
+        body, f"{study.slug}-annotations.{fmt}", export_formats.CONTENT_TYPES[fmt]
+    )
 
 
 @staff_required
@@ -411,9 +366,3 @@ def item_image_replace(request, pk: int):
         return f"image replaced by {upload.name}"
 
     return _review_action(request, pk, ItemImageReplaceForm, act)
-
-
-def _download(body: str | bytes, filename: str, content_type: str) -> HttpResponse:
-    response = HttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response

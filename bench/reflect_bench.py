@@ -58,7 +58,7 @@ def write_faces(root: Path, occupations: list[str], templates: int) -> None:
     from PIL import Image
 
     from scoring.reflect.protocol import race_slug
-    from scoring.stats.reflect_records import GROUPS
+    from scoring.stats.reflect.vocabulary import GROUPS
 
     for o, occupation in enumerate(occupations):
         for t in range(templates):
@@ -120,7 +120,7 @@ def run_bench(args, base_url: str, workdir: Path) -> dict:
     protocol = bench_protocol(args.scenarios)
     occupations = protocol["occupations"]
     write_faces(workdir / "faces", occupations, args.templates_per_occupation)
-    face_set = services.faceset_import(folder=workdir / "faces", name="bench", protocol=protocol)
+    face_set = services.face_set_import(folder=workdir / "faces", name="bench", protocol=protocol)
     images = len(occupations) * args.templates_per_occupation * 10
     scenarios = sorted(protocol["2afc"]["scenarios"])
     requests = images // 10 * 90 * len(scenarios) + images * len(protocol["mcq"])

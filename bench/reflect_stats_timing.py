@@ -23,8 +23,8 @@ if __package__ in (None, ""):
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from scoring.stats.reflect import reflect_report  # noqa: E402
-from scoring.stats.reflect_synthetic import (  # noqa: E402
+from scoring.stats.reflect.report import reflect_report  # noqa: E402
+from scoring.stats.reflect.synthetic import (  # noqa: E402
     answer_two_afc,
     mcq_design,
     noisy_preferences,

@@ -64,14 +64,19 @@ def item_pks(*, study: Study) -> list[int]:
 
 
 def judgment_counts(*, study: Study) -> list[dict]:
-    """Per judge and version: judgments, errors, invalid answers, refusals (one query)."""
+    """Per judge and version: judgments, errors, invalid answers, refusals (one query).
+
+    Invalid means what ``ScoreSummary.invalid`` counts: the judge answered without a verdict
+    (no error, no hard-refusal label and no cue label; scoring.services). A cue judge's valid
+    verdict also leaves ``hard_refusal`` empty, so the cue label tells the two apart.
+    """
     rows = (
         AutomatedJudgment.objects.filter(item__study=study)
         .values("judge", "judge_version")
         .annotate(
             total=Count("id"),
             errors=Count("id", filter=~Q(error="")),
-            invalid=Count("id", filter=Q(error="", hard_refusal__isnull=True)),
+            invalid=Count("id", filter=Q(error="", hard_refusal__isnull=True, cue_label="")),
             refusals=Count("id", filter=Q(hard_refusal=True)),
         )
         .order_by("judge", "judge_version")

@@ -6,7 +6,8 @@ the bookkeeping. How an output becomes a row (see docs/judges.md, "What is store
 
 - hard-refusal label → ``hard_refusal`` True/False, ``score`` = the CLIP refusal similarity
   (None when CLIP did not run), ``confidence`` as the judge gave it;
-- cue label → ``hard_refusal`` False, ``cue_label``, ``confidence``;
+- cue label → ``hard_refusal`` None (a cue judge does not answer the refusal question),
+  ``cue_label``, ``confidence``;
 - ``invalid`` (an answer that did not parse) → ``hard_refusal`` None, ``cue_label`` empty,
   ``error`` empty, ``raw_output["label"] == "invalid"``: the judge answered, so it is no
   error, but it gave no verdict, so the agreement statistics (which read rows with a

@@ -13,10 +13,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotations.exports import render_rows_csv
 from annotations.models import BackgroundJob, Study
-from annotations.staff_views import staff_required
+from annotations.permissions import staff_required
 
-from . import roc_figures, selectors, services
+from . import selectors, services
 from .forms import CalibrateForm, ScoreForm
+from .report import roc
 
 FIGURE_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
 
@@ -109,10 +110,10 @@ def roc_figure(request, slug: str, judge: str, fmt: str):
     ]  # fmt: skip
     filename = f"{study.slug}-{judge}-roc.{fmt}"
     if fmt == "csv":
-        body = render_rows_csv(roc_figures.roc_rows(curves), roc_figures.ROC_COLUMNS)
+        body = render_rows_csv(roc.roc_rows(curves), roc.ROC_COLUMNS)
         response = HttpResponse(body, content_type="text/csv")
     else:
-        image = roc_figures.roc_chart(curves, title=f"{judge}: refusal ROC ({study.slug})", fmt=fmt)
+        image = roc.roc_chart(curves, title=f"{judge}: refusal ROC ({study.slug})", fmt=fmt)
         response = HttpResponse(image, content_type=FIGURE_TYPES[fmt])
     if fmt == "csv" or request.GET.get("download"):
         response["Content-Disposition"] = f'attachment; filename="{filename}"'

@@ -24,7 +24,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from annotations import services
 from annotations.models import Assignment, BackgroundJob, Item
 from scoring.selectors import SCORING_JOB_KIND
-from tests.conftest import client_for
+from tests.support.django_fixtures import client_for
 
 LOGIN, FORBIDDEN, MISSING, ALLOWED, ALLOWED_OR_MISSING, SIGNED_OUT = (
     "login",
@@ -57,7 +57,8 @@ EXPECTED = {
     "api:study_detail": staff_only(),
     "api:study_items": staff_only(),
     "api:study_annotations": staff_only(),
-    "api:study_metrics": staff_only(),
+    "metrics:study_metrics": staff_only(),
+    "metrics:study_statistics": staff_only(),
     "scoring:study_judges": staff_only(),
     "scoring:judge_score": staff_only("post"),
     "scoring:threshold_calibrate": staff_only("post"),
@@ -68,6 +69,7 @@ EXPECTED = {
     "generation:plan_new": staff_only(),
     "generation:study_generation": staff_only(),
     "generation:study_plan": staff_only(),
+    "generation:rephrasing_list": staff_only(),
     "generation:generator_attach": staff_only("post"),
     "generation:generation_start": staff_only("post"),
     "generation:generation_progress": staff_only(),
@@ -76,8 +78,8 @@ EXPECTED = {
     "generation:face_set_detail": staff_only_object(),
     "generation:face_edit_accept": staff_only_object("post"),
     "generation:face_image": staff_only_object(),
-    "reflect:faceset_list": staff_only(),
-    "reflect:faceset_detail": staff_only_object(),
+    "reflect:face_set_list": staff_only(),
+    "reflect:face_set_detail": staff_only_object(),
     "reflect:run_start": staff_only_object("post"),
     "reflect:run_answers": staff_only_object(),
     "reflect:report_refresh": staff_only_object("post"),
@@ -92,11 +94,11 @@ EXPECTED = {
     "report:study_disparities": staff_only(),
     "staff:study_list": staff_only(),
     "staff:study_detail": staff_only(),
-    "staff:rates_chart": staff_only(),
+    "metrics:rates_chart": staff_only(),
     "staff:batch_create": staff_only(),
     "staff:items_upload": staff_only(),
     "staff:annotations_upload": staff_only("post"),
-    "staff:export_metrics": staff_only(),
+    "metrics:export_metrics": staff_only(),
     "staff:export_annotations": staff_only(),
     "staff:flag_queue": staff_only(),
     "staff:item_flags_dismiss": staff_only("post"),

@@ -1,7 +1,6 @@
 """Face-only counterfactual sets (FOCUS): the edit protocol, per-edit QC and variants."""
 
 from generation.faces.protocol import (
-    DEFAULT_PROTOCOL_PATH,
     FaceEditPlan,
     FaceEditProtocol,
     face_edit_requests,
@@ -19,7 +18,6 @@ from generation.faces.qc import (
 from generation.faces.variants import CropBox, crop, face_anchored_crop_box, mirror, variant_set
 
 __all__ = [
-    "DEFAULT_PROTOCOL_PATH",
     "CropBox",
     "EditQC",
     "FaceBox",

@@ -14,10 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generation.backends.base import GenerationRequest
-
-DEFAULT_PROTOCOL_PATH = (
-    Path(__file__).resolve().parent.parent / "data" / "reflect" / "protocol.json"
-)
+from generation.data import reflect_protocol
 
 
 @dataclass(frozen=True)
@@ -54,8 +51,9 @@ class FaceEditPlan:
 
 
 def load_face_protocol(path: str | Path | None = None, *, template: str | None = None):
-    """The protocol from ``protocol.json``; ``template`` overrides the instruction text."""
-    raw = json.loads(Path(path or DEFAULT_PROTOCOL_PATH).read_text(encoding="utf-8"))
+    """The protocol from ``path`` (default: the shipped one); ``template`` overrides the
+    instruction text."""
+    raw = json.loads(Path(path).read_text(encoding="utf-8")) if path else reflect_protocol()
     prompt = raw["face_edit_prompt"]
     groups = raw["groups"]
     reference = groups.get("reference") or {}

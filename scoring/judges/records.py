@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from annotations.labels import CUE_LABELS
 
 logger = logging.getLogger(__name__)
 
@@ -13,10 +15,8 @@ REFUSAL = "refusal"
 NOT_REFUSAL = "not_refusal"
 HARD_REFUSAL_LABELS = (REFUSAL, NOT_REFUSAL)
 
-RETAINED = "retained"
-ERASED = "erased"
-SUBSTITUTED = "substituted"
-CUE_LABELS = (RETAINED, ERASED, SUBSTITUTED)
+# The cue vocabulary is the survey's (one definition, Django-free): judges answer what people do.
+RETAINED, ERASED, SUBSTITUTED = CUE_LABELS
 
 # An answer that did not parse: recorded as such, never guessed into a label.
 INVALID_LABEL = "invalid"
@@ -110,17 +110,3 @@ def error_output(judge: Judge, item: ItemInput, error: BaseException | str) -> J
         error=message,
         needs_review=True,
     )
-
-
-def judge_each(
-    judge: Judge, items: Sequence[ItemInput], score: Callable[[ItemInput], JudgmentOutput]
-) -> list[JudgmentOutput]:
-    """Score items one by one, turning an exception into that item's error record."""
-    outputs = []
-    for item in items:
-        try:
-            outputs.append(score(item))
-        except Exception as exc:  # noqa: BLE001 - a bad item must not fail the batch
-            logger.warning("judge %s failed on item %s: %s", judge.name, item.item_id, exc)
-            outputs.append(error_output(judge, item, exc))
-    return outputs

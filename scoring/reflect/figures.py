@@ -15,10 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring import plotting
-from scoring.stats.reflect_records import GENDERS, GROUP_KEYS, RACES
-
-TABLES = ("two_afc_summary", "win_rates", "win_matrix", "mcq_jsd", "salary_gaps")
-FIGURES = ("win_matrix", "jsd")
+from scoring.stats.reflect.vocabulary import GENDERS, GROUP_KEYS, RACES
 
 
 def two_afc_summary_rows(report: dict) -> list[dict]:

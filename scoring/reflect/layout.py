@@ -18,7 +18,7 @@ from pathlib import Path
 
 from scoring.judges.images import ImageLoadError, image_sha256, load_image
 from scoring.reflect.protocol import race_slug
-from scoring.stats.reflect_records import GENDERS, GROUPS, RACES
+from scoring.stats.reflect.vocabulary import GENDERS, GROUPS, RACES
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp")
 TEMPLATE_METADATA = "template.json"

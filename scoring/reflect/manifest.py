@@ -15,7 +15,7 @@ from pathlib import Path
 from scoring.judges.images import ImageLoadError, image_sha256, load_image
 from scoring.reflect.layout import FaceImageRecord, FaceSetLayoutError, TemplateRecord
 from scoring.reflect.protocol import race_slug
-from scoring.stats.reflect_records import GENDERS, GROUPS, RACES
+from scoring.stats.reflect.vocabulary import GENDERS, GROUPS, RACES
 
 REQUIRED_COLUMNS = ("occupation", "template", "race", "gender", "image")
 _RACES = {**{race: race for race in RACES}, **{race_slug(race): race for race in RACES}}

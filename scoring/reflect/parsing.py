@@ -10,13 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scoring.stats.reflect_records import (
-    INVALID,
-    MCQ_OPTIONS,
-    TWO_AFC_OPTIONS,
-    parse_letter,
-    parse_salary,
-)
+from scoring.stats.reflect.parsing import parse_letter, parse_salary
+from scoring.stats.reflect.vocabulary import INVALID, MCQ_OPTIONS, TWO_AFC_OPTIONS
 
 ERROR = "error"
 

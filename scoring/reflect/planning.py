@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from scoring.reflect.protocol import TaskPrompts
-from scoring.stats.reflect_records import GROUPS
+from scoring.stats.reflect.vocabulary import GROUPS
 
 
 @dataclass(frozen=True)

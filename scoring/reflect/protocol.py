@@ -11,15 +11,10 @@ import copy
 import hashlib
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from scoring.stats.reflect_records import GENDERS, MCQ_OPTIONS, RACES, SCENARIOS
-
-# One shipped copy of the protocol serves REFLECT and the face-only edits (generation/data).
-DEFAULT_PROTOCOL_PATH = (
-    Path(__file__).resolve().parents[2] / "generation" / "data" / "reflect" / "protocol.json"
-)
+from generation.data import reflect_protocol
+from scoring.stats.reflect.vocabulary import GENDERS, MCQ_OPTIONS, RACES, SCENARIOS
 
 # Our own wording (not the paper's) for the explanation variant of the MCQ: it replaces the
 # paper's final "Answer with ONLY one capital letter ..." instruction. A face set may override
@@ -43,7 +38,8 @@ def race_slug(race: str) -> str:
 
 
 def load_default_protocol() -> dict[str, Any]:
-    return json.loads(DEFAULT_PROTOCOL_PATH.read_text(encoding="utf-8"))
+    """The shipped protocol, read as package data (one copy, shared with the face-only edits)."""
+    return reflect_protocol()
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ import pandas as pd
 
 from scoring.reflect.parsing import ERROR, split_explanation
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
-from scoring.stats.reflect import reflect_report, two_afc_discard_table
-from scoring.stats.reflect_records import mcq_records, two_afc_records
-from scoring.stats.reflect_variants import (
+from scoring.stats.reflect.parsing import mcq_records, two_afc_records
+from scoring.stats.reflect.report import reflect_report, two_afc_discard_table
+from scoring.stats.reflect.variants import (
     mcq_source_gender_split,
     mcq_variant_comparison,
     two_afc_source_gender_split,

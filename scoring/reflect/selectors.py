@@ -20,41 +20,8 @@ from scoring.reflect.planning import (
 )
 from scoring.reflect.protocol import TASKS, TaskPrompts
 
-DUMP_FIELDS = (
-    "model",
-    "request_key",
-    "task",
-    "item",
-    "variant",
-    "occupation",
-    "template",
-    "source_gender",
-    "race_a",
-    "gender_a",
-    "race_b",
-    "gender_b",
-    "presentation",
-    "biography",
-    "sample_index",
-    "explain",
-    "prompt",
-    "model_version",
-    "decoding",
-    "raw_answer",
-    "status",
-    "parsed_value",
-    "rationale",
-    "option_probs",
-    "error",
-    "latency_s",
-    "attempts",
-    "answered_at",
-    "image_a_sha256",
-    "image_b_sha256",
-)
 
-
-def faceset_list() -> list[FaceSet]:
+def face_set_list() -> list[FaceSet]:
     return list(
         FaceSet.objects.annotate(
             template_count=Count("templates", distinct=True),
@@ -63,7 +30,7 @@ def faceset_list() -> list[FaceSet]:
     )
 
 
-def faceset_counts(*, face_set: FaceSet) -> dict[str, Any]:
+def face_set_counts(*, face_set: FaceSet) -> dict[str, Any]:
     images = FaceImage.objects.filter(template__face_set=face_set)
     by_variant = dict(
         images.values_list("variant").annotate(n=Count("id")).values_list("variant", "n")

@@ -28,7 +28,7 @@ from scoring.reflect.protocol import TASKS, VARIANTS, TaskPrompts, protocol_copy
 from scoring.storage import local_file_paths
 
 
-def faceset_import(
+def face_set_import(
     *,
     name: str,
     folder: str | Path | None = None,

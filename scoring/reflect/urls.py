@@ -4,8 +4,8 @@ from . import views
 
 app_name = "reflect"
 urlpatterns = [
-    path("", views.faceset_list, name="faceset_list"),
-    path("sets/<slug:slug>/", views.faceset_detail, name="faceset_detail"),
+    path("", views.face_set_list, name="face_set_list"),
+    path("sets/<slug:slug>/", views.face_set_detail, name="face_set_detail"),
     path("sets/<slug:slug>/runs/start/", views.run_start, name="run_start"),
     path("sets/<slug:slug>/runs/<int:run_id>/answers.jsonl", views.run_answers, name="run_answers"),
     path("sets/<slug:slug>/report/refresh/", views.report_refresh, name="report_refresh"),

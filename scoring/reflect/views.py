@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 
-from annotations.staff_views import staff_required
+from annotations.permissions import staff_required
 from scoring.reflect import reports, selectors, services
 from scoring.reflect.backends import BackendConfigError, model_choice
 from scoring.reflect.figures import TABLE_BUILDERS, figure_bytes, figure_list, table_csv
@@ -26,18 +26,18 @@ CONTENT_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
 
 @staff_required
 @require_GET
-def faceset_list(request):
-    return render(request, "reflect/faceset_list.html", {"face_sets": selectors.faceset_list()})
+def face_set_list(request):
+    return render(request, "reflect/face_set_list.html", {"face_sets": selectors.face_set_list()})
 
 
 @staff_required
 @require_GET
-def faceset_detail(request, slug: str):
+def face_set_detail(request, slug: str):
     face_set = get_object_or_404(FaceSet, slug=slug)
     report, current = reports.report_cached(face_set=face_set)
     context = {
         "face_set": face_set,
-        "counts": selectors.faceset_counts(face_set=face_set),
+        "counts": selectors.face_set_counts(face_set=face_set),
         "runs": reports.run_summaries(face_set=face_set),
         "models": sorted(settings.ACRB_VLM_MODELS),
         "tasks": TASKS,
@@ -45,7 +45,7 @@ def faceset_detail(request, slug: str):
         "report_current": current,
         "templates": face_set.templates.prefetch_related("images")[:3],
     }
-    return render(request, "reflect/faceset_detail.html", context)
+    return render(request, "reflect/face_set_detail.html", context)
 
 
 def _report_context(report: dict | None) -> dict:
@@ -70,7 +70,7 @@ def run_start(request, slug: str):
         )
     except (BackendConfigError, ValueError) as error:
         messages.error(request, str(error))
-        return redirect("reflect:faceset_detail", slug=slug)
+        return redirect("reflect:face_set_detail", slug=slug)
     messages.success(request, f"Queued {len(jobs)} job(s) for {run.label}.")
     return redirect("staff:job_detail", pk=jobs[0].pk)
 

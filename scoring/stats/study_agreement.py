@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from annotations.labels import CUE_LABELS
 from scoring.stats.agreement import (
     cohen_kappa,
     confusion_matrix_dict,
@@ -25,8 +26,7 @@ from scoring.stats.result import Stat
 from scoring.stats.study_rates import ANSWERS_REFUSAL
 
 REFUSAL_LABELS = ["false", "true"]
-CUE_LABELS = ["retained", "erased", "substituted"]
-QUESTIONS = {"hard_refusal": REFUSAL_LABELS, "cue": CUE_LABELS}
+QUESTIONS = {"hard_refusal": REFUSAL_LABELS, "cue": list(CUE_LABELS)}
 
 
 def question_labels(frame: pd.DataFrame, question: str) -> pd.DataFrame:

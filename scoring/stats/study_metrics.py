@@ -12,10 +12,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from annotations.labels import CUE_LABELS
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_sensitivity import label_model_sections
 from scoring.stats.study_agreement import (
-    CUE_LABELS,
     human_vs_auto_agreement,
     inter_annotator_agreement,
 )
@@ -78,7 +78,9 @@ def _validated(
     clean["cue"] = cue.where(cue.notna() & (cue != ""), None)
     unknown = sorted(set(clean["cue"].dropna()) - set(CUE_LABELS))
     if unknown:
-        raise ValueError(f"{name}: unknown cue label(s) {unknown}; expected one of {CUE_LABELS}")
+        raise ValueError(
+            f"{name}: unknown cue label(s) {unknown}; expected one of {list(CUE_LABELS)}"
+        )
     return clean
 
 

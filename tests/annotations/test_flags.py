@@ -11,8 +11,9 @@ from PIL import Image
 
 from annotations import exports, selectors, services
 from annotations.models import Annotation, Assignment, Item, ItemReview
-from scoring.stats.study_metrics import study_metrics
-from tests.conftest import client_for, write_image
+from scoring import metrics
+from scoring.stats.study_metrics import ANNOTATION_COLUMNS, JUDGMENT_COLUMNS, study_metrics
+from tests.support.django_fixtures import client_for, write_image
 
 pytestmark = pytest.mark.django_db
 
@@ -83,11 +84,11 @@ def _reference_metrics(batch, drop_item_id):
     judgments = pd.DataFrame(selectors.judgment_rows(study=batch.study))
     annotations = annotations[annotations["item_id"] != drop_item_id]
     judgments = judgments[judgments["item_id"] != drop_item_id]
-    columns_a, columns_j = selectors.ANNOTATION_FRAME_COLUMNS, selectors.JUDGMENT_FRAME_COLUMNS
+    columns_a, columns_j = ANNOTATION_COLUMNS, JUDGMENT_COLUMNS
     return study_metrics(
         annotations.reindex(columns=columns_a).reset_index(drop=True),
         judgments.reindex(columns=columns_j).reset_index(drop=True),
-        n_bootstrap=200,
+        n_resamples=200,
         seed=0,
     )
 
@@ -100,12 +101,12 @@ def test_excluded_item_leaves_every_statistic_and_the_export_counts_it(
     batch, annotators, flagged, staff_user
 ):
     expected = _reference_metrics(batch, "item-1")
-    before = exports.metrics_document_cached(study=batch.study, n_bootstrap=200)
+    before = metrics.metrics_document_cached(study=batch.study, n_resamples=200)
     review = services.item_exclude(
         item=flagged["item-1"], reason="grey in every copy", user=staff_user
     )
     assert review.action == "exclude" and review.reason == "grey in every copy"
-    document = exports.metrics_document_cached(study=batch.study, n_bootstrap=200)
+    document = metrics.metrics_document_cached(study=batch.study, n_resamples=200)
     assert document["generated_at"] != before["generated_at"], "the cache missed the exclusion"
     assert _comparable(document) == _comparable(expected) != _comparable(before)
     assert document["counts"]["excluded"] == 1

@@ -5,7 +5,7 @@ from django.core.management.base import CommandError
 from annotations import imports, services
 from annotations.manifest import ManifestInvalid
 from annotations.models import Annotation, AnnotationHistory, AutomatedJudgment, Item
-from tests.conftest import manifest_line, write_image, write_manifest
+from tests.support.django_fixtures import manifest_line, write_image, write_manifest
 
 pytestmark = pytest.mark.django_db
 

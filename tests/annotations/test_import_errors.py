@@ -19,8 +19,8 @@ from django.urls import reverse
 from annotations import services
 from annotations.manifest import UnknownAnnotators
 from annotations.models import Annotation, BackgroundJob, Batch, Item
-from tests.conftest import client_for, manifest_line, write_image, write_manifest
 from tests.support.celery_worker import worker_database_url
+from tests.support.django_fixtures import client_for, manifest_line, write_image, write_manifest
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from annotations import services
 from annotations.models import Assignment
-from tests.conftest import client_for
+from tests.support.django_fixtures import client_for
 
 pytestmark = pytest.mark.django_db
 

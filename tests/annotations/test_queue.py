@@ -9,7 +9,7 @@ from django.urls import reverse
 from annotations import selectors, services
 from annotations.auth import UserWithAnnotatorBackend
 from annotations.models import Assignment
-from tests.conftest import client_for
+from tests.support.django_fixtures import client_for
 
 pytestmark = pytest.mark.django_db
 

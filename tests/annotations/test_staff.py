@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotations import services
 from annotations.models import Annotation, Assignment, BackgroundJob, Batch, Item
-from tests.conftest import client_for, manifest_line, write_image, write_manifest
+from tests.support.django_fixtures import client_for, manifest_line, write_image, write_manifest
 
 pytestmark = pytest.mark.django_db
 
@@ -20,13 +20,13 @@ def staff_urls(study, batch, job):
     return [
         ("get", reverse("staff:study_list")),
         ("get", reverse("staff:study_detail", args=[slug])),
-        ("get", reverse("staff:rates_chart", args=[slug, "human", "refusal", "svg"])),
+        ("get", reverse("metrics:rates_chart", args=[slug, "human", "refusal", "svg"])),
         ("get", reverse("staff:batch_create", args=[slug])),
         ("post", reverse("staff:batch_create", args=[slug])),
         ("get", reverse("staff:items_upload", args=[slug])),
         ("post", reverse("staff:items_upload", args=[slug])),
         ("post", reverse("staff:annotations_upload", args=[slug])),
-        ("get", reverse("staff:export_metrics", args=[slug])),
+        ("get", reverse("metrics:export_metrics", args=[slug])),
         ("get", reverse("staff:export_annotations", args=[slug, "csv"])),
         ("get", reverse("staff:batch_detail", args=[batch.pk])),
         ("post", reverse("staff:batch_add_annotators", args=[batch.pk])),
@@ -36,7 +36,7 @@ def staff_urls(study, batch, job):
         ("get", reverse("api:study_detail", args=[slug])),
         ("get", reverse("api:study_items", args=[slug])),
         ("get", reverse("api:study_annotations", args=[slug])),
-        ("get", reverse("api:study_metrics", args=[slug])),
+        ("get", reverse("metrics:study_metrics", args=[slug])),
     ]
 
 
@@ -68,7 +68,7 @@ def test_unknown_objects_are_404_for_staff(staff_client, study):
     )
     assert (
         staff_client.get(
-            reverse("staff:rates_chart", args=[study.slug, "human", "bogus", "svg"])
+            reverse("metrics:rates_chart", args=[study.slug, "human", "bogus", "svg"])
         ).status_code
         == 404
     )
@@ -237,7 +237,7 @@ def test_exports_download(batch, annotators, staff_client):
         hard_refusal=False,
         cue_label="erased",
     )
-    metrics = staff_client.get(reverse("staff:export_metrics", args=[batch.study.slug]))
+    metrics = staff_client.get(reverse("metrics:export_metrics", args=[batch.study.slug]))
     assert metrics["Content-Disposition"].endswith('-metrics.json"')
     document = json.loads(metrics.content)
     assert (
@@ -258,7 +258,7 @@ def test_exports_download(batch, annotators, staff_client):
     assert json.loads(jsonl.splitlines()[0])["cue"] == "erased"
     for fmt, start in (("svg", b"<?xml"), ("png", b"\x89PNG"), ("csv", b"source,measure")):
         body = staff_client.get(
-            reverse("staff:rates_chart", args=[batch.study.slug, "human", "erasure", fmt])
+            reverse("metrics:rates_chart", args=[batch.study.slug, "human", "erasure", fmt])
         ).content
         assert body.startswith(start), fmt
 
@@ -277,45 +277,3 @@ def test_api_items_query_count_does_not_grow_with_items(
 ):
     with django_assert_max_num_queries(6):
         staff_client.get(reverse("api:study_items", args=[imported_study.slug]))
-
-
-def test_dashboard_metrics_follow_every_change(batch, annotators, staff_client):
-    """The cached metrics are recomputed after an answer, an edit or a gold flag changes."""
-    from annotations import exports
-
-    first = exports.metrics_document_cached(study=batch.study)
-    assert (
-        exports.metrics_document_cached(study=batch.study)["generated_at"] == first["generated_at"]
-    )
-    assignment = Assignment.objects.filter(batch=batch).first()
-    services.annotation_submit(assignment=assignment, hard_refusal=True, cue_label=None)
-    second = exports.metrics_document_cached(study=batch.study)
-    assert second["counts"]["answered"] == 1
-    services.item_set_gold(
-        item=Item.objects.exclude(pk=assignment.item_id).first(), hard_refusal=False, cue="retained"
-    )
-    third = exports.metrics_document_cached(study=batch.study)
-    assert third["counts"]["gold"] == 1
-
-
-def test_dashboard_validation_table_rows(batch, annotators, staff_client):
-    """One row per judge, question and scope; overall rows carry inter-annotator agreement."""
-    from annotations import exports
-
-    for assignment in Assignment.objects.filter(batch=batch).select_related("batch__study"):
-        services.annotation_submit(assignment=assignment, hard_refusal=False, cue_label="retained")
-    rows = exports.validation_table(exports.metrics_document(study=batch.study, n_resamples=50))
-    overall = [r for r in rows if r["scope"] == "overall"]
-    assert {(r["judge"], r["question"]) for r in overall} == {
-        ("vlm-a@1", "hard_refusal"),
-        ("vlm-a@1", "cue"),
-    }
-    refusal = next(r for r in overall if r["question"] == "hard_refusal")
-    assert refusal["n"] == 12 and "inter_annotator_alpha" in refusal
-    assert all(
-        "inter_annotator_alpha" not in r or r["inter_annotator_alpha"] is None
-        for r in rows
-        if r["scope"] != "overall"
-    )
-    page = staff_client.get(reverse("staff:study_detail", args=[batch.study.slug])).content.decode()
-    assert "vlm-a@1" in page

@@ -7,7 +7,7 @@ from django.utils.html import escape
 
 from annotations import selectors, services
 from annotations.models import Annotation, AnnotationHistory, Assignment
-from tests.conftest import client_for
+from tests.support.django_fixtures import client_for
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 
 from annotations.models import BackgroundJob, Item
-from tests.conftest import manifest_line, write_image, write_manifest
 from tests.support.celery_worker import Workers, wait_for
+from tests.support.django_fixtures import manifest_line, write_image, write_manifest
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from annotations.models import Study
 from generation.models import PlannedPrompt, PromptRephrasing
-from tests.conftest import client_for
+from tests.support.django_fixtures import client_for
 from tests.support.openai_server import OpenAIServer, completion, request_text
 
 BASE_PROMPTS = [
@@ -124,7 +124,7 @@ def audit_file(tmp_path, base_file, rephrase) -> str:
     config = {
         "study": {"slug": "rephrased-audit", "base_prompts": str(base_file), "attributes": ["gender"]},
         "rephrase": rephrase,
-        "n_bootstrap": 10,
+        "n_resamples": 10,
     }  # fmt: skip
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")

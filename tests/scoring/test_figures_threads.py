@@ -9,10 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from scoring.figures import rates_bar_chart
-from scoring.report import audit_report
-from scoring.report_figures import figure_image, figure_list
-from scoring.roc_figures import roc_chart
+from scoring.report.charts import rates_bar_chart
+from scoring.report.dataset import audit_report
+from scoring.report.figures import figure_image, figure_list
+from scoring.report.roc import roc_chart
 from scoring.stats.synthetic_study import synthetic_study
 
 # Labels a study may well hold: a price, a TeX-looking name, an underscore, a caret.

@@ -1,10 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations import services
+from annotations.management.helpers import study_or_error
 from annotations.models import Annotator, Batch
 from annotations.policies import PolicyError
-
-from ._common import study_or_error
 
 
 class Command(BaseCommand):

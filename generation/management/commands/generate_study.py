@@ -5,7 +5,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotations.management.commands._common import study_or_error
+from annotations.management.helpers import study_or_error
 from generation import selectors, services
 
 

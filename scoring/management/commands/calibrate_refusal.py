@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from annotations.management.commands._common import study_or_error
+from annotations.management.helpers import study_or_error
 from scoring import services
 from scoring.selectors import JudgeNotConfigured
 

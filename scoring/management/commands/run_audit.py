@@ -7,12 +7,12 @@ import yaml
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotations import exports
 from generation import selectors as generation_selectors
 from generation import services as generation_services
 from generation.prompts.rephrase import RephraseError
 from scoring import services
-from scoring.figures import MEASURES
+from scoring.metrics import metrics_document
+from scoring.report.charts import MEASURES
 from scoring.selectors import JudgeNotConfigured
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 
@@ -71,7 +71,7 @@ class Command(BaseCommand):
                     raise CommandError(str(exc)) from None
             self.stdout.write(f"  {summary.judge}@{summary.judge_version}: {dict(summary.labels)}, "
                               f"{summary.errors} errors, {summary.needs_review} flagged for review")  # fmt: skip
-        metrics = exports.metrics_document(study=study, n_resamples=n_resamples)
+        metrics = metrics_document(study=study, n_resamples=n_resamples)
         self._print_disparities(metrics, top)
 
     def _read(self, path: Path) -> dict:

@@ -1,0 +1,79 @@
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotations.management.helpers import study_or_error
+from scoring.report import render, selectors
+from scoring.report.dataset import DEFAULTS
+
+
+def _reference(text: str) -> tuple[str, str]:
+    attribute, _, value = text.partition("=")
+    if not attribute or not value:
+        raise CommandError(f"--reference takes ATTRIBUTE=VALUE, got {text!r}")
+    return attribute, value
+
+
+class Command(BaseCommand):
+    help = "Write a study's audit report (docs/report.md): DIR/report.html (self-contained) and DIR/report.json."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--study", required=True)
+        parser.add_argument(
+            "--out",
+            type=Path,
+            required=True,
+            help="folder to write report.html and report.json into",
+        )
+        parser.add_argument(
+            "--resamples",
+            "--bootstrap",  # the earlier spelling, still accepted
+            dest="n_resamples",
+            type=int,
+            default=DEFAULTS["n_resamples"],
+            help="cluster-bootstrap resamples",
+        )
+        parser.add_argument(
+            "--permutations",
+            type=int,
+            default=DEFAULTS["n_permutations"],
+            help="permutations per Δ test",
+        )
+        parser.add_argument("--seed", type=int, default=DEFAULTS["seed"])
+        parser.add_argument(
+            "--min-n",
+            type=int,
+            default=DEFAULTS["min_n"],
+            help="rates below this n are listed as limitations",
+        )
+        parser.add_argument(
+            "--reference",
+            action="append",
+            default=[],
+            metavar="ATTRIBUTE=VALUE",
+            help="regression reference value of an attribute type (default: its value with the most observations)",
+        )
+
+    def handle(
+        self, *args, study, out, n_resamples, permutations, seed, min_n, reference, **options
+    ):
+        study = study_or_error(study)
+        started = time.perf_counter()
+        report = selectors.report_document(
+            study=study,
+            references=dict(_reference(text) for text in reference),
+            n_resamples=n_resamples,
+            n_permutations=permutations,
+            seed=seed,
+            min_n=min_n,
+        )
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.json").write_text(render.render_report_json(report), encoding="utf-8")
+        (out / "report.html").write_text(render.render_report_html(report), encoding="utf-8")
+        seconds = time.perf_counter() - started
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"wrote {out / 'report.html'} and {out / 'report.json'} in {seconds:.1f} s"
+            )
+        )

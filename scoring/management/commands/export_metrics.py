@@ -1,0 +1,56 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotations.exports import render_metrics
+from annotations.management.helpers import study_or_error
+from scoring.metrics import DEFAULT_LABEL_MODELS, metrics_document
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
+from scoring.stats.label_models import METHODS
+
+
+def _label_models(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    if names == ("none",):
+        return ()
+    unknown = [name for name in names if name not in METHODS]
+    if unknown:
+        raise CommandError(
+            f"unknown label model(s) {', '.join(unknown)}; use any of {', '.join(METHODS)} or none"
+        )
+    return names
+
+
+class Command(BaseCommand):
+    help = "Write a study's validated metrics (rates, CIs, agreement; docs/metrics.md) as JSON."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--study", required=True)
+        parser.add_argument("--out", type=Path, required=True)
+        parser.add_argument(
+            "--resamples",
+            "--bootstrap",  # the earlier spelling, still accepted
+            dest="n_resamples",
+            type=int,
+            default=DEFAULT_N_RESAMPLES,
+            help=f"cluster-bootstrap resamples for Δ and ratio CIs (default {DEFAULT_N_RESAMPLES})",
+        )
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--label-models",
+            default=",".join(DEFAULT_LABEL_MODELS),
+            help="comma-separated label models for the aggregation and sensitivity sections "
+            f"({', '.join(METHODS)}), or none",
+        )
+
+    def handle(self, *args, study, out, n_resamples, seed, label_models, **options):
+        if n_resamples < 0:
+            raise CommandError(f"--resamples must be 0 or more, got {n_resamples}")
+        document = metrics_document(
+            study=study_or_error(study),
+            n_resamples=n_resamples,
+            seed=seed,
+            label_models=_label_models(label_models),
+        )
+        Path(out).write_text(render_metrics(document), encoding="utf-8")
+        self.stdout.write(self.style.SUCCESS(f"wrote {out}"))

@@ -1,0 +1,135 @@
+"""The validated-metrics document of a study (rates, agreement, gold accuracy, provenance) and
+the dashboard's validation table (docs/metrics.md).
+
+The numbers come from ``scoring.stats.study_metrics`` on the frames ``annotations.selectors``
+builds (``study_metric_frames``); the ``export_metrics`` command, the metrics API, the staff statistics fragment and
+``run_audit`` all read this one document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import TypeVar
+
+import pandas as pd
+from django.core.cache import cache
+from django.utils import timezone
+
+from annotations import selectors
+from annotations.export_datasets import ExportDataset
+from annotations.models import Study
+from scoring.report.dataset import human_vs_auto_rows
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
+from scoring.stats.label_models import AGGREGATED_LABEL_FIELDS, aggregate_labels
+from scoring.stats.label_sensitivity import DEFAULT_METHODS as DEFAULT_LABEL_MODELS
+from scoring.stats.study_metrics import ANNOTATION_COLUMNS, JUDGMENT_COLUMNS, study_metrics
+
+T = TypeVar("T")
+
+
+def study_metric_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two frames ``scoring.stats.study_metrics`` takes (gold items left out), with the
+    columns it defines (ANNOTATION_COLUMNS, JUDGMENT_COLUMNS)."""
+    annotations = pd.DataFrame(selectors.annotation_rows(study=study)).reindex(
+        columns=ANNOTATION_COLUMNS
+    )
+    judgments = pd.DataFrame(selectors.judgment_rows(study=study)).reindex(columns=JUDGMENT_COLUMNS)
+    annotations["hard_refusal"] = annotations["hard_refusal"].astype(bool)
+    # A cue-only judge leaves hard_refusal empty: study_metrics keeps it out of refusal statistics.
+    judgments["hard_refusal"] = (
+        judgments["hard_refusal"].astype(object).where(judgments["hard_refusal"].notna(), None)
+    )
+    for frame in (annotations, judgments):
+        frame["cue"] = frame["cue"].astype(object).where(frame["cue"].notna(), None)
+    return annotations, judgments
+
+
+def metrics_document(
+    *,
+    study: Study,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    seed: int = 0,
+    label_models: tuple[str, ...] = DEFAULT_LABEL_MODELS,
+) -> dict:
+    """The validated-metrics JSON of a study: rates, agreement, label models, gold accuracy and
+    provenance."""
+    annotations, judgments = study_metric_frames(study=study)
+    document = study_metrics(
+        annotations, judgments, n_resamples=n_resamples, seed=seed, label_models=label_models
+    )
+    document["study"] = {
+        "slug": study.slug,
+        "name": study.name,
+        "mode": study.mode,
+        "overlap_k": study.overlap_k,
+        "synthetic_demo": study.is_synthetic_demo,
+    }
+    document["counts"] = selectors.study_counts(study=study)
+    # Excluded items are in no statistic above; the export says how many and why.
+    document["excluded_items"] = [
+        {
+            "item_id": row["item_id"],
+            "reason": row["excluded_reason"],
+            "excluded_at": row["excluded_at"],
+        }
+        for row in selectors.excluded_items(study=study)
+    ]
+    document["gold_accuracy"] = selectors.gold_accuracy(study=study)
+    document["generated_at"] = timezone.now().isoformat()
+    return document
+
+
+def aggregated_label_export(*, study: Study, method: str, seed: int = 0) -> ExportDataset:
+    """One row per annotated item: its label under ``method`` (docs/metrics.md, "Label models"),
+    fitted on the annotations the metrics use (gold items left out)."""
+    annotations, _ = study_metric_frames(study=study)
+    rows = aggregate_labels(annotations, method=method, seed=seed).items
+    return ExportDataset(f"labels-{method}", rows, AGGREGATED_LABEL_FIELDS)
+
+
+CACHE_SECONDS = 24 * 3600
+
+
+def cached_for_study_data(kind: str, *, study: Study, settings, compute: Callable[[], T]) -> T:
+    """``compute()``, reused while the study's data and ``settings`` (JSON-able) are unchanged.
+
+    The one cache of computed study documents (metrics, report, figures): the key holds the
+    study's data fingerprint (``annotations.selectors.study_data_fingerprint``), so an answer,
+    an edit or a gold flag makes a new key and a cached value is never stale.
+    """
+    fingerprint = selectors.study_data_fingerprint(study=study)
+    settings_text = json.dumps(settings, sort_keys=True)
+    digest = hashlib.sha256(f"{study.pk}|{fingerprint}|{settings_text}".encode()).hexdigest()
+    key = f"{kind}:{digest}"
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.set(key, value, timeout=CACHE_SECONDS)
+    return value
+
+
+def metrics_document_cached(
+    *, study: Study, n_resamples: int = DEFAULT_N_RESAMPLES, seed: int = 0
+) -> dict:
+    """The same document, reused while the study's data is unchanged (dashboard and charts)."""
+    return cached_for_study_data(
+        "metrics",
+        study=study,
+        settings=[n_resamples, seed],
+        compute=lambda: metrics_document(study=study, n_resamples=n_resamples, seed=seed),
+    )
+
+
+def validation_table(metrics: dict) -> list[dict]:
+    """The ACRB validation table (the audit report's rows) plus, on each overall row, the
+    inter-annotator agreement of the same question."""
+    agreement = metrics.get("agreement", {})
+    inter = agreement.get("inter_annotator", {})
+    rows = human_vs_auto_rows(agreement.get("human_vs_auto", {}))
+    for row in rows:
+        block = inter.get(row["question"], {}) if row["scope"] == "overall" else {}
+        row["inter_annotator_alpha"] = block.get("krippendorff_alpha")
+        row["inter_annotator_kappa"] = block.get("cohen_kappa_pairwise_mean")
+    return rows

@@ -1,0 +1,79 @@
+"""A study's validated metrics on the web: the staff statistics fragment of the study page, the
+rate charts, the metrics download and the metrics API (docs/metrics.md).
+
+Thin: authenticate, validate, read ``scoring.metrics``, render.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotations.exports import render_metrics, render_rows_csv
+from annotations.http import download_response
+from annotations.models import Study
+from annotations.permissions import staff_required
+from scoring import metrics as study_metrics
+from scoring.report import charts
+
+
+@staff_required
+@require_GET
+def study_statistics(request, slug: str):
+    """Validation tables, rate charts and gold accuracy: a fragment the study page loads by htmx
+    (a full page without htmx)."""
+    study = get_object_or_404(Study, slug=slug)
+    metrics = study_metrics.metrics_document_cached(study=study)
+    context = {
+        "study": study,
+        "metrics": metrics,
+        "validation_rows": study_metrics.validation_table(metrics),
+        "inter_annotator": metrics.get("agreement", {}).get("inter_annotator", {}),
+        "rate_sources": sorted(metrics.get("rates", {})),
+        "measures": charts.MEASURES,
+    }
+    template = "scoring/study_statistics.html"
+    return render(request, f"{template}#statistics" if request.htmx else template, context)
+
+
+@staff_required
+@require_GET
+def rates_chart(request, slug: str, source: str, measure: str, fmt: str):
+    study = get_object_or_404(Study, slug=slug)
+    if fmt not in ("csv", "svg", "png") or measure not in charts.MEASURES:
+        raise Http404("no such chart")
+    metrics = study_metrics.metrics_document_cached(study=study)
+    if source not in metrics.get("rates", {}):
+        raise Http404("no such rate source")
+    filename = f"{study.slug}-{source}-{measure}.{fmt}"
+    if fmt == "csv":
+        rows = charts.rate_rows(metrics, source=source, measure=measure)
+        return download_response(render_rows_csv(rows, charts.RATE_COLUMNS), filename, "text/csv")
+    image = charts.rates_bar_chart(metrics, source=source, measure=measure, fmt=fmt)
+    content_type = "image/svg+xml" if fmt == "svg" else "image/png"
+    if request.GET.get("download"):
+        return download_response(image, filename, content_type)
+    return HttpResponse(image, content_type=content_type)
+
+
+@staff_required
+@require_GET
+def export_metrics(request, slug: str):
+    study = get_object_or_404(Study, slug=slug)
+    body = render_metrics(study_metrics.metrics_document(study=study))
+    return download_response(body, f"{study.slug}-metrics.json", "application/json")
+
+
+class StudyMetrics(APIView):
+    @extend_schema(
+        responses=OpenApiTypes.OBJECT,
+        description="The validated-metrics document; see docs/metrics.md.",
+    )
+    def get(self, request, slug):
+        study = get_object_or_404(Study, slug=slug)
+        return Response(study_metrics.metrics_document(study=study))

@@ -1,0 +1,228 @@
+"""The report dict formatted for reading: numbers as short strings, grouped the way the page
+shows them (docs/report.md). The dataset is ``scoring.report.dataset.audit_report``; this module only
+formats it, so the page and the HTML export print the same figures as the JSON holds.
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from scoring.report.text import detection_measures
+
+DASH = "—"
+
+
+def number(value, digits: int = 3) -> str:
+    return DASH if value is None else f"{value:.{digits}f}"
+
+
+def percent(value, digits: int = 1) -> str:
+    return DASH if value is None else f"{100 * value:.{digits}f}%"
+
+
+def p_value(value) -> str:
+    if value is None:
+        return DASH
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def interval(low, high, digits: int = 3, *, as_percent: bool = False) -> str:
+    if low is None or high is None:
+        return ""
+    show = (lambda v: percent(v, digits - 2)) if as_percent else (lambda v: number(v, digits))
+    return f"[{show(low)}, {show(high)}]"
+
+
+def with_interval(value, low, high, digits: int = 3, *, as_percent: bool = False) -> str:
+    point = percent(value, digits - 2) if as_percent else number(value, digits)
+    return f"{point} {interval(low, high, digits, as_percent=as_percent)}".strip()
+
+
+def _ci_reason(row: dict, name: str) -> str:
+    """Why ``name``'s interval is missing although ``name`` is defined ("" otherwise), so the
+    reader sees the reason where "0.188 [0.188, 0.188]" would have stood."""
+    if row.get(name) is None or row.get(f"{name}_ci_low") is not None:
+        return ""
+    reason = row.get(f"{name}_ci_reason")
+    return f"no interval: {reason}" if reason else ""
+
+
+def display_report(report: dict) -> dict:
+    """Everything the report template prints, as strings and lists."""
+    summary = disparity_summary(report)
+    return {
+        "disparity_sources": [
+            {"source": source, "rows": [_disparity(row) for row in rows]}
+            for source, rows in groupby(report["disparities"], key=lambda row: row["source"])
+        ],
+        "summary": summary,
+        "flagged": [row for row in summary if row["flagged"]],
+        "regression": [_regression(table) for table in report["regression"]],
+        "validation_rows": [_validation(row) for row in report["validation"]["human_vs_auto"]],
+        "inter_annotator": _inter_annotator(report["validation"]["inter_annotator"]),
+        "measures": detection_measures(report),
+    }
+
+
+def disparity_summary(report: dict) -> list[dict]:
+    """The compact table (dashboard and report summary): one line per source × measure × attribute."""
+    return [
+        {
+            "source": row["source"],
+            "measure": row["measure"],
+            "attribute": row["attribute"],
+            "n": row.get("n"),
+            "delta": with_interval(
+                row.get("delta"), row.get("delta_ci_low"), row.get("delta_ci_high")
+            ),
+            "delta_reason": row.get("delta_reason", ""),
+            "delta_ci_reason": _ci_reason(row, "delta"),
+            "max_value": row.get("max_value") or DASH,
+            "min_value": row.get("min_value") or DASH,
+            "permutation_p": p_value(row["permutation_p"]),
+            "permutation_p_holm": p_value(row["permutation_p_holm"]),
+            "flagged": row["flagged"],
+        }
+        for row in report["disparities"]
+    ]
+
+
+def _disparity(row: dict) -> dict:
+    values = [
+        {
+            "value": entry["value"],
+            "n": entry["n"],
+            "successes": entry["successes"],
+            "rate": with_interval(
+                entry["rate"], entry["ci_low"], entry["ci_high"], as_percent=True
+            ),
+            "ratio_to_neutral": with_interval(
+                entry.get("ratio_to_neutral"),
+                entry.get("ratio_to_neutral_ci_low"),
+                entry.get("ratio_to_neutral_ci_high"),
+                2,
+            ),
+            "reason": entry.get("reason")
+            or entry.get("ratio_to_neutral_reason")
+            or _ci_reason(entry, "ratio_to_neutral"),
+        }
+        for entry in row["values"]
+    ]
+    pairs = [
+        {
+            "pair": f"{test['value_a']} vs {test['value_b']}",
+            "test": test.get("test") or DASH,
+            "p": p_value(test["p_value"]),
+            "p_holm": p_value(test["p_holm"]),
+            "p_bh": p_value(test["p_bh"]),
+            "cohen_h": number(test.get("cohen_h")),
+            "odds_ratio": with_interval(
+                test.get("odds_ratio"),
+                test.get("odds_ratio_ci_low"),
+                test.get("odds_ratio_ci_high"),
+                2,
+            ),
+        }
+        for test in row["pairwise_tests"]
+    ]
+    return {
+        **{key: row.get(key) for key in ("source", "measure", "attribute", "n", "flagged")},
+        "delta": with_interval(row.get("delta"), row.get("delta_ci_low"), row.get("delta_ci_high")),
+        "delta_reason": row.get("delta_reason", ""),
+        "delta_ci_reason": _ci_reason(row, "delta"),
+        "ratio_ci_reason": _ci_reason(row, "ratio"),
+        "max_value": row.get("max_value") or DASH,
+        "min_value": row.get("min_value") or DASH,
+        "ratio": with_interval(
+            row.get("ratio"), row.get("ratio_ci_low"), row.get("ratio_ci_high"), 2
+        ),
+        "neutral_rate": percent(row.get("neutral_rate")),
+        "permutation_p": p_value(row["permutation_p"]),
+        "permutation_p_holm": p_value(row["permutation_p_holm"]),
+        "permutation_p_bh": p_value(row["permutation_p_bh"]),
+        "values": values,
+        "pairs": pairs,
+    }
+
+
+def _regression(table: dict) -> dict:
+    fits = {method: table[method] for method in ("cluster", "gee")}
+    values = sorted({v for fit in fits.values() for v in fit.get("coefficients", {})})
+    rows = []
+    for value in values:
+        row = {"value": value}
+        for method, fit in fits.items():
+            c = fit.get("coefficients", {}).get(value, {})
+            row[method] = {
+                "beta": number(c.get("beta")),
+                "odds_ratio": with_interval(
+                    c.get("odds_ratio"), c.get("ci_low"), c.get("ci_high"), 2
+                ),
+                "p": p_value(c.get("p_value")),
+                "reason": c.get("reason", ""),
+            }
+        rows.append(row)
+    return {
+        **{key: table[key] for key in ("source", "outcome", "attribute", "reference")},
+        "reference_chosen_by": table["reference_chosen_by"],
+        "n_observations": table["n_observations"],
+        "fits": {
+            method: {
+                "fitted": fit.get("fitted", False),
+                "reason": fit.get("reason", ""),
+                "n": fit.get("n"),
+                "n_clusters": fit.get("n_clusters"),
+                "covariates": ", ".join(fit.get("covariates") or []) or DASH,
+                "dropped": "; ".join(d["reason"] for d in fit.get("dropped_levels") or []),
+            }
+            for method, fit in fits.items()
+        },
+        "rows": rows,
+    }
+
+
+def _validation(row: dict) -> dict:
+    return {
+        **{key: row[key] for key in ("judge", "question", "scope", "name", "n")},
+        "percent_agreement": percent(row.get("percent_agreement")),
+        "cohen_kappa": with_interval(
+            row.get("cohen_kappa"), row.get("cohen_kappa_ci_low"), row.get("cohen_kappa_ci_high")
+        ),
+        "reason": row.get("cohen_kappa_reason") or _ci_reason(row, "cohen_kappa"),
+    }
+
+
+def _agreement_row(scope: str, name: str, question: str, block: dict) -> dict:
+    return {
+        "scope": scope,
+        "name": name or "(no group)",
+        "question": question,
+        "n_items": block.get("n_items"),
+        "n_annotators": block.get("n_annotators"),
+        "percent_agreement": percent(block.get("percent_agreement")),
+        "kappa": number(block.get("cohen_kappa_pairwise_mean")),
+        "fleiss": number(block.get("fleiss_kappa")),
+        "alpha": with_interval(
+            block.get("krippendorff_alpha"),
+            block.get("krippendorff_alpha_ci_low"),
+            block.get("krippendorff_alpha_ci_high"),
+        ),
+        "ac1": number(block.get("gwet_ac1")),
+        "reason": block.get("krippendorff_alpha_reason")
+        or block.get("cohen_kappa_pairwise_mean_reason")
+        or _ci_reason(block, "krippendorff_alpha"),
+    }
+
+
+def _inter_annotator(section: dict) -> list[dict]:
+    rows = [
+        _agreement_row("overall", "all", question, block)
+        for question, block in section["overall"].items()
+    ]
+    for scope, key in (("attribute", "by_attribute"), ("annotator group", "by_annotator_group")):
+        for name, questions in section[key].items():
+            rows.extend(
+                _agreement_row(scope, name, question, block)
+                for question, block in questions.items()
+            )
+    return rows

@@ -1,0 +1,87 @@
+"""The study audit report's pages: the report, its JSON, its figures and the dashboard's
+disparities fragment (docs/report.md). Thin: read through ``selectors``, format through
+``render``."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from annotations import exports
+from annotations.models import Study
+from annotations.permissions import staff_required
+from scoring.report import figures as report_figures
+from scoring.report.display import disparity_summary
+from scoring.report.render import render_report_json, report_context
+from scoring.report.selectors import figure_image_cached, report_document_cached
+
+
+def _references(request) -> dict:
+    """``?reference=culture:US&reference=gender:female`` picks regression reference values."""
+    pairs = (text.split(":", 1) for text in request.GET.getlist("reference") if ":" in text)
+    return {attribute: value for attribute, value in pairs if attribute and value}
+
+
+@staff_required
+@require_GET
+def study_report(request, slug: str):
+    study = get_object_or_404(Study, slug=slug)
+    references = _references(request)
+    report = report_document_cached(study=study, references=references)
+    query = request.GET.urlencode()
+
+    def figure_url(key, fmt):
+        url = reverse("report:study_report_figure", args=[study.slug, key, fmt])
+        return f"{url}?{query}" if query else url
+
+    context = report_context(report, standalone=False, figure_url=figure_url)
+    context["study"] = study
+    return render(request, "staff/report.html", context)
+
+
+@staff_required
+@require_GET
+def study_report_json(request, slug: str):
+    study = get_object_or_404(Study, slug=slug)
+    report = report_document_cached(study=study, references=_references(request))
+    response = HttpResponse(render_report_json(report), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-report.json"'
+    return response
+
+
+@staff_required
+@require_GET
+def study_report_figure(request, slug: str, key: str, fmt: str):
+    study = get_object_or_404(Study, slug=slug)
+    if fmt not in ("svg", "png", "csv"):
+        raise Http404("no such figure format")
+    report = report_document_cached(study=study, references=_references(request))
+    spec = report_figures.figure_spec(report, key)
+    if spec is None:
+        raise Http404("no such figure")
+    filename = f"{study.slug}-{key.replace(':', '_').replace('@', '_')}.{fmt}"
+    if fmt == "csv":
+        rows, columns = report_figures.figure_rows(report, spec)
+        response = HttpResponse(exports.render_rows_csv(rows, columns), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+    image = figure_image_cached(
+        study=study, report=report, spec=spec, fmt=fmt, references=_references(request)
+    )
+    response = HttpResponse(image, content_type="image/svg+xml" if fmt == "svg" else "image/png")
+    if request.GET.get("download"):
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@staff_required
+@require_GET
+def study_disparities(request, slug: str):
+    """The dashboard's compact disparities table (an htmx fragment; a full page without htmx)."""
+    study = get_object_or_404(Study, slug=slug)
+    report = report_document_cached(study=study)
+    context = {"study": study, "summary": disparity_summary(report), "alpha": report["settings"]["alpha"],
+               "n_permutations": report["settings"]["n_permutations"]}  # fmt: skip
+    return render(request, "staff/partials/disparities.html#table", context)
