@@ -78,7 +78,16 @@ def spread(values: list[float]) -> dict[str, float | None]:
     """median, min and max of one metric over the runs (null when nothing was measured)."""
     if not values:
         return {"median": None, "min": None, "max": None}
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+    return {
+        "median": significant(statistics.median(values)),
+        "min": significant(min(values)),
+        "max": significant(max(values)),
+    }
+
+
+def significant(value: float, digits: int = 4) -> float:
+    """``value`` to ``digits`` significant figures: run-to-run noise is larger than that."""
+    return float(f"{value:.{digits}g}")
 
 
 def ratio(numerator: float, denominator: float) -> float | None:
