@@ -97,21 +97,34 @@ def build_study(n_items: int, seed: int):
         )
     batch = Batch.objects.create(study=study, name="bench", policy="k_overlap")
     now = timezone.now()
-    for position, r in enumerate(annotations.to_dict("records")):
-        assignment = Assignment.objects.create(
-            batch=batch,
-            item_id=pk[r["item_id"]],
-            annotator=people[r["annotator"]],
-            position=position,
-            answered_at=now,
-        )
-        Annotation.objects.create(
-            assignment=assignment,
-            hard_refusal=bool(r["hard_refusal"]),
-            cue_label=_cue(r["cue"]),
-            submitted_at=now,
-            updated_at=now,
-        )
+    records = annotations.to_dict("records")
+    # bulk_create sets the primary keys (RETURNING on PostgreSQL and SQLite ≥ 3.35).
+    assignments = Assignment.objects.bulk_create(
+        [
+            Assignment(
+                batch=batch,
+                item_id=pk[r["item_id"]],
+                annotator=people[r["annotator"]],
+                position=position,
+                answered_at=now,
+            )
+            for position, r in enumerate(records)
+        ],
+        batch_size=5000,
+    )
+    Annotation.objects.bulk_create(
+        [
+            Annotation(
+                assignment=assignment,
+                hard_refusal=bool(r["hard_refusal"]),
+                cue_label=_cue(r["cue"]),
+                submitted_at=now,
+                updated_at=now,
+            )
+            for assignment, r in zip(assignments, records, strict=True)
+        ],
+        batch_size=5000,
+    )
     return study, len(annotations), len(judgments)
 
 
