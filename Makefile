@@ -3,6 +3,7 @@
 #               (safe to run again: migrations apply, the demo study is kept; DEMO_RESET=1 rebuilds it)
 #   make serve  serve again without touching the data; PORT=8001 (either command) picks another port
 #   make test   set everything up (ML extra and Chromium included) and run the whole test suite
+#   make bench  the CPU benchmarks in sequence (QUICK=1: smaller and fewer runs, under 10 minutes)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -10,7 +11,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test setup setup-ml setup-test browser lint serve clean
+.PHONY: demo test setup setup-ml setup-test browser lint serve clean bench
 
 $(VENV)/.base-installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -68,3 +69,39 @@ test: setup-test
 
 clean:
 	rm -rf var .pytest_cache .hypothesis
+
+# --- benchmarks (docs/performance.md) ---------------------------------------------------------
+# Every CPU benchmark under bench/, one after another (never two at once: they would time each
+# other). Each prints progress and one JSON line last (bench/harness.py: median [min-max] over
+# repeated runs, load average before and after, CPU, cores, library versions, command line);
+# that line is also written to $(BENCH_DIR)/NAME.json. A script that is not there is skipped
+# with a message. Needs the ml extra (make setup-ml) and, for annotation_load, PostgreSQL on
+# 127.0.0.1 (database acrb_bench, dropped and recreated). QUICK=1 runs smaller workloads with
+# time budgets (each benchmark still makes at least 3 runs after its warm-up).
+BENCH_DIR ?= var/bench
+BENCH_CPU := stats_bench export_bench reflect_stats_timing judge_bench generation_bench \
+	reflect_bench annotation_load score_bench vlm_client_bench
+# Arguments per benchmark; any of them can be overridden on the command line, e.g.
+# make bench QUICK=1 BENCH_ARGS_judge_bench="--images 32".
+ifdef QUICK
+export BENCH_ARGS_stats_bench ?= --budget-s 20
+export BENCH_ARGS_export_bench ?= --items 10000 --budget-s 15
+export BENCH_ARGS_reflect_stats_timing ?= --budget-s 30
+export BENCH_ARGS_judge_bench ?= --images 16 --batch-size 16 --image-size 256 --budget-s 60
+export BENCH_ARGS_generation_bench ?= --size 32 --base-prompts 4 --budget-s 30
+export BENCH_ARGS_reflect_bench ?= --templates-per-occupation 1 --budget-s 45
+export BENCH_ARGS_annotation_load ?= --quick --cycles 10
+export BENCH_ARGS_score_bench ?= --images 100
+export BENCH_ARGS_vlm_client_bench ?=
+endif
+
+bench: SHELL := /bin/bash
+bench:
+	@mkdir -p $(BENCH_DIR)
+	@set -o pipefail; for name in $(BENCH_CPU); do \
+	  if [ ! -f bench/$$name.py ]; then echo "== bench/$$name.py not found: skipped"; continue; fi; \
+	  variable=BENCH_ARGS_$$name; args="$${!variable}"; \
+	  echo "== $(PY) bench/$$name.py $$args (load average $$(cut -d' ' -f1 /proc/loadavg))"; \
+	  $(PY) bench/$$name.py $$args | tee $(BENCH_DIR)/$$name.log || exit 1; \
+	  tail -n 1 $(BENCH_DIR)/$$name.log > $(BENCH_DIR)/$$name.json; \
+	done; echo "== JSON lines in $(BENCH_DIR)/"

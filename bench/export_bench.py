@@ -2,8 +2,11 @@
 
 Builds the study with bulk inserts into a fresh database (SQLite in a temporary folder by
 default, or ``--database-url``, which is DROPPED and recreated for PostgreSQL), then times the
-``export_metrics`` command: the database reads, ``study_metrics`` and writing the JSON.
-Prints progress lines, then one JSON line holding ``export_s``.
+``export_metrics`` command (``call_command``, as a user runs it): the database reads,
+``study_metrics`` and writing the JSON, ``--repeats`` times after ``--warmup`` runs.
+Prints progress lines, then one JSON line (bench/harness.py) holding ``export_s``.
+
+    python bench/export_bench.py [--items 25000] [--repeats 5] [--database-url postgres://...]
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from harness import Runs, emit, machine
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,21 +97,34 @@ def build_study(n_items: int, seed: int):
         )
     batch = Batch.objects.create(study=study, name="bench", policy="k_overlap")
     now = timezone.now()
-    for position, r in enumerate(annotations.to_dict("records")):
-        assignment = Assignment.objects.create(
-            batch=batch,
-            item_id=pk[r["item_id"]],
-            annotator=people[r["annotator"]],
-            position=position,
-            answered_at=now,
-        )
-        Annotation.objects.create(
-            assignment=assignment,
-            hard_refusal=bool(r["hard_refusal"]),
-            cue_label=_cue(r["cue"]),
-            submitted_at=now,
-            updated_at=now,
-        )
+    records = annotations.to_dict("records")
+    # bulk_create sets the primary keys (RETURNING on PostgreSQL and SQLite ≥ 3.35).
+    assignments = Assignment.objects.bulk_create(
+        [
+            Assignment(
+                batch=batch,
+                item_id=pk[r["item_id"]],
+                annotator=people[r["annotator"]],
+                position=position,
+                answered_at=now,
+            )
+            for position, r in enumerate(records)
+        ],
+        batch_size=5000,
+    )
+    Annotation.objects.bulk_create(
+        [
+            Annotation(
+                assignment=assignment,
+                hard_refusal=bool(r["hard_refusal"]),
+                cue_label=_cue(r["cue"]),
+                submitted_at=now,
+                updated_at=now,
+            )
+            for assignment, r in zip(assignments, records, strict=True)
+        ],
+        batch_size=5000,
+    )
     return study, len(annotations), len(judgments)
 
 
@@ -126,30 +144,28 @@ def run(arguments) -> dict:
         flush=True,
     )
     out = Path(tempfile.mkdtemp()) / "metrics.json"
-    call_command(
-        "export_metrics", study=study.slug, out=str(out), verbosity=0
-    )  # warm imports and caches
-    times = []
-    for _ in range(arguments.repeat):
+    runs = Runs(repeats=arguments.repeats, warmup=arguments.warmup, budget_s=arguments.budget_s)
+    for sample in runs:
         start = time.perf_counter()
         call_command("export_metrics", study=study.slug, out=str(out), verbosity=0)
-        times.append(time.perf_counter() - start)
-    print(f"export_metrics: {', '.join(f'{t:.3f}' for t in times)} s", flush=True)
+        sample["export_s"] = time.perf_counter() - start
+        print(f"export_metrics: {sample['export_s']:.3f} s", flush=True)
     return {
-        "export_s": round(min(times), 3),
-        "export_s_runs": [round(t, 3) for t in times],
         "items": arguments.items,
         "annotations": n_annotations,
         "judgments": n_judgments,
         "db_vendor": connection.vendor,
         "json_bytes": out.stat().st_size,
+        **runs.summary(),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=25_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--budget-s", type=float, default=None, help="stop after ≥ 3 runs past it")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--database-url",
@@ -173,25 +189,33 @@ def main() -> None:
             "--child",
             "--items",
             str(arguments.items),
-            "--repeat",
-            str(arguments.repeat),
+            "--repeats",
+            str(arguments.repeats),
+            "--warmup",
+            str(arguments.warmup),
+            *(["--budget-s", str(arguments.budget_s)] if arguments.budget_s else []),
             "--seed",
             str(arguments.seed),
         ]
         result = subprocess.run(
             command, env=env, cwd=ROOT, capture_output=True, text=True, check=False
         )
-        sys.stdout.write(
-            result.stdout[: result.stdout.rfind("{")] if "{" in result.stdout else result.stdout
-        )
+        progress = result.stdout.rstrip("\n").splitlines()[:-1]  # the last line is the JSON
+        sys.stdout.write("".join(f"{line}\n" for line in progress))
         if result.returncode != 0:
             sys.stderr.write(result.stderr)
             raise SystemExit(result.returncode)
         figures = json.loads(result.stdout.strip().splitlines()[-1])
         if arguments.database_url:
             _recreate_postgres(arguments.database_url, create=False)
-    figures["load_average_1min"] = round(os.getloadavg()[0], 2)
-    print(json.dumps(figures))
+    emit(
+        {
+            "benchmark": "export_bench",
+            "timed_path": "manage.py export_metrics (call_command)",
+            **figures,
+            **machine(["django", "numpy", "pandas", "scipy", "psycopg"]),
+        }
+    )
 
 
 def _recreate_postgres(url: str, *, create: bool = True) -> None:

@@ -4,13 +4,16 @@ CI has no GPU, so the CUDA paths (autocast, half precision, device placement) of
 loading code are checked here, on a machine with one, against the CPU results of the same
 tiny random-weight models the tests build (nothing is downloaded):
 
-1. the CLIP encoder of the hard-refusal judge: image and text embeddings (bf16 autocast on
-   CUDA against float32 on the CPU; cosine similarity of each pair);
+1. the CLIP encoder of the hard-refusal judge: image and text embeddings (``precision: bf16``
+   on CUDA, as a judge config sets it: open_clip casts the weights to bf16 and the encoder
+   runs under bf16 autocast, against float32 on the CPU; cosine similarity of each pair);
 2. the transformers VLM cue judge: greedy answers and option probabilities;
 3. the diffusers text-to-image backend: fp16 on CUDA returns finite images, the same seed
    gives the same image twice, and a batch matches its requests made one at a time.
 
-It needs no Django. Exit status 1 when a check fails; the last line printed is JSON.
+It needs no Django. It is a correctness check, not a timing: the results are deterministic, so
+it runs once (no repeats). Exit status 1 when a check fails; the last line printed is JSON
+(bench/harness.py's ``emit``, with the machine and library versions).
 
     python bench/gpu_check.py [--device cuda]
 """
@@ -19,12 +22,12 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
+from harness import emit, machine
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -165,12 +168,12 @@ def main(argv=None) -> int:
     import torch
 
     if args.device.startswith("cuda") and not torch.cuda.is_available():
-        print(json.dumps({"bench": "gpu_check", "skipped": "no CUDA device"}))
+        emit({"benchmark": "gpu_check", "skipped": "no CUDA device", **machine(["torch"])})
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         report = {
-            "bench": "gpu_check",
+            "benchmark": "gpu_check",
             "device": torch.cuda.get_device_name(args.device)
             if args.device.startswith("cuda")
             else args.device,
@@ -180,7 +183,7 @@ def main(argv=None) -> int:
             "diffusers": check_diffusers(folder, args.device),
         }
     report["ok"] = all(report[k]["ok"] for k in ("clip", "vlm", "diffusers"))
-    print(json.dumps(report))
+    emit({**report, **machine(["torch", "open_clip_torch", "transformers", "diffusers"])})
     return 0 if report["ok"] else 1
 
 

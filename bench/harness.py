@@ -11,6 +11,10 @@ JSON line it prints last.
     for sample in runs:             # stops after `repeats`, or when the budget is spent (≥ 3 runs)
         sample["images_per_s"] = measure()
     emit({"benchmark": "judge", **runs.summary(), **machine(["torch"])})
+
+A speedup is a ratio of two measurements taken in the same run (``ratio``), stored in that
+run's dict, so its median and range come from paired runs; ``alternating`` swaps which of the
+two goes first from run to run, so a load spike or a warming cache does not favour one side.
 """
 
 from __future__ import annotations
@@ -21,8 +25,11 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from importlib import metadata
+from typing import TypeVar
+
+T = TypeVar("T")
 
 MIN_RUNS = 3
 
@@ -56,8 +63,10 @@ def library_versions(names: Iterable[str]) -> dict[str, str | None]:
 
 
 def machine(libraries: Iterable[str] = ()) -> dict:
-    """The machine a figure was taken on: CPU, cores, load average now, library versions."""
+    """The machine a figure was taken on: CPU, cores, load average now, library versions,
+    and the command line that took it."""
     return {
+        "command": " ".join(["python", *sys.argv]),
         "cpu_model": cpu_model(),
         "cores": os.cpu_count(),
         "load_average_after": load_average(),
@@ -69,7 +78,34 @@ def spread(values: list[float]) -> dict[str, float | None]:
     """median, min and max of one metric over the runs (null when nothing was measured)."""
     if not values:
         return {"median": None, "min": None, "max": None}
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+    return {
+        "median": significant(statistics.median(values)),
+        "min": significant(min(values)),
+        "max": significant(max(values)),
+    }
+
+
+def significant(value: float, digits: int = 4) -> float:
+    """``value`` to ``digits`` significant figures: run-to-run noise is larger than that."""
+    return float(f"{value:.{digits}g}")
+
+
+def ratio(numerator: float, denominator: float) -> float | None:
+    """numerator / denominator, or None when the denominator is not positive."""
+    return numerator / denominator if denominator > 0 else None
+
+
+def alternating(index: int, *steps: Callable[[], T]) -> list[T]:
+    """Run ``steps`` starting with step ``index % len(steps)`` (the order rotates from run to
+    run); results come back in the order the steps were given."""
+    if not steps:
+        return []
+    start = index % len(steps)
+    results: dict[int, T] = {}
+    for offset in range(len(steps)):
+        position = (start + offset) % len(steps)
+        results[position] = steps[position]()
+    return [results[position] for position in range(len(steps))]
 
 
 class Runs:
@@ -103,14 +139,21 @@ class Runs:
                 break
 
     def summary(self) -> dict:
-        """{"runs": n, "load_average_before": …, "<metric>": {"median", "min", "max"}, …}."""
+        """{"runs": n, "load_average_before": …, "<metric>": {"median", "min", "max"}, …}.
+
+        A metric that is a bool in every run (a correctness check) is reported as whether it
+        held in all of them; None values (a ratio with nothing to divide by) are left out."""
         keys: list[str] = []
         for sample in self.samples:
             keys.extend(key for key in sample if key not in keys)
         result: dict = {"runs": len(self.samples), "load_average_before": self.load_average_before}
         for key in keys:
-            values = [s[key] for s in self.samples if isinstance(s.get(key), int | float)]
-            result[key] = spread(values)
+            present = [s[key] for s in self.samples if key in s]
+            if present and all(isinstance(value, bool) for value in present):
+                result[key] = all(present)  # a check that must hold in every run
+                continue
+            numbers = [v for v in present if isinstance(v, int | float) and not isinstance(v, bool)]
+            result[key] = spread(numbers)
         return result
 
 

@@ -1,46 +1,99 @@
-"""CLIP judge throughput: the real ViT-B-32 architecture, batched vs one image at a time.
+"""Hard-refusal judge throughput, as users configure it: batched vs one image at a time.
 
-Random weights cost the same compute as trained ones, so nothing is downloaded. Both paths
-encode the same 512 preprocessed 224×224 images with the image tower (what the hard-refusal
-judge runs per image); the text side is a handful of cached descriptions and is left out.
-FLOPs are counted by ``torch.utils.flop_counter.FlopCounterMode`` on one image (see
-``model_flops_per_image`` for what it misses and how that is added back) and compared with
-the GFLOP/s of a plain square matmul, in the batched path's dtype, measured on the same
-device in the same run.
+The timed path is the judge's own API: ``HardRefusalJudge.judge_items`` over PNG files on
+disk, with its CLIP encoder loaded by ``load_clip`` from a ``ClipConfig`` (architecture,
+device, ``precision``, ``batch_size``) exactly as a judge config names it. With
+``--precision bf16`` on CUDA that means weights cast to bf16 by open_clip, not float32
+weights under autocast. Random weights (``allow_random_weights``) cost the same compute as
+trained ones, so nothing is downloaded. Each run judges every image twice, with the
+configured batch size and with ``batch_size: 1``, in alternating order; the speedup is the
+ratio within that run.
 
-    python bench/judge_bench.py [--device cuda] [--images 512] [--batch-size 64]
+Beside it, a micro-benchmark (keys ``micro_tower_*``) times the image tower alone on
+preprocessed tensors, and a square matmul in the weights' dtype (``matmul_*``): it shows how
+close each path comes to the device's matmul rate, which is what bounds a batching speedup.
 
-The last line printed is JSON.
+    python bench/judge_bench.py [--device cuda --precision bf16] [--images 128] [--batch-size 64]
+
+The last line printed is JSON (bench/harness.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 import os
+import sys
+import tempfile
 import time
+from pathlib import Path
 
+import numpy as np
 import torch
+from harness import Runs, alternating, emit, machine, ratio
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from scoring.judges.clip import ClipConfig, ClipEncoder, load_clip  # noqa: E402
+from scoring.judges.hard_refusal import HardRefusalConfig, HardRefusalJudge  # noqa: E402
+from scoring.judges.records import ItemInput  # noqa: E402
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--images", type=int, default=512)
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument(
+        "--precision", choices=sorted(DTYPES), default="fp32",
+        help="the judge config's 'precision' (open_clip casts the weights; CPU runs fp32)",
+    )  # fmt: skip
+    parser.add_argument("--images", type=int, default=128, help="images judged per pass")
+    parser.add_argument("--image-size", type=int, default=512, help="side of the PNGs on disk")
+    parser.add_argument("--batch-size", type=int, default=64, help="the judge config's batch_size")
     parser.add_argument("--architecture", default="ViT-B-32")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--matmul-size", type=int, default=2048)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--budget-s", type=float, default=None, help="stop after ≥ 3 runs past it")
     parser.add_argument(
-        "--dtype", choices=["fp32", "bf16", "fp16"], default=None,
-        help="batched path precision (default: fp32 on CPU, bf16 autocast on CUDA)",
-    )  # fmt: skip
-    return parser.parse_args()
+        "--no-micro", action="store_true", help="skip the tower-only micro-benchmark"
+    )
+    return parser.parse_args(argv)
 
 
 def synchronize(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
+
+
+def write_images(folder: Path, count: int, size: int) -> list[ItemInput]:
+    """Noisy photographs-to-be: random colour fields, so no image trips the blank check."""
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    items = []
+    for index in range(count):
+        low = rng.integers(0, 256, size=(size // 16, size // 16, 3), dtype=np.uint8)
+        pixels = np.kron(low, np.ones((16, 16, 1), dtype=np.uint8))
+        pixels = np.clip(pixels + rng.integers(-8, 9, size=pixels.shape), 0, 255).astype(np.uint8)
+        path = folder / f"image-{index:04d}.png"
+        Image.fromarray(pixels).save(path)
+        items.append(ItemInput(item_id=f"item-{index}", image_path=str(path), generator="bench"))
+    return items
+
+
+def judge_seconds(judge: HardRefusalJudge, items: list[ItemInput], device: str):
+    started = time.perf_counter()
+    outputs = judge.judge_items(items)
+    synchronize(device)
+    elapsed = time.perf_counter() - started
+    errors = [o.error for o in outputs if o.error]
+    if errors:
+        raise RuntimeError(f"the judge failed on {len(errors)} images: {errors[0]}")
+    return elapsed, [o.label for o in outputs]
 
 
 def matmul_gflops(device: str, size: int, dtype: torch.dtype, repeats: int = 10) -> float:
@@ -57,7 +110,7 @@ def matmul_gflops(device: str, size: int, dtype: torch.dtype, repeats: int = 10)
     return 2 * size**3 * repeats / (time.perf_counter() - started) / 1e9
 
 
-def model_flops_per_image(model, device: str) -> int:
+def model_flops_per_image(model, device: str, dtype: torch.dtype) -> int:
     """FLOPs of one image through the image tower (2 per multiply-add).
 
     Counted by FlopCounterMode in training mode: in eval mode nn.MultiheadAttention takes a
@@ -72,7 +125,7 @@ def model_flops_per_image(model, device: str) -> int:
     model.train()
     try:
         with torch.no_grad(), counter:
-            model.encode_image(torch.randn(1, 3, 224, 224, device=device))
+            model.encode_image(torch.randn(1, 3, 224, 224, device=device, dtype=dtype))
     finally:
         model.eval()
     flops = counter.get_total_flops()
@@ -85,90 +138,100 @@ def model_flops_per_image(model, device: str) -> int:
     return flops
 
 
-def autocast(device: str, dtype: str | None):
-    if dtype in (None, "fp32"):
-        return torch.autocast(device_type=device.split(":")[0], enabled=False)
-    return torch.autocast(
-        device_type=device.split(":")[0],
-        dtype={"bf16": torch.bfloat16, "fp16": torch.float16}[dtype],
-    )
-
-
-def time_single(model, images: torch.Tensor, device: str) -> float:
-    """The naive loop: one encode_image call per image, fp32, no batching."""
-    with torch.inference_mode():
-        model.encode_image(images[:1].to(device))  # warm-up
-        synchronize(device)
-        started = time.perf_counter()
-        for index in range(len(images)):
-            model.encode_image(images[index : index + 1].to(device))
-        synchronize(device)
+def tower_seconds(encoder: ClipEncoder, tensors: torch.Tensor, batch_size: int) -> float:
+    """Micro-benchmark: the image tower alone on preprocessed tensors, as the encoder calls it
+    (inference mode, the encoder's own autocast), no decoding, resizing or normalising."""
+    device = encoder.config.device
+    started = time.perf_counter()
+    with torch.inference_mode(), encoder._autocast():
+        for start in range(0, len(tensors), batch_size):
+            encoder.model.encode_image(tensors[start : start + batch_size].to(device))
+    synchronize(device)
     return time.perf_counter() - started
 
 
-def time_batched(
-    model, images: torch.Tensor, device: str, batch_size: int, dtype: str | None
-) -> float:
-    """What the judge does: batches, inference mode, channels-last input, optional autocast."""
-    batches = [
-        images[i : i + batch_size].contiguous(memory_format=torch.channels_last)
-        for i in range(0, len(images), batch_size)
-    ]
-    with torch.inference_mode(), autocast(device, dtype):
-        model.encode_image(batches[0].to(device))  # warm-up
-        synchronize(device)
-        started = time.perf_counter()
-        for batch in batches:
-            model.encode_image(batch.to(device, non_blocking=True))
-        synchronize(device)
-    return time.perf_counter() - started
-
-
-def main() -> None:
-    import open_clip
-
-    args = parse_args()
+def main(argv=None) -> dict:
+    args = parse_args(argv)
     device = args.device
     if device == "cpu":
         torch.set_num_threads(args.threads)
-    dtype = args.dtype or ("bf16" if device.startswith("cuda") else "fp32")
     torch.manual_seed(0)
-    model = open_clip.create_model(args.architecture, pretrained=None, device=device).eval()
-    images = torch.rand(args.images, 3, 224, 224)
-    if device.startswith("cuda"):
-        images = images.pin_memory()
-    flops = model_flops_per_image(model, device)
-    single_s = time_single(model, images, device)
-    batched_s = time_batched(model, images, device, args.batch_size, dtype)
-    matmul_dtype = (
-        torch.float32 if dtype == "fp32" else {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+    clip_config = ClipConfig(
+        architecture=args.architecture, pretrained=None, allow_random_weights=True,
+        device=device, precision=args.precision, batch_size=args.batch_size,
+    )  # fmt: skip
+    encoder = load_clip(clip_config)
+    batched_judge = HardRefusalJudge(HardRefusalConfig(clip=clip_config))
+    # load_clip keys its cache without the batch size, so the one-at-a-time judge gets its own
+    # encoder object around the same loaded model.
+    single_config = dataclasses.replace(clip_config, batch_size=1)
+    single_judge = HardRefusalJudge(
+        HardRefusalConfig(clip=single_config),
+        clip_encoder=ClipEncoder(
+            encoder.model, encoder.preprocess, encoder.tokenizer, single_config
+        ),
     )
-    matmul = matmul_gflops(device, args.matmul_size, matmul_dtype)
-    batched_rate, single_rate = args.images / batched_s, args.images / single_s
-    batched_gflops = batched_rate * flops / 1e9
-    result = {
-        "architecture": args.architecture,
-        "device": device if device == "cpu" else torch.cuda.get_device_name(device),
-        "threads": torch.get_num_threads(),
-        "images": args.images,
-        "batch_size": args.batch_size,
-        "batched_dtype": dtype,
-        "gflop_per_image": round(flops / 1e9, 3),
-        "batched_images_per_s": round(batched_rate, 2),
-        "single_images_per_s": round(single_rate, 2),
-        "speedup": round(batched_rate / single_rate, 2),
-        "batched_gflop_per_s": round(batched_gflops, 1),
-        "single_gflop_per_s": round(single_rate * flops / 1e9, 1),
-        "matmul_gflop_per_s": round(matmul, 1),
-        "matmul_dtype": str(matmul_dtype).removeprefix("torch."),
-        "matmul_fraction": round(batched_gflops / matmul, 3),
-    }
-    print(f"single:  {single_rate:8.1f} images/s  ({result['single_gflop_per_s']} GFLOP/s)")
-    print(
-        f"batched: {batched_rate:8.1f} images/s  ({batched_gflops:.1f} GFLOP/s, {dtype}, batch {args.batch_size})"
+    weight_dtype = next(encoder.model.parameters()).dtype
+    flops = model_flops_per_image(encoder.model, device, weight_dtype)
+    runs = Runs(repeats=args.repeats, warmup=args.warmup, budget_s=args.budget_s)
+    with tempfile.TemporaryDirectory(prefix="judge-bench-") as folder:
+        items = write_images(Path(folder), args.images, args.image_size)
+        if not args.no_micro:
+            from PIL import Image
+
+            tensors = torch.stack([encoder.preprocess(Image.open(i.image_path)) for i in items])
+            tensors = tensors.to(weight_dtype)
+        for index, sample in enumerate(runs):
+            (batched_s, batched_labels), (single_s, single_labels) = alternating(
+                index,
+                lambda: judge_seconds(batched_judge, items, device),
+                lambda: judge_seconds(single_judge, items, device),
+            )
+            sample["judge_batched_images_per_s"] = args.images / batched_s
+            sample["judge_single_images_per_s"] = args.images / single_s
+            sample["judge_speedup"] = ratio(single_s, batched_s)
+            sample["same_labels"] = batched_labels == single_labels
+            if args.no_micro:
+                continue
+            matmul = matmul_gflops(device, args.matmul_size, weight_dtype)
+            tower_batched_s, tower_single_s = alternating(
+                index,
+                lambda: tower_seconds(encoder, tensors, args.batch_size),
+                lambda: tower_seconds(encoder, tensors, 1),
+            )
+            batched_gflops = args.images / tower_batched_s * flops / 1e9
+            single_gflops = args.images / tower_single_s * flops / 1e9
+            sample["micro_tower_batched_images_per_s"] = args.images / tower_batched_s
+            sample["micro_tower_single_images_per_s"] = args.images / tower_single_s
+            sample["micro_tower_speedup"] = ratio(tower_single_s, tower_batched_s)
+            sample["micro_matmul_gflop_per_s"] = matmul
+            sample["micro_tower_batched_matmul_fraction"] = batched_gflops / matmul
+            sample["micro_tower_single_matmul_fraction"] = single_gflops / matmul
+            print(
+                f"run: judge {sample['judge_batched_images_per_s']:.1f} vs "
+                f"{sample['judge_single_images_per_s']:.1f} images/s "
+                f"({sample['judge_speedup']:.2f}x); tower fractions of matmul "
+                f"{sample['micro_tower_batched_matmul_fraction']:.2f} / "
+                f"{sample['micro_tower_single_matmul_fraction']:.2f}",
+                flush=True,
+            )
+    return emit(
+        {
+            "benchmark": "judge_bench",
+            "timed_path": "HardRefusalJudge.judge_items (PNG files, load_clip(ClipConfig))",
+            "architecture": args.architecture,
+            "device": device if device == "cpu" else torch.cuda.get_device_name(device),
+            "precision": args.precision,
+            "weight_dtype": str(weight_dtype).removeprefix("torch."),
+            "threads": torch.get_num_threads(),
+            "images": args.images,
+            "image_size": args.image_size,
+            "batch_size": args.batch_size,
+            "gflop_per_image": round(flops / 1e9, 3),
+            **runs.summary(),
+            **machine(["torch", "open_clip_torch", "numpy", "pillow"]),
+        }
     )
-    print(f"matmul:  {matmul:8.1f} GFLOP/s ({result['matmul_dtype']}, {args.matmul_size}^3)")
-    print(json.dumps(result))
 
 
 if __name__ == "__main__":

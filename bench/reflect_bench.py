@@ -8,28 +8,34 @@ with ``--concurrency 16``, each as its own run, until every answer is stored. Pr
 to stderr; the last line on stdout is JSON with ``sequential_s``, ``concurrent_s`` and
 ``speedup``.
 
-Defaults keep the whole bench to about four and a half minutes: latency 40 ms, and the 2AFC
-task on one scenario (income: 48 × 45 × 2 = 4,320 requests) plus both MCQ questions (960),
-5,280 requests per run; the sequential pass is bounded below by 5,280 × 40 ms = 211 s. The
+Each of ``--repeats`` runs (after ``--warmup``) makes both passes, in alternating order, under
+fresh run labels; the speedup is the ratio within the run. With the defaults, latency 40 ms and
+the 2AFC task on one scenario (income: 48 × 45 × 2 = 4,320 requests) plus both MCQ questions
+(960), 5,280 requests per pass, the sequential pass is bounded below by 5,280 × 40 ms = 211 s,
+so a run takes about four minutes; ``--templates-per-occupation 1`` (660 requests per pass)
+and ``--budget-s`` keep it short. The
 latency is chosen well above the client's own CPU cost per request (about 3 ms on a 2-core
 machine: HTTP client, JSON, base64 images, the answer row), which bounds the concurrent pass.
 ``--scenarios all`` asks all three scenarios (13,920 requests per run; the sequential pass
 alone then takes over seven minutes).
 
-    .venv/bin/python bench/reflect_bench.py [--latency-ms 40] [--concurrency 16] [--scenarios income]
+    python bench/reflect_bench.py [--latency-ms 40] [--concurrency 16] [--scenarios income] \
+        [--repeats 5] [--budget-s 600]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
 import shutil
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
+
+from harness import Runs, alternating, emit, machine, ratio
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -124,29 +130,31 @@ def run_bench(args, base_url: str, workdir: Path) -> dict:
     images = len(occupations) * args.templates_per_occupation * 10
     scenarios = sorted(protocol["2afc"]["scenarios"])
     requests = images // 10 * 90 * len(scenarios) + images * len(protocol["mcq"])
-    log(f"{images} images, {requests} requests per run, latency {args.latency_ms} ms")
-    concurrent_s = timed_run(base_url, args.concurrency, "bench-concurrent")
-    log(f"concurrency {args.concurrency}: {concurrent_s:.1f}s")
-    sequential_s = timed_run(base_url, 1, "bench-sequential")
-    log(f"sequential: {sequential_s:.1f}s")
-    stored = [
-        face_set.runs.get(label=label).answers.count()
-        for label in ("bench-concurrent", "bench-sequential")
-    ]
+    log(f"{images} images, {requests} requests per pass, latency {args.latency_ms} ms")
+    runs = Runs(repeats=args.repeats, warmup=args.warmup, budget_s=args.budget_s)
+    for index, sample in enumerate(runs):
+        labels = (f"bench-{index}-concurrent", f"bench-{index}-sequential")
+        concurrent_s, sequential_s = alternating(
+            index,
+            partial(timed_run, base_url, args.concurrency, labels[0]),
+            partial(timed_run, base_url, 1, labels[1]),
+        )
+        stored = [face_set.runs.get(label=label).answers.count() for label in labels]
+        sample["sequential_s"], sample["concurrent_s"] = sequential_s, concurrent_s
+        sample["speedup"] = ratio(sequential_s, concurrent_s)
+        sample["every_answer_stored"] = stored == [requests, requests]
+        log(
+            f"run: sequential {sequential_s:.1f} s, concurrency {args.concurrency}: {concurrent_s:.1f} s"
+        )
     return {
         "images": images,
         "templates": images // 10,
         "scenarios": scenarios,
-        "requests_per_run": requests,
-        "answers_stored_per_run": stored,
+        "requests_per_pass": requests,
         "latency_ms": args.latency_ms,
         "concurrency": args.concurrency,
-        "sequential_s": round(sequential_s, 2),
-        "concurrent_s": round(concurrent_s, 2),
-        "speedup": round(sequential_s / concurrent_s, 2),
         "ideal_speedup": args.concurrency,
-        "cpu_count": os.cpu_count(),
-        "load_average_1m": round(os.getloadavg()[0], 2),
+        **runs.summary(),
     }
 
 
@@ -156,6 +164,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--templates-per-occupation", type=int, default=8)
     parser.add_argument("--scenarios", default="income", help="comma-separated, or 'all'")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=0, help="passes are long; none by default")
+    parser.add_argument("--budget-s", type=float, default=None, help="stop after ≥ 3 runs past it")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="reflect-bench-"))
     context = multiprocessing.get_context("spawn")
@@ -165,7 +176,14 @@ def main() -> None:
     try:
         setup_django(workdir)
         result = run_bench(args, ready.get(timeout=60), workdir)
-        print(json.dumps(result))
+        emit(
+            {
+                "benchmark": "reflect_bench",
+                "timed_path": "manage.py run_reflect (call_command), --concurrency 1 vs N",
+                **result,
+                **machine(["django", "requests", "numpy"]),
+            }
+        )
     finally:
         stop.set()
         server.join(timeout=10)

@@ -7,15 +7,19 @@ biographies = 24,000 answers, rounded to $1,000 as models tend to answer). The t
 ``reflect_report`` from the raw answer frames: parsing, pairing, every statistic, bootstrap
 CIs, leave-one-template-out, clustered OLS and cross-model Spearman.
 
-    python bench/reflect_stats_timing.py   # last line: one JSON object
+``--parts`` also times each task's frame alone, in the same runs.
+
+    python bench/reflect_stats_timing.py [--repeats 5] [--parts]   # last line: one JSON object
 """
 
 from __future__ import annotations
 
-import json
+import argparse
 import sys
 import time
 from pathlib import Path
+
+from harness import Runs, emit, machine
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -69,31 +73,41 @@ def reflect_stats_seconds(*, n_resamples: int = N_RESAMPLES, seed: int = 0) -> f
     return _timed_report(synthetic_frames(seed), n_resamples=n_resamples, seed=seed)[0]
 
 
-def main() -> None:
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--budget-s", type=float, default=None, help="stop after ≥ 3 runs past it")
+    parser.add_argument("--parts", action="store_true", help="also time each task alone")
+    arguments = parser.parse_args(argv)
     frames = synthetic_frames(0)
-    parts = {}
-    for name, selected in (
-        ("two_afc_s", (frames[0], None, None)),
-        ("mcq_s", (None, frames[1], None)),
-        ("salary_s", (None, None, frames[2])),
-    ):
-        parts[name] = round(_timed_report(selected, n_resamples=N_RESAMPLES, seed=0)[0], 3)
-    wall, cpu = _timed_report(frames, n_resamples=N_RESAMPLES, seed=0)
-    print(
-        json.dumps(
-            {
-                "reflect_s": round(wall, 3),
-                # The report runs BLAS on one thread, so on an idle machine wall ~ CPU; a gap
-                # between the two means other processes were competing for the cores.
-                "reflect_cpu_s": round(cpu, 3),
-                **parts,
-                "models": N_MODELS,
-                "pairs_per_scenario": 2160,
-                "scenarios": 3,
-                "n_resamples": N_RESAMPLES,
-                "target_s": 10.0,
-            }
+    runs = Runs(repeats=arguments.repeats, warmup=arguments.warmup, budget_s=arguments.budget_s)
+    for sample in runs:
+        # The report runs BLAS on one thread, so on an idle machine wall ~ CPU; a gap between
+        # the two means other processes were competing for the cores.
+        sample["reflect_s"], sample["reflect_cpu_s"] = _timed_report(
+            frames, n_resamples=N_RESAMPLES, seed=0
         )
+        if arguments.parts:
+            for name, selected in (
+                ("two_afc_s", (frames[0], None, None)),
+                ("mcq_s", (None, frames[1], None)),
+                ("salary_s", (None, None, frames[2])),
+            ):
+                sample[name] = _timed_report(selected, n_resamples=N_RESAMPLES, seed=0)[0]
+        print(f"run: reflect_report {sample['reflect_s']:.2f} s", flush=True)
+    return emit(
+        {
+            "benchmark": "reflect_stats_timing",
+            "timed_path": "scoring.stats.reflect.reflect_report",
+            "models": N_MODELS,
+            "pairs_per_scenario": 2160,
+            "scenarios": 3,
+            "n_resamples": N_RESAMPLES,
+            "target_s": 10.0,
+            **runs.summary(),
+            **machine(["numpy", "pandas", "scipy", "statsmodels"]),
+        }
     )
 
 
