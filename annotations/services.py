@@ -395,6 +395,24 @@ def judgment_record(
     return obj
 
 
+def study_delete(*, study: Study) -> None:
+    """Delete a study with everything in it and, once that commits, its image files.
+
+    Items go first: an item PROTECTs its attribute value, so deleting the study alone raises
+    ProtectedError (the study cascades to both).
+    """
+    names = [
+        name
+        for pair in Item.objects.filter(study=study).values_list("image", "source_image")
+        for name in pair
+        if name
+    ]
+    with transaction.atomic():
+        Item.objects.filter(study=study).delete()
+        study.delete()
+        transaction.on_commit(lambda: [default_storage.delete(name) for name in names])
+
+
 # --- broken-image flags: the staff review queue (docs/annotation.md#broken-image-flags) ------
 
 

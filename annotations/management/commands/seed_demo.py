@@ -4,7 +4,6 @@ from pathlib import Path
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.core.files.storage import default_storage
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
@@ -62,7 +61,7 @@ class Command(BaseCommand):
         else:
             with transaction.atomic():
                 if existing is not None:
-                    _demo_study_delete(existing)
+                    services.study_delete(study=existing)
                 logins = self._build(seed)
             self.stdout.write(
                 self.style.WARNING(
@@ -147,20 +146,3 @@ class Command(BaseCommand):
         for assignment in rows:
             refusal, cue = demo.simulated_answer(truth[assignment.item.item_id], rng)
             services.annotation_submit(assignment=assignment, hard_refusal=refusal, cue_label=cue)
-
-
-def _demo_study_delete(study: Study) -> None:
-    """Delete the demo study and, once that commits, its image files.
-
-    Items go first: an item PROTECTs its attribute value, so deleting the study alone raises
-    ProtectedError (the study cascades to both).
-    """
-    names = [
-        name
-        for pair in Item.objects.filter(study=study).values_list("image", "source_image")
-        for name in pair
-        if name
-    ]
-    Item.objects.filter(study=study).delete()
-    study.delete()
-    transaction.on_commit(lambda: [default_storage.delete(name) for name in names])

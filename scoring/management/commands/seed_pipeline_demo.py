@@ -41,7 +41,8 @@ class Command(BaseCommand):
             self.stdout.write(f"Building a tiny random-weight pipeline in {folder} …")
             build_tiny_text2image(folder)
         with transaction.atomic():
-            Study.objects.filter(slug=slug).delete()
+            for existing in Study.objects.filter(slug=slug):
+                annotation_services.study_delete(study=existing)
             study = annotation_services.study_create(
                 name="Pipeline demo (tiny random-weight generator: images are noise)", slug=slug,
                 is_synthetic_demo=True, min_seconds_per_item=0.0,
