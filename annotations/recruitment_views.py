@@ -123,7 +123,6 @@ def invite_open(request, token: str):
         "consent": consent,
         "batch": link.batch,
         "study": link.batch.study,
-        "group": link.group,
         "error": error,
     }
     return render(request, "recruitment/consent.html", context, status=400 if error else 200)
@@ -167,7 +166,6 @@ def panel_entry(request, slug: str):
         "consent": rs.consent_current(study_id=link.batch.study_id),
         "batch": link.batch,
         "study": link.batch.study,
-        "group": link.group,
         "hidden": [
             (params.participant, entry.participant_id),
             (params.study, entry.study_id),

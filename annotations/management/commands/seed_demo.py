@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from annotations import demo, services
+from annotations import demo, recruitment_services, services
 from annotations.models import Annotator, Assignment, Batch, Item, Study
 
 DEMO_SLUG = "demo"
@@ -25,8 +25,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--seed", type=int, default=7)
+        parser.add_argument(
+            "--base-url",
+            default="http://127.0.0.1:8000",
+            help="where the demo is served, for the printed invite and panel links",
+        )
 
-    def handle(self, *args, seed, **options):
+    def handle(self, *args, seed, base_url="http://127.0.0.1:8000", **options):
         with tempfile.TemporaryDirectory() as tmp, transaction.atomic():
             Study.objects.filter(slug=DEMO_SLUG).delete()
             study = services.study_create(
@@ -61,6 +66,7 @@ class Command(BaseCommand):
                 seed=seed,
                 gold_per_annotator=2,
             )
+            recruitment_links = recruitment_demo(study, base_url=base_url, seed=seed)
         self.stdout.write(
             self.style.WARNING(
                 "Demo study 'demo' created: SYNTHETIC data (rendered images, simulated answers)."
@@ -68,6 +74,8 @@ class Command(BaseCommand):
         )
         for username, password, role in logins:
             self.stdout.write(f"  {role:<10} username: {username:<16} password: {password}")
+        for label, url in recruitment_links:
+            self.stdout.write(f"  {label:<10} {url}")
 
     def _users(self):
         user_model = get_user_model()
@@ -105,3 +113,39 @@ class Command(BaseCommand):
         for assignment in rows:
             refusal, cue = demo.simulated_answer(truth[assignment.item.item_id], rng)
             services.annotation_submit(assignment=assignment, hard_refusal=refusal, cue_label=cue)
+
+
+def recruitment_demo(study, *, base_url: str, seed: int) -> list[tuple[str, str]]:
+    """Consent text, a recruitment batch, one invite link and one panel link (printed by make demo)."""
+    recruitment_services.consent_publish(
+        study=study,
+        consent_text=(
+            "SYNTHETIC DEMO. You will label generated images (coloured shapes, no real people).\n\n"
+            "Taking part is voluntary; you may stop at any time. Your answers are stored with a "
+            "pseudonymous id and used only to measure the demo's statistics."
+        ),
+        instructions="Answer what you see in the image, not what the prompt asked for.",
+    )
+    batch = recruitment_services.recruitment_batch_create(
+        study=study,
+        name="Recruited annotators (invite and panel links)",
+        policy=Batch.Policy.EXPERTISE,
+        overlap_k=1,
+        items_per_annotator=12,
+        gold_per_annotator=2,
+        seed=seed,
+    )
+    [(_, token)] = recruitment_services.invite_links_create(
+        batch=batch, group="Nigerian", note="make demo"
+    )
+    panel = recruitment_services.panel_link_create(
+        batch=batch, name="Demo panel (Prolific-style)", completion_code="DEMO-COMPLETE"
+    )
+    base = base_url.rstrip("/")
+    return [
+        ("invite", f"{base}/join/{token}/  (single use, group Nigerian, 14 days)"),
+        (
+            "panel",
+            f"{base}/p/{panel.slug}/?PROLIFIC_PID=demo-participant-1&STUDY_ID=demo&SESSION_ID=s1",
+        ),
+    ]
