@@ -444,3 +444,18 @@ def test_staff_publish_consent_make_batch_invites_and_panel_link(staff_client, i
     staff_client.post(reverse("recruitment:staff_invite_revoke", args=[link.pk]))
     link.refresh_from_db()
     assert link.revoked_at is not None
+
+
+def test_admin_lists_recruitment_tables_read_only(admin_client, panel, consent):
+    _enrol(Client(), panel, consent)
+    for model in ("studyconsent", "consentrecord", "invitelink", "panellink", "panelparticipant"):
+        page = admin_client.get(reverse(f"admin:annotations_{model}_changelist"))
+        assert page.status_code == 200, model
+    participant = PanelParticipant.objects.get()
+    detail = admin_client.get(
+        reverse("admin:annotations_panelparticipant_change", args=[participant.pk])
+    )
+    assert (
+        detail.status_code == 200 and participant.browser_key_sha256.encode() not in detail.content
+    )
+    assert admin_client.get(reverse("admin:annotations_studyconsent_add")).status_code == 403
