@@ -459,3 +459,47 @@ def test_admin_lists_recruitment_tables_read_only(admin_client, panel, consent):
         detail.status_code == 200 and participant.browser_key_sha256.encode() not in detail.content
     )
     assert admin_client.get(reverse("admin:annotations_studyconsent_add")).status_code == 403
+
+
+def test_an_ordinary_batch_takes_recruits_from_its_own_items(batch, imported_study):
+    consent = rs.consent_publish(study=imported_study, consent_text="ok")
+    _, token = _invite(batch, group="")
+    _agree(Client(), reverse("recruitment:invite", args=[token]), consent)
+    recruit = Annotator.objects.get(invite_link__isnull=False)
+    batch_items = set(
+        Assignment.objects.filter(batch=batch)
+        .exclude(annotator=recruit)
+        .values_list("item", flat=True)
+    )
+    mine = set(Assignment.objects.filter(annotator=recruit).values_list("item", flat=True))
+    assert mine == batch_items  # no quota on an ordinary batch: every item of the batch
+
+
+def test_create_invites_command_prints_links_and_errors_in_one_line(open_batch):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    out = StringIO()
+    call_command(
+        "create_invites",
+        "--study", open_batch.study.slug,
+        "--batch", open_batch.name,
+        "--group", "US",
+        "--count", "2",
+        "--base-url", "https://acrb.example.org/",
+        stdout=out,
+    )  # fmt: skip
+    lines = out.getvalue().split()
+    assert len(lines) == 2 and all(u.startswith("https://acrb.example.org/join/") for u in lines)
+    assert InviteLink.objects.filter(group="US").count() == 2
+    for argv, message in [
+        (["--batch", "nope"], "unknown batch 'nope'"),
+        (["--batch", str(open_batch.pk), "--count", "0"], "count must be between"),
+        (["--batch", str(open_batch.pk), "--days", "0"], "expire within"),
+    ]:
+        with pytest.raises(CommandError, match=message):
+            call_command(
+                "create_invites", "--study", open_batch.study.slug, "--base-url", "http://x", *argv
+            )
+    assert InviteLink.objects.count() == 2
