@@ -9,7 +9,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/", include("annotations.api_urls")),
-    path("", include("annotations.recruitment_urls")),
+    path("", include("annotations.recruitment.urls")),
     path("staff/judges/", include("scoring.urls")),
     path("staff/generation/", include("generation.urls")),
     path("staff/reflect/", include("scoring.reflect.urls")),

@@ -139,4 +139,4 @@ class BackgroundJobAdmin(admin.ModelAdmin):
     list_display = ["kind", "study", "status", "done", "total", "created_at"]
 
 
-from . import recruitment_admin  # noqa: E402, F401  (registers the recruitment tables)
+from .recruitment import admin as recruitment_admin  # noqa: E402, F401  (registers its tables)

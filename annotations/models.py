@@ -303,7 +303,7 @@ class BackgroundJob(models.Model):
 
 
 # Recruitment tables live in their own module (and migration); importing them here registers them.
-from .recruitment_models import (  # noqa: E402, F401
+from .recruitment.models import (  # noqa: E402, F401
     ConsentRecord,
     InviteLink,
     PanelLink,

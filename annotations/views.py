@@ -16,7 +16,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from . import selectors, services
 from .forms import AnswerForm
-from .recruitment_views import consent_gate, panel_completion_redirect
+from .recruitment.views import consent_gate, panel_completion_redirect
 
 
 @login_required

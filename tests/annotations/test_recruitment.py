@@ -9,15 +9,16 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotations import recruitment_services as rs
 from annotations import services
 from annotations.models import Annotation, Annotator, Assignment, Batch
-from annotations.recruitment import PanelParams, RecruitmentError
-from annotations.recruitment_models import (
+from annotations.recruitment import enrolment, invites, panels
+from annotations.recruitment.consent import consent_current, consent_publish
+from annotations.recruitment.models import (
     ConsentRecord,
     InviteLink,
     PanelParticipant,
 )
+from annotations.recruitment.rules import PanelEntry, PanelParams, RecruitmentError
 from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +28,7 @@ PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
 
 @pytest.fixture
 def consent(imported_study):
-    return rs.consent_publish(
+    return consent_publish(
         study=imported_study,
         consent_text="You will label images.\n\nYou may stop at any time.",
         instructions="Label what you see.",
@@ -36,7 +37,7 @@ def consent(imported_study):
 
 @pytest.fixture
 def open_batch(imported_study, consent):
-    return rs.recruitment_batch_create(
+    return enrolment.recruitment_batch_create(
         study=imported_study,
         name="recruits",
         policy=Batch.Policy.EXPERTISE,
@@ -47,7 +48,7 @@ def open_batch(imported_study, consent):
 
 
 def _invite(batch, group="Nigerian", **kwargs):
-    [(link, token)] = rs.invite_links_create(batch=batch, group=group, **kwargs)
+    [(link, token)] = invites.invite_links_create(batch=batch, group=group, **kwargs)
     return link, token
 
 
@@ -59,17 +60,17 @@ def _agree(client, url, consent, **fields):
 
 
 def test_consent_versions_are_added_never_edited(imported_study, consent):
-    second = rs.consent_publish(study=imported_study, consent_text="v2 text")
+    second = consent_publish(study=imported_study, consent_text="v2 text")
     consent.refresh_from_db()
     assert (consent.version, second.version) == (1, 2)
     assert consent.consent_text.startswith("You will label")
-    assert rs.consent_current(study_id=imported_study.pk) == second
+    assert consent_current(study_id=imported_study.pk) == second
     with pytest.raises(RecruitmentError, match="empty"):
-        rs.consent_publish(study=imported_study, consent_text="   ")
+        consent_publish(study=imported_study, consent_text="   ")
 
 
 def test_staff_made_annotator_sees_no_item_before_consent(batch, annotators):
-    consent = rs.consent_publish(study=batch.study, consent_text="Please agree.")
+    consent = consent_publish(study=batch.study, consent_text="Please agree.")
     c = client_for(annotators[0])
     first = Assignment.objects.filter(batch=batch, annotator=annotators[0]).order_by("position")[0]
     consent_url = reverse("recruitment:consent", args=[batch.pk])
@@ -99,8 +100,8 @@ def test_study_without_consent_text_serves_items_directly(batch, annotators):
 
 def test_invite_needs_a_consent_text_and_a_policy_that_takes_newcomers(batch, annotators):
     with pytest.raises(RecruitmentError, match="no consent text"):
-        rs.invite_links_create(batch=batch, group="US")
-    rs.consent_publish(study=batch.study, consent_text="ok")
+        invites.invite_links_create(batch=batch, group="US")
+    consent_publish(study=batch.study, consent_text="ok")
     manual = services.batch_create(
         study=batch.study,
         name="manual",
@@ -109,7 +110,7 @@ def test_invite_needs_a_consent_text_and_a_policy_that_takes_newcomers(batch, an
         manual_pairs=[],
     )
     with pytest.raises(RecruitmentError, match="manual policy"):
-        rs.invite_links_create(batch=manual, group="US")
+        invites.invite_links_create(batch=manual, group="US")
     assert not InviteLink.objects.exists()
 
 
@@ -144,7 +145,7 @@ def test_used_expired_revoked_and_unknown_links_say_so_and_change_nothing(open_b
     expired, expired_token = _invite(open_batch)
     InviteLink.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - timedelta(hours=1))
     revoked, revoked_token = _invite(open_batch)
-    assert rs.invite_revoke(link=revoked) and not rs.invite_revoke(link=revoked)
+    assert invites.invite_revoke(link=revoked) and not invites.invite_revoke(link=revoked)
     before = (Annotator.objects.count(), Assignment.objects.count())
     for token, status, words in [
         (used_token, 410, b"already used"),
@@ -157,7 +158,7 @@ def test_used_expired_revoked_and_unknown_links_say_so_and_change_nothing(open_b
             assert response.status_code in (status, 409), token
             assert words in response.content
     assert (Annotator.objects.count(), Assignment.objects.count()) == before
-    assert not rs.invite_revoke(link=used)  # a used link cannot be revoked afterwards
+    assert not invites.invite_revoke(link=used)  # a used link cannot be revoked afterwards
 
 
 def test_invite_post_without_agreement_or_with_a_foreign_consent_changes_nothing(
@@ -167,7 +168,7 @@ def test_invite_post_without_agreement_or_with_a_foreign_consent_changes_nothing
     url = reverse("recruitment:invite", args=[token])
     assert Client().post(url, {"consent_id": consent.pk}).status_code == 400
     other = services.study_create(name="other", slug="other")
-    foreign = rs.consent_publish(study=other, consent_text="other study")
+    foreign = consent_publish(study=other, consent_text="other study")
     response = Client().post(url, {"agree": "yes", "consent_id": foreign.pk})
     assert response.status_code == 409 and b"reload the page" in response.content
     link.refresh_from_db()
@@ -175,7 +176,7 @@ def test_invite_post_without_agreement_or_with_a_foreign_consent_changes_nothing
 
 
 def test_a_fully_covered_batch_still_gives_a_newcomer_items(imported_study, consent):
-    batch = rs.recruitment_batch_create(
+    batch = enrolment.recruitment_batch_create(
         study=imported_study, name="k1", policy="k_overlap", overlap_k=1, items_per_annotator=None
     )
     for _ in range(2):  # the first recruit covers every item once; the second labels them again
@@ -185,7 +186,7 @@ def test_a_fully_covered_batch_still_gives_a_newcomer_items(imported_study, cons
 
 
 def test_a_group_with_nothing_left_is_refused_and_its_link_stays_usable(imported_study, consent):
-    batch = rs.recruitment_batch_create(
+    batch = enrolment.recruitment_batch_create(
         study=imported_study, name="e", policy="expertise", overlap_k=1, items_per_annotator=2
     )
     for group in ("Korean", "Nigerian", "US"):  # every item of the study is reserved for a group
@@ -200,7 +201,7 @@ def test_a_group_with_nothing_left_is_refused_and_its_link_stays_usable(imported
 
 
 def test_recruits_share_a_k_overlap_batch_evenly(imported_study, consent):
-    batch = rs.recruitment_batch_create(
+    batch = enrolment.recruitment_batch_create(
         study=imported_study, name="k", policy="k_overlap", overlap_k=2, items_per_annotator=3
     )
     for _ in range(4):  # 4 recruits x 3 items = 12 labels = 6 items x k=2
@@ -215,7 +216,7 @@ def test_recruits_share_a_k_overlap_batch_evenly(imported_study, consent):
 
 @pytest.fixture
 def panel(open_batch):
-    return rs.panel_link_create(
+    return panels.panel_link_create(
         batch=open_batch,
         name="Prolific wave 1",
         group="Nigerian",
@@ -243,11 +244,11 @@ def _enrol(client, link, consent, pid=PID, session="sess-1"):
 
 def test_panel_link_creation_checks_its_settings(open_batch):
     with pytest.raises(RecruitmentError, match="completion URL or a completion code"):
-        rs.panel_link_create(batch=open_batch, name="x")
+        panels.panel_link_create(batch=open_batch, name="x")
     with pytest.raises(RecruitmentError, match="not an http"):
-        rs.panel_link_create(batch=open_batch, name="x", completion_url="javascript:alert(1)")
+        panels.panel_link_create(batch=open_batch, name="x", completion_url="javascript:alert(1)")
     with pytest.raises(RecruitmentError, match="distinct"):
-        rs.panel_link_create(
+        panels.panel_link_create(
             batch=open_batch,
             name="x",
             completion_code="C",
@@ -308,20 +309,20 @@ def test_someone_else_with_the_same_participant_id_is_refused(panel, consent):
     assert posted.status_code == 403 and "_auth_user_id" not in stranger.session
     assert PanelParticipant.objects.count() == 1 and Annotator.objects.count() == 1
 
-    rs.panel_participant_release(participant=PanelParticipant.objects.get())
+    panels.panel_participant_release(participant=PanelParticipant.objects.get())
     assert stranger.get(_panel_url(panel)).status_code == 302  # released: this browser binds
     assert Client().get(_panel_url(panel)).status_code == 403  # ...and then only this one
 
 
 def test_same_participant_cannot_enrol_twice_through_another_link(panel, consent, open_batch):
-    other = rs.panel_link_create(batch=open_batch, name="wave 2", completion_code="C2")
+    other = panels.panel_link_create(batch=open_batch, name="wave 2", completion_code="C2")
     _enrol(Client(), panel, consent)
     response = Client().get(_panel_url(other))
     assert response.status_code == 403 and b"through another link" in response.content
     with pytest.raises(RecruitmentError, match="already enrolled"):
-        rs.panel_enrol(
+        panels.panel_enrol(
             link=other,
-            entry=rs.PanelEntry(PID, "", ""),
+            entry=PanelEntry(PID, "", ""),
             consent_id=consent.pk,
         )
     assert PanelParticipant.objects.count() == 1
@@ -333,7 +334,7 @@ def test_panel_refusals_are_one_line_and_change_nothing(panel, consent):
     assert missing.status_code == 400 and b"PROLIFIC_PID parameter is missing" in missing.content
     wrong_study = Client().get(_panel_url(panel, study="OTHER"))
     assert wrong_study.status_code == 400 and b"another panel study" in wrong_study.content
-    rs.panel_link_close(link=panel)
+    panels.panel_link_close(link=panel)
     closed = Client().get(_panel_url(panel))
     assert closed.status_code == 410 and b"closed" in closed.content
     assert not PanelParticipant.objects.exists() and not Annotator.objects.exists()
@@ -342,7 +343,7 @@ def test_panel_refusals_are_one_line_and_change_nothing(panel, consent):
 def test_closed_link_still_lets_enrolled_participants_finish(panel, consent):
     client = Client()
     _enrol(client, panel, consent)
-    rs.panel_link_close(link=panel)
+    panels.panel_link_close(link=panel)
     assert client.get(_panel_url(panel)).status_code == 302
 
 
@@ -373,7 +374,7 @@ def test_end_of_batch_redirects_to_the_completion_url(panel, consent):
 
 
 def test_end_of_batch_shows_the_code_when_there_is_no_url(open_batch, consent):
-    link = rs.panel_link_create(batch=open_batch, name="code only", completion_code="XK7-42")
+    link = panels.panel_link_create(batch=open_batch, name="code only", completion_code="XK7-42")
     client = Client()
     _enrol(client, link, consent)
     end = _answer_everything(client, open_batch.pk)
@@ -462,7 +463,7 @@ def test_admin_lists_recruitment_tables_read_only(admin_client, panel, consent):
 
 
 def test_an_ordinary_batch_takes_recruits_from_its_own_items(batch, imported_study):
-    consent = rs.consent_publish(study=imported_study, consent_text="ok")
+    consent = consent_publish(study=imported_study, consent_text="ok")
     _, token = _invite(batch, group="")
     _agree(Client(), reverse("recruitment:invite", args=[token]), consent)
     recruit = Annotator.objects.get(invite_link__isnull=False)

@@ -4,10 +4,11 @@ from collections import Counter
 
 import pytest
 
-from annotations import recruitment_services as rs
 from annotations.models import Annotator, Assignment
-from annotations.recruitment import PanelEntry, RecruitmentError
-from annotations.recruitment_models import InviteLink, PanelParticipant
+from annotations.recruitment import enrolment, invites, panels
+from annotations.recruitment.consent import consent_publish
+from annotations.recruitment.models import InviteLink, PanelParticipant
+from annotations.recruitment.rules import PanelEntry, RecruitmentError
 from tests.annotations.test_concurrency import run_together
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -15,18 +16,18 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def consent(imported_study):
-    return rs.consent_publish(study=imported_study, consent_text="Agree to take part.")
+    return consent_publish(study=imported_study, consent_text="Agree to take part.")
 
 
 def _batch(study, **kwargs):
     options = {"policy": "k_overlap", "overlap_k": 2, "items_per_annotator": 3, "seed": 4}
-    return rs.recruitment_batch_create(study=study, name="open", **{**options, **kwargs})
+    return enrolment.recruitment_batch_create(study=study, name="open", **{**options, **kwargs})
 
 
 def test_one_invite_opened_four_times_at_once_makes_one_annotator(imported_study, consent):
-    [(link, token)] = rs.invite_links_create(batch=_batch(imported_study), group="US")
+    [(link, token)] = invites.invite_links_create(batch=_batch(imported_study), group="US")
     results = run_together(
-        [lambda: rs.invite_redeem(token=token, consent_id=consent.pk) for _ in range(4)]
+        [lambda: invites.invite_redeem(token=token, consent_id=consent.pk) for _ in range(4)]
     )
     winners = [r for r in results if not isinstance(r, Exception)]
     refusals = [r for r in results if isinstance(r, RecruitmentError)]
@@ -37,10 +38,13 @@ def test_one_invite_opened_four_times_at_once_makes_one_annotator(imported_study
 
 
 def test_one_participant_id_enrolling_four_times_at_once_enrols_once(imported_study, consent):
-    link = rs.panel_link_create(batch=_batch(imported_study), name="p", completion_code="C")
+    link = panels.panel_link_create(batch=_batch(imported_study), name="p", completion_code="C")
     entry = PanelEntry("pid-1", "", "")
     results = run_together(
-        [lambda: rs.panel_enrol(link=link, entry=entry, consent_id=consent.pk) for _ in range(4)]
+        [
+            lambda: panels.panel_enrol(link=link, entry=entry, consent_id=consent.pk)
+            for _ in range(4)
+        ]
     )
     assert sum(not isinstance(r, Exception) for r in results) == 1, results
     assert all("already enrolled" in str(r) for r in results if isinstance(r, Exception)), results
@@ -49,10 +53,10 @@ def test_one_participant_id_enrolling_four_times_at_once_enrols_once(imported_st
 
 def test_recruits_arriving_together_still_cover_items_evenly(imported_study, consent):
     batch = _batch(imported_study)  # 6 items, k=2, 3 items each: 4 recruits fill it exactly
-    links = rs.invite_links_create(batch=batch, group="", count=4)
+    links = invites.invite_links_create(batch=batch, group="", count=4)
     results = run_together(
         [
-            (lambda token=token: rs.invite_redeem(token=token, consent_id=consent.pk))
+            (lambda token=token: invites.invite_redeem(token=token, consent_id=consent.pk))
             for _, token in links
         ]
     )

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from annotations.policies import PolicyItem
-from annotations.recruitment import (
+from annotations.recruitment.rules import (
     PanelParams,
     RecruitmentError,
     check_param_names,

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from django.db import connections
 
-from annotations import recruitment_services as rs
 from annotations import services
 from annotations.models import Annotation
-from annotations.recruitment_models import ConsentRecord, PanelParticipant
+from annotations.recruitment import enrolment, panels
+from annotations.recruitment.consent import consent_publish
+from annotations.recruitment.models import ConsentRecord, PanelParticipant
 from tests.e2e.test_survey_browser import CHROMIUM, CHROMIUM_ARGS, answer_with_keys
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -59,12 +60,12 @@ def test_panel_participant_consents_labels_and_reaches_completion(
     live_server, chromium, study, make_manifest, size
 ):
     services.items_import(study=study, manifest=make_manifest(n=6))
-    consent = rs.consent_publish(
+    consent = consent_publish(
         study=study,
         consent_text="You will label generated images.\n\nYou may stop at any time.",
         instructions="Label what you see, not what the prompt asked for.",
     )
-    batch = rs.recruitment_batch_create(
+    batch = enrolment.recruitment_batch_create(
         study=study,
         name="Panel wave 1",
         policy="expertise",
@@ -72,7 +73,7 @@ def test_panel_participant_consents_labels_and_reaches_completion(
         items_per_annotator=3,
         seed=2,
     )
-    link = rs.panel_link_create(
+    link = panels.panel_link_create(
         batch=batch,
         name="Prolific wave 1",
         group="Korean",
@@ -118,11 +119,11 @@ def test_panel_participant_consents_labels_and_reaches_completion(
 
 def test_completion_code_page_when_the_link_has_no_url(live_server, chromium, study, make_manifest):
     services.items_import(study=study, manifest=make_manifest(n=2))
-    rs.consent_publish(study=study, consent_text="Agree to take part.")
-    batch = rs.recruitment_batch_create(
+    consent_publish(study=study, consent_text="Agree to take part.")
+    batch = enrolment.recruitment_batch_create(
         study=study, name="b", policy="k_overlap", overlap_k=1, items_per_annotator=1, seed=1
     )
-    link = rs.panel_link_create(batch=batch, name="code", completion_code="XK7-42Q")
+    link = panels.panel_link_create(batch=batch, name="code", completion_code="XK7-42Q")
     for size in SIZES:
         page = _page(chromium, size)
         page.goto(f"{live_server.url}/p/{link.slug}/?PROLIFIC_PID=pid-{size}")

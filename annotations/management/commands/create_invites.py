@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotations import recruitment_services
-from annotations.recruitment import DEFAULT_INVITE_DAYS, RecruitmentError
+from annotations.recruitment.invites import invite_links_create
+from annotations.recruitment.rules import DEFAULT_INVITE_DAYS, RecruitmentError
 
 from ._common import study_or_error
 
@@ -34,9 +34,7 @@ class Command(BaseCommand):
             known = ", ".join(f"{b.pk} {b.name!r}" for b in batches[:20]) or "none"
             raise CommandError(f"unknown batch {batch!r} in study {target.slug!r} (known: {known})")
         try:
-            made = recruitment_services.invite_links_create(
-                batch=chosen, group=group, count=count, days=days, note=note
-            )
+            made = invite_links_create(batch=chosen, group=group, count=count, days=days, note=note)
         except RecruitmentError as exc:
             raise CommandError(str(exc)) from None
         for _, token in made:

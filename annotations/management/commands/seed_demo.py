@@ -7,8 +7,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from annotations import demo, recruitment_services, services
+from annotations import demo, services
 from annotations.models import Annotator, Assignment, Batch, Item, Study
+from annotations.recruitment import consent, enrolment, invites, panels
 
 DEMO_SLUG = "demo"
 ANNOTATORS = [
@@ -117,7 +118,7 @@ class Command(BaseCommand):
 
 def recruitment_demo(study, *, base_url: str, seed: int) -> list[tuple[str, str]]:
     """Consent text, a recruitment batch, one invite link and one panel link (printed by make demo)."""
-    recruitment_services.consent_publish(
+    consent.consent_publish(
         study=study,
         consent_text=(
             "SYNTHETIC DEMO. You will label generated images (coloured shapes, no real people).\n\n"
@@ -126,7 +127,7 @@ def recruitment_demo(study, *, base_url: str, seed: int) -> list[tuple[str, str]
         ),
         instructions="Answer what you see in the image, not what the prompt asked for.",
     )
-    batch = recruitment_services.recruitment_batch_create(
+    batch = enrolment.recruitment_batch_create(
         study=study,
         name="Recruited annotators (invite and panel links)",
         policy=Batch.Policy.EXPERTISE,
@@ -135,10 +136,8 @@ def recruitment_demo(study, *, base_url: str, seed: int) -> list[tuple[str, str]
         gold_per_annotator=2,
         seed=seed,
     )
-    [(_, token)] = recruitment_services.invite_links_create(
-        batch=batch, group="Nigerian", note="make demo"
-    )
-    panel = recruitment_services.panel_link_create(
+    [(_, token)] = invites.invite_links_create(batch=batch, group="Nigerian", note="make demo")
+    panel = panels.panel_link_create(
         batch=batch, name="Demo panel (Prolific-style)", completion_code="DEMO-COMPLETE"
     )
     base = base_url.rstrip("/")

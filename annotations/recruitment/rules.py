@@ -1,7 +1,8 @@
 """Recruitment rules as plain functions (no Django): tokens, link states, panel parameters,
 and which items a newly enrolled annotator receives.
 
-The services in recruitment_services.py load rows, call these, and write the result.
+The services beside this module (consent, enrolment, invites, panels) load rows, call these
+functions and write the result.
 See docs/annotation.md#recruitment-without-passwords.
 """
 
@@ -16,7 +17,7 @@ from datetime import datetime
 
 import numpy as np
 
-from .policies import PolicyItem
+from ..policies import PolicyItem
 
 # Panel ids are not secrets, but they end up in usernames, logs and exports: keep them plain.
 PANEL_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")

@@ -15,18 +15,21 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from . import recruitment_services as rs
-from . import selectors
-from .models import Study
-from .recruitment import PanelParams, RecruitmentError, parse_panel_entry
-from .recruitment_forms import (
-    ConsentPublishForm,
-    InviteCreateForm,
-    PanelLinkForm,
-    RecruitmentBatchForm,
+from ..models import Study
+from ..selectors import annotator_for_user, batch_for_annotator
+from ..staff_views import staff_required
+from . import enrolment, invites, panels
+from .consent import (
+    consent_current,
+    consent_pending,
+    consent_publish,
+    consent_record,
+    consent_shown,
 )
-from .recruitment_models import InviteLink, PanelLink, PanelParticipant
-from .staff_views import staff_required
+from .forms import ConsentPublishForm, InviteCreateForm, PanelLinkForm, RecruitmentBatchForm
+from .models import InviteLink, PanelLink, PanelParticipant
+from .rules import PanelParams, RecruitmentError, parse_panel_entry
+from .selectors import recruitment_overview
 
 # The authentication backend used for people who arrive by link (they have no password).
 LINK_LOGIN_BACKEND = "annotations.auth.UserWithAnnotatorBackend"
@@ -64,7 +67,7 @@ def consent_gate(request, *, annotator, batch_id: int, study_id: int):
     done = request.session.get(CONSENT_SESSION_KEY, [])
     if study_id in done:
         return None
-    if rs.consent_pending(annotator=annotator, study_id=study_id) is None:
+    if consent_pending(annotator=annotator, study_id=study_id) is None:
         request.session[CONSENT_SESSION_KEY] = [*done, study_id]
         return None
     url = reverse("recruitment:consent", args=[batch_id])
@@ -75,18 +78,18 @@ def consent_gate(request, *, annotator, batch_id: int, study_id: int):
 @require_http_methods(["GET", "POST"])
 def consent_page(request, batch_id: int):
     """Consent for an annotator who already has an account (made by staff)."""
-    annotator = selectors.annotator_for_user(request.user)
-    batch = selectors.batch_for_annotator(annotator=annotator, batch_id=batch_id)
-    consent = rs.consent_pending(annotator=annotator, study_id=batch.study_id)
+    annotator = annotator_for_user(request.user)
+    batch = batch_for_annotator(annotator=annotator, batch_id=batch_id)
+    consent = consent_pending(annotator=annotator, study_id=batch.study_id)
     if consent is None:
         return redirect("annotations:batch_next", batch_id=batch.pk)
     error = ""
     if request.method == "POST":
         if _agreed(request):
             try:
-                rs.consent_record(
+                consent_record(
                     annotator=annotator,
-                    consent=rs.consent_shown(
+                    consent=consent_shown(
                         study=batch.study, consent_id=request.POST.get("consent_id")
                     ),
                 )
@@ -104,15 +107,15 @@ def consent_page(request, batch_id: int):
 @require_http_methods(["GET", "POST"])
 def invite_open(request, token: str):
     """GET shows the consent page (a link preview or scanner uses nothing); POST redeems."""
-    link, state = rs.invite_lookup(token=token)
+    link, state = invites.invite_lookup(token=token)
     if not state.usable:
         return _refused(request, state.reason, 404 if link is None else 410)
-    consent = rs.consent_current(study_id=link.batch.study_id)
+    consent = consent_current(study_id=link.batch.study_id)
     error = ""
     if request.method == "POST":
         if _agreed(request):
             try:
-                annotator, batch = rs.invite_redeem(
+                annotator, batch = invites.invite_redeem(
                     token=token, consent_id=request.POST.get("consent_id")
                 )
             except RecruitmentError as exc:
@@ -139,12 +142,12 @@ def _panel_cookie(link: PanelLink) -> str:
 def panel_entry(request, slug: str):
     """The study link given to the panel: enrol once (after consent), resume afterwards."""
     link = get_object_or_404(PanelLink.objects.select_related("batch__study"), slug=slug)
-    params = rs.panel_params(link)
+    params = panels.panel_params(link)
     try:
         entry = parse_panel_entry(request.GET if request.method == "GET" else request.POST, params)
     except RecruitmentError as exc:
         return _refused(request, str(exc), 400)
-    participant = rs.panel_participant_find(link=link, participant_id=entry.participant_id)
+    participant = panels.panel_participant_find(link=link, participant_id=entry.participant_id)
     if participant is not None:
         return _panel_resume(request, link, participant)
     if link.closed_at is not None:
@@ -153,7 +156,7 @@ def panel_entry(request, slug: str):
     if request.method == "POST":
         if _agreed(request):
             try:
-                participant, key = rs.panel_enrol(
+                participant, key = panels.panel_enrol(
                     link=link, entry=entry, consent_id=request.POST.get("consent_id")
                 )
             except RecruitmentError as exc:
@@ -163,7 +166,7 @@ def panel_entry(request, slug: str):
             return response
         error = "Tick the box to agree before you start."
     context = {
-        "consent": rs.consent_current(study_id=link.batch.study_id),
+        "consent": consent_current(study_id=link.batch.study_id),
         "batch": link.batch,
         "study": link.batch.study,
         "hidden": [
@@ -178,7 +181,7 @@ def panel_entry(request, slug: str):
 
 def _panel_resume(request, link, participant: PanelParticipant):
     try:
-        new_key = rs.panel_resume(
+        new_key = panels.panel_resume(
             participant=participant,
             link=link,
             browser_key=request.COOKIES.get(_panel_cookie(link)),
@@ -208,7 +211,7 @@ def _set_panel_cookie(response, link, key: str, request) -> None:
 
 def panel_completion_redirect(request, *, annotator, batch_id: int):
     """For the survey's end of batch: a panel participant goes to the completion step."""
-    participant = rs.panel_participant_for(annotator=annotator, batch_id=batch_id)
+    participant = panels.panel_participant_for(annotator=annotator, batch_id=batch_id)
     if participant is None:
         return None
     return redirect("recruitment:panel_complete", batch_id=batch_id)
@@ -217,11 +220,11 @@ def panel_completion_redirect(request, *, annotator, batch_id: int):
 @login_required
 @require_GET
 def panel_complete(request, batch_id: int):
-    annotator = selectors.annotator_for_user(request.user)
-    participant = annotator and rs.panel_participant_for(annotator=annotator, batch_id=batch_id)
+    annotator = annotator_for_user(request.user)
+    participant = annotator and panels.panel_participant_for(annotator=annotator, batch_id=batch_id)
     if not participant:
         return _refused(request, "There is no panel completion for this batch.", 404)
-    if not rs.panel_complete(participant=participant):
+    if not panels.panel_complete(participant=participant):
         return redirect("annotations:batch_next", batch_id=batch_id)
     link = participant.panel_link
     if link.completion_url:
@@ -233,14 +236,15 @@ def panel_complete(request, batch_id: int):
 
 
 def _staff_context(request, study, **extra):
-    overview = rs.recruitment_overview(study=study)
-    entry_url = request.build_absolute_uri(reverse("recruitment:panel_entry", args=["SLUG"]))
+    overview = recruitment_overview(study=study)
     for link in overview["panel_links"]:
+        # Prolific's placeholder syntax, {{%NAME%}}, which the panel fills in per participant.
         query = "&".join(
             f"{name}={{{{%{name}%}}}}"
             for name in (link.participant_param, link.study_param, link.session_param)
         )
-        link.study_url = entry_url.replace("SLUG", link.slug) + "?" + query
+        entry = reverse("recruitment:panel_entry", args=[link.slug])
+        link.study_url = f"{request.build_absolute_uri(entry)}?{query}"
     forms = {
         "consent_form": ConsentPublishForm(
             initial={
@@ -285,7 +289,7 @@ def staff_consent_publish(request, slug: str):
     study = _study(slug)
 
     def publish(data):
-        consent = rs.consent_publish(study=study, created_by=request.user, **data)
+        consent = consent_publish(study=study, created_by=request.user, **data)
         messages.success(request, f"Consent version {consent.version} published.")
         return redirect("recruitment:staff_page", slug=slug)
 
@@ -300,7 +304,7 @@ def staff_batch_create(request, slug: str):
     study = _study(slug)
 
     def create(data):
-        batch = rs.recruitment_batch_create(study=study, created_by=request.user, **data)
+        batch = enrolment.recruitment_batch_create(study=study, created_by=request.user, **data)
         messages.success(request, f"Recruitment batch {batch.name!r} created; recruits join it.")
         return redirect("recruitment:staff_page", slug=slug)
 
@@ -315,7 +319,7 @@ def staff_invites_create(request, slug: str):
     study = _study(slug)
 
     def create(data):
-        made = rs.invite_links_create(created_by=request.user, **data)
+        made = invites.invite_links_create(created_by=request.user, **data)
         # The tokens are not stored: this page is the only time the links can be copied.
         urls = [
             request.build_absolute_uri(reverse("recruitment:invite", args=[token]))
@@ -332,7 +336,7 @@ def staff_invites_create(request, slug: str):
 @require_POST
 def staff_invite_revoke(request, pk: int):
     link = get_object_or_404(InviteLink.objects.select_related("batch__study"), pk=pk)
-    if rs.invite_revoke(link=link):
+    if invites.invite_revoke(link=link):
         messages.success(request, f"Invite {link.pk} revoked.")
     else:
         messages.error(request, f"Nothing changed: invite {link.pk} was already used or revoked.")
@@ -351,7 +355,7 @@ def staff_panel_link_create(request, slug: str):
             session=data.pop("session_param"),
             expected_study_id=data.pop("expected_study_id"),
         )
-        link = rs.panel_link_create(params=params, created_by=request.user, **data)
+        link = panels.panel_link_create(params=params, created_by=request.user, **data)
         messages.success(request, f"Panel link {link.name!r} created.")
         return redirect("recruitment:staff_page", slug=slug)
 
@@ -363,7 +367,7 @@ def staff_panel_link_create(request, slug: str):
 @require_POST
 def staff_panel_link_close(request, pk: int):
     link = get_object_or_404(PanelLink.objects.select_related("batch__study"), pk=pk)
-    rs.panel_link_close(link=link)
+    panels.panel_link_close(link=link)
     messages.success(request, f"Panel link {link.name!r} closed to new participants.")
     return redirect("recruitment:staff_page", slug=link.batch.study.slug)
 
@@ -372,7 +376,7 @@ def staff_panel_link_close(request, pk: int):
 @require_POST
 def staff_participant_release(request, pk: int):
     participant = get_object_or_404(PanelParticipant.objects.select_related("study"), pk=pk)
-    rs.panel_participant_release(participant=participant)
+    panels.panel_participant_release(participant=participant)
     messages.success(
         request,
         f"Participant {participant.participant_id} released: their next visit binds that browser.",

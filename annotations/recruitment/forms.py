@@ -1,7 +1,7 @@
 from django import forms
 
-from .models import Batch
-from .recruitment import DEFAULT_INVITE_DAYS
+from ..models import Batch
+from .rules import DEFAULT_INVITE_DAYS
 
 
 class ConsentPublishForm(forms.Form):

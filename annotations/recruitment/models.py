@@ -1,14 +1,14 @@
 """Recruitment without passwords: consent versions, invite links, panel (Prolific-style) links.
 
-Kept apart from models.py so the recruitment tables have their own module and migration;
-models.py imports these so Django registers them with the annotations app.
+Kept apart from annotations/models.py so the recruitment tables have their own module and
+migration; annotations/models.py imports these so Django registers them with the app.
 See docs/annotation.md#recruitment-without-passwords.
 """
 
 from django.conf import settings
 from django.db import models
 
-from .models import Annotator, Batch, Study
+from ..models import Annotator, Batch, Study
 
 
 class StudyConsent(models.Model):

@@ -3,7 +3,7 @@ evidence, and links are made and revoked on the staff recruitment page."""
 
 from django.contrib import admin
 
-from .recruitment_models import (
+from .models import (
     ConsentRecord,
     InviteLink,
     PanelLink,
