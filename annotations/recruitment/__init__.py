@@ -4,7 +4,8 @@
   which items a recruit gets);
 - ``consent``, ``enrolment``, ``invites``, ``panels``: the writes, one transaction each;
 - ``selectors``: what the staff page reads;
-- ``models`` (migration annotations/0005_recruitment), ``views``, ``urls``, ``forms``, ``admin``.
+- ``models`` (migration annotations/0005_recruitment); ``views`` (people arriving by link, and
+  the consent gate the survey calls), ``staff_views``, ``urls``, ``forms``, ``admin``.
 
 See docs/annotation.md#recruitment-without-passwords.
 """

@@ -3,13 +3,7 @@ evidence, and links are made and revoked on the staff recruitment page."""
 
 from django.contrib import admin
 
-from .models import (
-    ConsentRecord,
-    InviteLink,
-    PanelLink,
-    PanelParticipant,
-    StudyConsent,
-)
+from .models import ConsentRecord, InviteLink, PanelLink, PanelParticipant, StudyConsent
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

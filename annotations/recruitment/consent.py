@@ -11,9 +11,7 @@ from django.utils import timezone
 
 from ..models import Annotator, Study
 from .models import ConsentRecord, StudyConsent
-from .rules import (
-    RecruitmentError,
-)
+from .rules import RecruitmentError
 
 
 def consent_publish(

@@ -9,10 +9,7 @@ from django.db.models import Count
 from .. import policies
 from ..models import Annotator, Assignment, Batch, Item, Study
 from .consent import consent_current
-from .rules import (
-    RecruitmentError,
-    enrolment_items,
-)
+from .rules import RecruitmentError, enrolment_items
 
 
 def recruitment_batch_create(

@@ -8,9 +8,7 @@ from django.utils import timezone
 from ..models import Study
 from .consent import consent_current
 from .models import ConsentRecord, InviteLink, PanelLink, PanelParticipant
-from .rules import (
-    invite_state,
-)
+from .rules import invite_state
 
 
 def recruitment_overview(*, study: Study) -> dict:
