@@ -43,7 +43,6 @@ def recruitment_batch_create(
         seed=seed,
         created_by=created_by,
         params={
-            "annotators": [],
             "gold_per_annotator": gold_per_annotator,
             "recruitment": {"items_per_annotator": items_per_annotator},
         },
@@ -117,9 +116,6 @@ def batch_enrol(*, batch: Batch, annotator: Annotator) -> int:
         Assignment(batch=batch, item_id=item, annotator_id=who, position=positions[(item, who)])
         for item, who in pairs
     )
-    params = dict(batch.params or {})
-    params["annotators"] = [*params.get("annotators", []), annotator.pk]
-    Batch.objects.filter(pk=batch.pk).update(params=params)
     return len(pairs)
 
 
