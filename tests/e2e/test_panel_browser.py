@@ -13,8 +13,8 @@ import pytest
 from django.db import connections
 
 from annotations import services
-from annotations.models import Annotation
-from annotations.recruitment import enrolment, panels
+from annotations.models import Annotation, Assignment
+from annotations.recruitment import enrolment, invites, panels
 from annotations.recruitment.consent import consent_publish
 from annotations.recruitment.models import ConsentRecord, PanelParticipant
 from tests.e2e.test_survey_browser import CHROMIUM, CHROMIUM_ARGS, answer_with_keys
@@ -135,3 +135,28 @@ def test_completion_code_page_when_the_link_has_no_url(live_server, chromium, st
         page.wait_for_url("**/complete/")
         assert page.locator("#completion-code").inner_text() == "XK7-42Q"
         _shot(page, f"panel-code-{size}")
+
+
+def test_invite_link_works_once_in_a_real_browser(live_server, chromium, study, make_manifest):
+    services.items_import(study=study, manifest=make_manifest(n=3))
+    consent_publish(study=study, consent_text="Agree to take part.")
+    batch = enrolment.recruitment_batch_create(
+        study=study, name="invited", policy="expertise", overlap_k=1, items_per_annotator=2, seed=1
+    )
+    [(_, token)] = invites.invite_links_create(batch=batch, group="Nigerian")
+    url = f"{live_server.url}/join/{token}/"
+    page = _page(chromium, "phone")
+    page.goto(url)
+    page.get_by_label("I have read the consent text").check()
+    page.get_by_role("button", name="Agree and start").click()
+    page.wait_for_url("**/assignments/**")
+    assert page.locator("#progress").get_attribute("max") == "2"
+    values = Assignment.objects.filter(batch=batch).values_list(
+        "item__attribute_value__value", flat=True
+    )
+    assert "Nigerian" in set(values)  # expertise: the recruit's own group's item is among them
+
+    second = _page(chromium, "desktop")
+    second.goto(url)
+    assert "already used" in second.locator("#refused").inner_text()
+    _shot(second, "invite-used-desktop")
