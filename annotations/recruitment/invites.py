@@ -41,7 +41,9 @@ def invite_links_create(
     if not 1 <= count <= MAX_INVITES_PER_REQUEST:
         raise RecruitmentError(f"count must be between 1 and {MAX_INVITES_PER_REQUEST}")
     if not 0 < days <= MAX_INVITE_DAYS:
-        raise RecruitmentError(f"links must expire within 1 to {MAX_INVITE_DAYS} days")
+        raise RecruitmentError(
+            f"expiry must be more than 0 and at most {MAX_INVITE_DAYS} days (got {days:g})"
+        )
     expires_at = timezone.now() + timedelta(days=days)
     made = []
     with transaction.atomic():

@@ -497,7 +497,7 @@ def test_create_invites_command_prints_links_and_errors_in_one_line(open_batch):
     for argv, message in [
         (["--batch", "nope"], "unknown batch 'nope'"),
         (["--batch", str(open_batch.pk), "--count", "0"], "count must be between"),
-        (["--batch", str(open_batch.pk), "--days", "0"], "expire within"),
+        (["--batch", str(open_batch.pk), "--days", "0"], "expiry must be more than 0"),
     ]:
         with pytest.raises(CommandError, match=message):
             call_command(
