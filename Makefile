@@ -48,7 +48,7 @@ browser:
 demo: setup $(if $(PIPELINE_DEMO),setup-ml)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput -v 0
-	$(PY) manage.py seed_demo $(if $(DEMO_RESET),--reset)
+	$(PY) manage.py seed_demo --base-url http://$(HOST):$(PORT) $(if $(DEMO_RESET),--reset)
 	$(if $(PIPELINE_DEMO),$(PY) manage.py seed_pipeline_demo)
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/serve.sh
 

@@ -10,6 +10,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("", include("scoring.metrics_urls")),
     path("api/", include("annotations.api_urls")),
+    path("", include("annotations.recruitment.urls")),
     path("staff/judges/", include("scoring.urls")),
     path("staff/generation/", include("generation.urls")),
     path("staff/reflect/", include("scoring.reflect.urls")),

@@ -137,3 +137,6 @@ class AnnotationAdmin(admin.ModelAdmin):
 @admin.register(BackgroundJob)
 class BackgroundJobAdmin(admin.ModelAdmin):
     list_display = ["kind", "study", "status", "done", "total", "created_at"]
+
+
+from .recruitment import admin as recruitment_admin  # noqa: E402, F401  (registers its tables)

@@ -340,3 +340,13 @@ class BackgroundJob(models.Model):
             if self.total
             else (100 if self.status == "succeeded" else 0)
         )
+
+
+# Recruitment tables live in their own module (and migration); importing them here registers them.
+from .recruitment.models import (  # noqa: E402, F401
+    ConsentRecord,
+    InviteLink,
+    PanelLink,
+    PanelParticipant,
+    StudyConsent,
+)

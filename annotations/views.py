@@ -16,6 +16,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from . import selectors, services
 from .forms import AnswerForm
+from .recruitment.views import consent_gate, panel_completion_redirect
 
 
 @login_required
@@ -39,13 +40,29 @@ def guidelines(request):
 def batch_next(request, batch_id: int):
     annotator = selectors.annotator_for_user(request.user)
     batch = selectors.batch_for_annotator(annotator=annotator, batch_id=batch_id)
+    if gate := consent_gate(
+        request, annotator=annotator, batch_id=batch.pk, study_id=batch.study_id
+    ):
+        return gate
     assignment = selectors.assignment_next(annotator=annotator, batch_id=batch.pk)
     if assignment is None:
+        if done := panel_completion_redirect(request, annotator=annotator, batch_id=batch.pk):
+            return done
         progress = selectors.batch_progress_for_annotator(annotator=annotator, batch_id=batch.pk)
         return render(
             request, "annotations/batch_done.html", {"batch": batch, "progress": progress}
         )
     return redirect("annotations:assignment", pk=assignment.pk)
+
+
+def _consent_gate_for(request, annotator, assignment):
+    """No item is shown or answered before the study's consent (docs/annotation.md)."""
+    return consent_gate(
+        request,
+        annotator=annotator,
+        batch_id=assignment.batch_id,
+        study_id=assignment.batch.study_id,
+    )
 
 
 def _survey_context(annotator, assignment, form=None, queue_head=None):
@@ -77,6 +94,8 @@ def _survey_context(annotator, assignment, form=None, queue_head=None):
 def assignment_detail(request, pk: int):
     annotator = selectors.annotator_for_user(request.user)
     assignment = selectors.assignment_for_annotator(annotator=annotator, assignment_id=pk)
+    if gate := _consent_gate_for(request, annotator, assignment):
+        return gate
     template = "annotations/item.html#survey" if request.htmx else "annotations/item.html"
     return render(request, template, _survey_context(annotator, assignment))
 
@@ -88,6 +107,8 @@ def assignment_answer(request, pk: int):
     assignment = selectors.assignment_for_annotator(
         annotator=annotator, assignment_id=pk, for_answer=True
     )
+    if gate := _consent_gate_for(request, annotator, assignment):
+        return gate
     form = AnswerForm(request.POST)
     if form.is_valid():
         try:
@@ -114,6 +135,8 @@ def assignment_skip(request, pk: int):
     assignment = selectors.assignment_for_annotator(
         annotator=annotator, assignment_id=pk, for_answer=True
     )
+    if gate := _consent_gate_for(request, annotator, assignment):
+        return gate
     services.assignment_skip(assignment=assignment)
     return _go_next(request, annotator, assignment)
 

@@ -79,6 +79,20 @@ EXPECTED = {
     "generation:face_edit_accept": staff_only_object("post"),
     "generation:face_image": staff_only_object(),
     "reflect:face_set_list": staff_only(),
+    # Recruitment: a link's own pages answer whoever holds the link; unknown links are 404s.
+    # A's batch has no consent text, so A's consent page sends A on to the survey.
+    "recruitment:invite": ("get", (MISSING, MISSING, MISSING, MISSING)),
+    "recruitment:panel_entry": ("get", (MISSING, MISSING, MISSING, MISSING)),
+    "recruitment:consent": ("get", (LOGIN, ALLOWED, MISSING, MISSING)),
+    "recruitment:panel_complete": ("get", (LOGIN, MISSING, MISSING, MISSING)),
+    "recruitment:staff_page": staff_only(),
+    "recruitment:staff_batch_create": staff_only("post"),
+    "recruitment:staff_consent_publish": staff_only("post"),
+    "recruitment:staff_invites_create": staff_only("post"),
+    "recruitment:staff_panel_link_create": staff_only("post"),
+    "recruitment:staff_invite_revoke": staff_only_object("post"),
+    "recruitment:staff_panel_link_close": staff_only_object("post"),
+    "recruitment:staff_participant_release": staff_only_object("post"),
     "reflect:face_set_detail": staff_only_object(),
     "reflect:run_start": staff_only_object("post"),
     "reflect:run_answers": staff_only_object(),
@@ -153,6 +167,7 @@ def test_every_url_has_an_expectation():
 # --- the requests ---------------------------------------------------------------------------
 
 ARGUMENT_VALUES = {
+    "token": "no-such-token",
     "source": "human",
     "measure": "refusal",
     "fmt": "svg",
@@ -185,6 +200,12 @@ def _kwargs(name: str, pattern_args: list[str], world: dict) -> dict:
         by_name["pk"] = world["scoring_job"]
     if name in ("reflect:face_image", "generation:face_image"):
         by_name["pk"] = 999_999
+    if name in (
+        "recruitment:staff_invite_revoke",
+        "recruitment:staff_panel_link_close",
+        "recruitment:staff_participant_release",
+    ):
+        by_name["pk"] = 999_999  # objects the fixture does not create: staff get a 404
     if name == "staff:export_annotations":
         by_name["fmt"] = "csv"
     return {arg: by_name.get(arg, ARGUMENT_VALUES.get(arg)) for arg in pattern_args}

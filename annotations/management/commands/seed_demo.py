@@ -9,6 +9,7 @@ from django.db import transaction
 
 from annotations import demo, services
 from annotations.models import Annotator, Assignment, Batch, Item, Study
+from annotations.recruitment import consent, enrolment, invites, panels
 
 DEMO_SLUG = "demo"
 ANNOTATORS = [
@@ -31,17 +32,22 @@ class Command(BaseCommand):
         parser.add_argument(
             "--reset", action="store_true", help="delete the demo study and build it again"
         )
+        parser.add_argument(
+            "--base-url",
+            default="http://127.0.0.1:8000",
+            help="where the demo is served, for the printed invite and panel links",
+        )
 
-    def handle(self, *args, seed, reset, **options):
+    def handle(self, *args, seed, reset, base_url, **options):
         try:
-            self._seed(seed=seed, reset=reset)
+            self._seed(seed=seed, reset=reset, base_url=base_url)
         except KeyboardInterrupt:
             raise CommandError(
                 "interrupted; the demo is written in one transaction, so it is complete or "
                 "absent: run `make demo` again"
             ) from None
 
-    def _seed(self, *, seed, reset):
+    def _seed(self, *, seed, reset, base_url):
         existing = Study.objects.filter(slug=DEMO_SLUG).first()
         if existing is not None and not existing.is_synthetic_demo:
             raise CommandError(
@@ -52,6 +58,7 @@ class Command(BaseCommand):
             # make demo runs this every time: keep what annotators did, only print fresh logins.
             with transaction.atomic():
                 logins = self._users()
+                links = recruitment_links(existing, base_url=base_url)
             self.stdout.write(
                 self.style.WARNING(
                     f"Demo study '{DEMO_SLUG}' kept as it was (SYNTHETIC data); "
@@ -62,7 +69,9 @@ class Command(BaseCommand):
             with transaction.atomic():
                 if existing is not None:
                     services.study_delete(study=existing)
-                logins = self._build(seed)
+                study, logins = self._build(seed)
+                recruitment_demo(study, seed=seed)
+                links = recruitment_links(study, base_url=base_url)
             self.stdout.write(
                 self.style.WARNING(
                     f"Demo study '{DEMO_SLUG}' created: SYNTHETIC data (images marked SYNTHETIC "
@@ -71,6 +80,8 @@ class Command(BaseCommand):
             )
         for username, password, role in logins:
             self.stdout.write(f"  {role:<22} username: {username:<16} password: {password}")
+        for label, url in links:
+            self.stdout.write(f"  {label:<22} {url}")
 
     def _build(self, seed):
         with tempfile.TemporaryDirectory() as tmp:
@@ -106,7 +117,7 @@ class Command(BaseCommand):
             seed=seed,
             gold_per_annotator=2,
         )
-        return logins
+        return study, logins
 
     def _users(self):
         user_model = get_user_model()
@@ -146,3 +157,47 @@ class Command(BaseCommand):
         for assignment in rows:
             refusal, cue = demo.simulated_answer(truth[assignment.item.item_id], rng)
             services.annotation_submit(assignment=assignment, hard_refusal=refusal, cue_label=cue)
+
+
+RECRUITMENT_BATCH = "Recruited annotators (invite and panel links)"
+
+
+def recruitment_demo(study, *, seed: int) -> None:
+    """Consent text, a recruitment batch and one panel link, made once with the demo study."""
+    consent.consent_publish(
+        study=study,
+        consent_text=(
+            "SYNTHETIC DEMO. You will label generated images (no real people are studied).\n\n"
+            "Taking part is voluntary; you may stop at any time. Your answers are stored with a "
+            "pseudonymous id and used only to measure the demo's statistics."
+        ),
+        instructions="Answer what you see in the image, not what the prompt asked for.",
+    )
+    batch = enrolment.recruitment_batch_create(
+        study=study,
+        name=RECRUITMENT_BATCH,
+        policy=Batch.Policy.EXPERTISE,
+        overlap_k=1,
+        items_per_annotator=12,
+        gold_per_annotator=2,
+        seed=seed,
+    )
+    panels.panel_link_create(
+        batch=batch, name="Demo panel (Prolific-style)", completion_code="DEMO-COMPLETE"
+    )
+
+
+def recruitment_links(study, *, base_url: str) -> list[tuple[str, str]]:
+    """A fresh single-use invite link (only its hash is stored, so an old one cannot be shown
+    again) and the panel link, to print."""
+    batch = Batch.objects.filter(study=study, name=RECRUITMENT_BATCH).first()
+    if batch is None:  # a demo study made before recruitment existed
+        return []
+    [(_, token)] = invites.invite_links_create(batch=batch, group="Nigerian", note="make demo")
+    panel = batch.panel_links.order_by("pk").first()
+    base = base_url.rstrip("/")
+    links = [("invite link", f"{base}/join/{token}/  (single use, group Nigerian, 14 days)")]
+    if panel is not None:
+        query = "PROLIFIC_PID=demo-participant-1&STUDY_ID=demo&SESSION_ID=s1"
+        links.append(("panel link", f"{base}/p/{panel.slug}/?{query}"))
+    return links

@@ -12,8 +12,8 @@ from annotations.models import AutomatedJudgment
 from scoring import services
 from scoring.judges import cache as cache_module
 from scoring.models import JudgeResponse
+from tests.scoring.conftest import add_item, noise
 from tests.scoring.judges.fakes import FakeClip
-from tests.scoring_app.conftest import add_item, noise
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,40 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from annotations.management.helpers import study_or_error
+from annotations.recruitment.invites import invite_links_create
+from annotations.recruitment.rules import DEFAULT_INVITE_DAYS, RecruitmentError
+
+
+class Command(BaseCommand):
+    help = (
+        "Create single-use, expiring invite links for a batch and a group, and print them "
+        "(only their digests are stored: this is the one time they can be copied)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--study", required=True)
+        parser.add_argument("--batch", required=True, help="the batch's name or id")
+        parser.add_argument("--group", default="", help="e.g. Nigerian")
+        parser.add_argument("--count", type=int, default=1)
+        parser.add_argument("--days", type=float, default=DEFAULT_INVITE_DAYS)
+        parser.add_argument("--note", default="")
+        parser.add_argument(
+            "--base-url",
+            required=True,
+            help="where the app is served, e.g. https://acrb.example.org",
+        )
+
+    def handle(self, *args, study, batch, group, count, days, note, base_url, **options):
+        target = study_or_error(study)
+        batches = target.batches.all()
+        chosen = batches.filter(pk=int(batch)).first() if batch.isdigit() else None
+        chosen = chosen or batches.filter(name=batch).first()
+        if chosen is None:
+            known = ", ".join(f"{b.pk} {b.name!r}" for b in batches[:20]) or "none"
+            raise CommandError(f"unknown batch {batch!r} in study {target.slug!r} (known: {known})")
+        try:
+            made = invite_links_create(batch=chosen, group=group, count=count, days=days, note=note)
+        except RecruitmentError as exc:
+            raise CommandError(str(exc)) from None
+        for _, token in made:
+            self.stdout.write(f"{base_url.rstrip('/')}/join/{token}/")

@@ -1,0 +1,131 @@
+"""Recruitment batches, and enrolling a newly recruited annotator into a batch by its policy
+(the choice itself is ``rules.enrolment_items``). See docs/annotation.md#which-items-a-recruit-gets."""
+
+from __future__ import annotations
+
+import numpy as np
+from django.db.models import Count
+
+from .. import policies
+from ..models import Annotator, Assignment, Batch, Item, Study
+from .consent import consent_current
+from .rules import RecruitmentError, enrolment_items
+
+
+def recruitment_batch_create(
+    *,
+    study: Study,
+    name: str,
+    policy: str,
+    overlap_k: int,
+    items_per_annotator: int | None,
+    gold_per_annotator: int = 0,
+    seed: int | None = None,
+    created_by=None,
+) -> Batch:
+    """A batch with no annotators yet: recruits join it one by one (all non-gold items)."""
+    if policy not in (Batch.Policy.K_OVERLAP, Batch.Policy.EXPERTISE):
+        raise RecruitmentError(f"policy must be k_overlap or expertise (got {policy!r})")
+    if overlap_k < 1:
+        raise RecruitmentError(f"overlap k must be at least 1 (got {overlap_k})")
+    if items_per_annotator is not None and items_per_annotator < 1:
+        raise RecruitmentError("items per annotator must be at least 1, or empty for all")
+    if gold_per_annotator < 0:
+        raise RecruitmentError("gold items per annotator cannot be negative")
+    if not Item.objects.filter(study=study, is_gold=False).exists():
+        raise RecruitmentError(f"study {study.slug!r} has no items to label yet")
+    seed = int(np.random.SeedSequence().entropy % 2**62) if seed is None else int(seed)
+    return Batch.objects.create(
+        study=study,
+        name=name,
+        policy=policy,
+        overlap_k=overlap_k,
+        seed=seed,
+        created_by=created_by,
+        params={
+            "gold_per_annotator": gold_per_annotator,
+            "recruitment": {"items_per_annotator": items_per_annotator},
+        },
+    )
+
+
+def _batch_item_pool(batch: Batch):
+    """A recruitment batch draws on all the study's non-gold items; any other batch on its own."""
+    rows = Item.objects.filter(study_id=batch.study_id, is_gold=False)
+    if "recruitment" not in (batch.params or {}):
+        rows = rows.filter(assignments__batch=batch).distinct()
+    return rows
+
+
+def _reserved_groups(batch: Batch) -> set[str]:
+    """Groups the batch recruits or already has: their matched items are kept for them."""
+    groups = set(
+        Assignment.objects.filter(batch=batch, is_active=True)
+        .values_list("annotator__group", flat=True)
+        .distinct()
+    )
+    groups |= set(batch.invite_links.values_list("group", flat=True))
+    groups |= set(batch.panel_links.values_list("group", flat=True))
+    return {g for g in groups if g}
+
+
+def batch_enrol(*, batch: Batch, annotator: Annotator) -> int:
+    """Give a newly recruited annotator their share of the batch, by the batch's policy.
+
+    Runs inside the caller's transaction with the batch row locked, so recruits arriving at
+    the same moment see each other's assignments and coverage stays balanced. Returns the
+    number of assignments made; none at all is an error (nothing left for this group).
+    """
+    Batch.objects.select_for_update().filter(pk=batch.pk).first()
+    rows = _batch_item_pool(batch).values_list("pk", "attribute_value__value", "needs_review")
+    items = [policies.PolicyItem(pk, value, int(review)) for pk, value, review in rows]
+    coverage = dict(
+        Assignment.objects.filter(batch=batch, is_active=True)
+        .values("item")
+        .annotate(n=Count("id"))
+        .values_list("item", "n")
+    )
+    own = set(Assignment.objects.filter(annotator=annotator).values_list("item_id", flat=True))
+    rng = np.random.default_rng([batch.seed, annotator.pk])
+    chosen = enrolment_items(
+        items,
+        coverage,
+        policy=batch.policy,
+        group=annotator.group,
+        overlap_k=batch.overlap_k,
+        rng=rng,
+        quota=(batch.params or {}).get("recruitment", {}).get("items_per_annotator"),
+        reserved_groups=_reserved_groups(batch),
+        already_assigned=own,
+    )
+    if not chosen:
+        group = f"group {annotator.group!r}" if annotator.group else "this annotator"
+        raise RecruitmentError(f"Batch {batch.name!r} has no items left for {group}.")
+    pairs = [(item, annotator.pk) for item in chosen]
+    gold_n = int((batch.params or {}).get("gold_per_annotator", 0))
+    if gold_n:
+        gold = list(
+            Item.objects.filter(study_id=batch.study_id, is_gold=True).values_list("pk", flat=True)
+        )
+        pool = [policies.PolicyAnnotator(annotator.pk, annotator.group)]
+        existing = {(item, annotator.pk) for item in own}
+        pairs += policies.gold_pairs(gold, pool, gold_n, rng, existing_pairs=existing)
+    priority = {i.item: i.priority for i in items}
+    positions = policies.queue_positions(pairs, priority, rng)
+    Assignment.objects.bulk_create(
+        Assignment(batch=batch, item_id=item, annotator_id=who, position=positions[(item, who)])
+        for item, who in pairs
+    )
+    return len(pairs)
+
+
+def check_batch_takes_recruits(batch: Batch) -> None:
+    if batch.policy not in (Batch.Policy.K_OVERLAP, Batch.Policy.EXPERTISE):
+        raise RecruitmentError(
+            f"batch {batch.name!r} uses the {batch.policy} policy; recruits need a "
+            "k_overlap or expertise batch"
+        )
+    if consent_current(study_id=batch.study_id) is None:
+        raise RecruitmentError(
+            f"study {batch.study.slug!r} has no consent text yet: publish one first"
+        )

@@ -1,0 +1,110 @@
+"""Invite links: make, look up, revoke and redeem single-use, expiring links.
+See docs/annotation.md#invite-links."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from .. import services
+from ..models import Annotator, Batch
+from .consent import consent_record, consent_shown
+from .enrolment import batch_enrol, check_batch_takes_recruits
+from .models import InviteLink
+from .rules import (
+    DEFAULT_INVITE_DAYS,
+    UNKNOWN_INVITE,
+    LinkState,
+    RecruitmentError,
+    invite_state,
+    new_secret,
+    secret_digest,
+)
+
+MAX_INVITES_PER_REQUEST = 500
+MAX_INVITE_DAYS = 365
+
+
+def invite_links_create(
+    *,
+    batch: Batch,
+    group: str,
+    count: int = 1,
+    days: float = DEFAULT_INVITE_DAYS,
+    note: str = "",
+    created_by=None,
+) -> list[tuple[InviteLink, str]]:
+    """Make ``count`` single-use links; returns (link, token) pairs. The tokens are not stored."""
+    check_batch_takes_recruits(batch)
+    if not 1 <= count <= MAX_INVITES_PER_REQUEST:
+        raise RecruitmentError(f"count must be between 1 and {MAX_INVITES_PER_REQUEST}")
+    if not 0 < days <= MAX_INVITE_DAYS:
+        raise RecruitmentError(
+            f"expiry must be more than 0 and at most {MAX_INVITE_DAYS} days (got {days:g})"
+        )
+    expires_at = timezone.now() + timedelta(days=days)
+    made = []
+    with transaction.atomic():
+        for _ in range(count):
+            token = new_secret()
+            link = InviteLink.objects.create(
+                batch=batch,
+                group=group.strip(),
+                note=note.strip(),
+                token_sha256=secret_digest(token),
+                expires_at=expires_at,
+                created_by=created_by,
+            )
+            made.append((link, token))
+    return made
+
+
+def invite_lookup(*, token: str) -> tuple[InviteLink | None, LinkState]:
+    link = (
+        InviteLink.objects.select_related("batch__study")
+        .filter(token_sha256=secret_digest(token or ""))
+        .first()
+    )
+    if link is None:
+        return None, UNKNOWN_INVITE
+    return link, invite_state(
+        expires_at=link.expires_at,
+        used_at=link.used_at,
+        revoked_at=link.revoked_at,
+        now=timezone.now(),
+    )
+
+
+def invite_revoke(*, link: InviteLink) -> bool:
+    """Revoke an unused link; revoking twice, or a used link, changes nothing (returns False)."""
+    return bool(
+        InviteLink.objects.filter(pk=link.pk, revoked_at__isnull=True, used_at__isnull=True).update(
+            revoked_at=timezone.now()
+        )
+    )
+
+
+def invite_redeem(*, token: str, consent_id) -> tuple[Annotator, Batch]:
+    """Use an invite: create the annotator in its group, record consent, enrol in its batch.
+
+    The link is claimed by a conditional UPDATE inside the transaction, so two people opening
+    one link at once cannot both get in; any refusal rolls everything back.
+    """
+    link, state = invite_lookup(token=token)
+    if not state.usable:
+        raise RecruitmentError(state.reason)
+    now = timezone.now()
+    with transaction.atomic():
+        claimed = InviteLink.objects.filter(
+            pk=link.pk, used_at__isnull=True, revoked_at__isnull=True, expires_at__gt=now
+        ).update(used_at=now)
+        if not claimed:
+            raise RecruitmentError(invite_lookup(token=token)[1].reason or UNKNOWN_INVITE.reason)
+        consent = consent_shown(study=link.batch.study, consent_id=consent_id)
+        annotator = services.annotator_create(username=f"invite-{link.pk}", group=link.group)
+        InviteLink.objects.filter(pk=link.pk).update(annotator=annotator)
+        consent_record(annotator=annotator, consent=consent)
+        batch_enrol(batch=link.batch, annotator=annotator)
+    return annotator, link.batch

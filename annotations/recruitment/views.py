@@ -1,0 +1,221 @@
+"""Recruitment pages for the people who arrive: invite links, panel (Prolific-style) study links,
+the consent page and the completion step; and the consent gate the survey calls.
+
+Views are thin: parse, call one service, render. Every refusal is one line on a page of its
+own and changes nothing. The threat model for panel links is in docs/annotation.md.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.http import HttpResponseClientRedirect
+
+from ..selectors import annotator_for_user, batch_for_annotator
+from . import invites, panels
+from .consent import consent_current, consent_pending, consent_record, consent_shown
+from .models import PanelLink, PanelParticipant
+from .rules import RecruitmentError, parse_panel_entry
+
+# The authentication backend used for people who arrive by link (they have no password).
+LINK_LOGIN_BACKEND = "annotations.auth.UserWithAnnotatorBackend"
+# Studies whose consent this session has seen done (or not needed): the survey's hot path then
+# checks consent without a query. A consent published later is asked at the next login.
+CONSENT_SESSION_KEY = "recruitment_consent_ok"
+PANEL_COOKIE_DAYS = 60
+
+
+def _refused(request, reason: str, status: int):
+    return render(request, "recruitment/refused.html", {"reason": reason}, status=status)
+
+
+def _agreed(request) -> bool:
+    return request.POST.get("agree") == "yes"
+
+
+def _start(request, annotator, batch_id: int):
+    """Log the link's person in and send them to their first item."""
+    login(request, annotator.user, backend=LINK_LOGIN_BACKEND)
+    request.session[CONSENT_SESSION_KEY] = []
+    url = reverse("annotations:batch_next", args=[batch_id])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+# --- consent gate used by the survey views -------------------------------------------------
+
+
+def consent_gate(request, *, annotator, batch_id: int, study_id: int):
+    """A redirect to the consent page if this annotator has not agreed yet; else None.
+
+    Costs no query once the session knows the study is done (the survey's query counts are
+    pinned in tests/annotations/test_query_counts.py).
+    """
+    done = request.session.get(CONSENT_SESSION_KEY, [])
+    if study_id in done:
+        return None
+    if consent_pending(annotator=annotator, study_id=study_id) is None:
+        request.session[CONSENT_SESSION_KEY] = [*done, study_id]
+        return None
+    url = reverse("recruitment:consent", args=[batch_id])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def consent_page(request, batch_id: int):
+    """Consent for an annotator who already has an account (made by staff)."""
+    annotator = annotator_for_user(request.user)
+    batch = batch_for_annotator(annotator=annotator, batch_id=batch_id)
+    consent = consent_pending(annotator=annotator, study_id=batch.study_id)
+    if consent is None:
+        return redirect("annotations:batch_next", batch_id=batch.pk)
+    error = ""
+    if request.method == "POST":
+        if _agreed(request):
+            try:
+                consent_record(
+                    annotator=annotator,
+                    consent=consent_shown(
+                        study=batch.study, consent_id=request.POST.get("consent_id")
+                    ),
+                )
+            except RecruitmentError as exc:
+                return _refused(request, str(exc), 400)
+            return redirect("annotations:batch_next", batch_id=batch.pk)
+        error = "Tick the box to agree before you start."
+    context = {"consent": consent, "batch": batch, "study": batch.study, "error": error}
+    return render(request, "recruitment/consent.html", context, status=400 if error else 200)
+
+
+# --- invite links --------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+def invite_open(request, token: str):
+    """GET shows the consent page (a link preview or scanner uses nothing); POST redeems."""
+    link, state = invites.invite_lookup(token=token)
+    if not state.usable:
+        return _refused(request, state.reason, 404 if link is None else 410)
+    consent = consent_current(study_id=link.batch.study_id)
+    error = ""
+    if request.method == "POST":
+        if _agreed(request):
+            try:
+                annotator, batch = invites.invite_redeem(
+                    token=token, consent_id=request.POST.get("consent_id")
+                )
+            except RecruitmentError as exc:
+                return _refused(request, str(exc), 409)
+            return _start(request, annotator, batch.pk)
+        error = "Tick the box to agree before you start."
+    context = {
+        "consent": consent,
+        "batch": link.batch,
+        "study": link.batch.study,
+        "error": error,
+    }
+    return render(request, "recruitment/consent.html", context, status=400 if error else 200)
+
+
+# --- panel links ---------------------------------------------------------------------------
+
+
+def _panel_cookie(link: PanelLink) -> str:
+    return f"acrb_panel_{link.pk}"
+
+
+@require_http_methods(["GET", "POST"])
+def panel_entry(request, slug: str):
+    """The study link given to the panel: enrol once (after consent), resume afterwards."""
+    link = get_object_or_404(PanelLink.objects.select_related("batch__study"), slug=slug)
+    params = panels.panel_params(link)
+    try:
+        entry = parse_panel_entry(request.GET if request.method == "GET" else request.POST, params)
+    except RecruitmentError as exc:
+        return _refused(request, str(exc), 400)
+    participant = panels.panel_participant_find(link=link, participant_id=entry.participant_id)
+    if participant is not None:
+        return _panel_resume(request, link, participant)
+    if link.closed_at is not None:
+        return _refused(request, "This study link is closed to new participants.", 410)
+    error = ""
+    if request.method == "POST":
+        if _agreed(request):
+            try:
+                participant, key = panels.panel_enrol(
+                    link=link, entry=entry, consent_id=request.POST.get("consent_id")
+                )
+            except RecruitmentError as exc:
+                return _refused(request, str(exc), 409)
+            response = _start(request, participant.annotator, link.batch_id)
+            _set_panel_cookie(response, link, key, request)
+            return response
+        error = "Tick the box to agree before you start."
+    context = {
+        "consent": consent_current(study_id=link.batch.study_id),
+        "batch": link.batch,
+        "study": link.batch.study,
+        "hidden": [
+            (params.participant, entry.participant_id),
+            (params.study, entry.study_id),
+            (params.session, entry.session_id),
+        ],
+        "error": error,
+    }
+    return render(request, "recruitment/consent.html", context, status=400 if error else 200)
+
+
+def _panel_resume(request, link, participant: PanelParticipant):
+    try:
+        new_key = panels.panel_resume(
+            participant=participant,
+            link=link,
+            browser_key=request.COOKIES.get(_panel_cookie(link)),
+            user=request.user,
+        )
+    except RecruitmentError as exc:
+        return _refused(request, str(exc), 403)
+    response = _start(request, participant.annotator, link.batch_id)
+    if new_key:
+        _set_panel_cookie(response, link, new_key, request)
+    return response
+
+
+def _set_panel_cookie(response, link, key: str, request) -> None:
+    # HttpOnly: page scripts cannot read it; SameSite=Lax: sent when the panel's site opens
+    # the link (a top-level navigation), not on cross-site form posts.
+    response.set_cookie(
+        _panel_cookie(link),
+        key,
+        max_age=PANEL_COOKIE_DAYS * 24 * 3600,
+        path=reverse("recruitment:panel_entry", args=[link.slug]),
+        secure=request.is_secure(),
+        httponly=True,
+        samesite="Lax",
+    )
+
+
+def panel_completion_redirect(request, *, annotator, batch_id: int):
+    """For the survey's end of batch: a panel participant goes to the completion step."""
+    participant = panels.panel_participant_for(annotator=annotator, batch_id=batch_id)
+    if participant is None:
+        return None
+    return redirect("recruitment:panel_complete", batch_id=batch_id)
+
+
+@login_required
+@require_GET
+def panel_complete(request, batch_id: int):
+    annotator = annotator_for_user(request.user)
+    participant = annotator and panels.panel_participant_for(annotator=annotator, batch_id=batch_id)
+    if not participant:
+        return _refused(request, "There is no panel completion for this batch.", 404)
+    if not panels.panel_complete(participant=participant):
+        return redirect("annotations:batch_next", batch_id=batch_id)
+    link = participant.panel_link
+    if link.completion_url:
+        return redirect(link.completion_url)
+    return render(request, "recruitment/complete.html", {"link": link})
