@@ -13,9 +13,10 @@ Weights come from one of:
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -73,6 +74,12 @@ class ClipEncoder:
     @property
     def batch_size(self) -> int:
         return max(1, self.config.batch_size)
+
+    def with_batch_size(self, batch_size: int) -> ClipEncoder:
+        """The same loaded model (and text cache) batching ``batch_size`` images at a time."""
+        view = copy.copy(self)  # shallow: model, tokenizer, text cache and lock are shared
+        view.config = replace(self.config, batch_size=batch_size)
+        return view
 
     def prepare(self, image: Image.Image) -> np.ndarray:
         """The model's input for one image, as a float32 CHW array; safe to call from threads.
@@ -167,13 +174,19 @@ _ENCODERS_LOCK = threading.Lock()
 
 
 def load_clip(config: ClipConfig) -> ClipEncoder:
-    """The process-wide encoder for this config, loading it on first use."""
+    """The process-wide encoder for this config, loading it on first use.
+
+    The weights are loaded once per model (the key leaves out the batch size); a config that
+    differs only in batch size gets a view of the same model with its own batch size.
+    """
     key = config.cache_key()
     with _ENCODERS_LOCK:
         encoder = _ENCODERS.get(key)
         if encoder is None:
             encoder = _ENCODERS[key] = _build_encoder(config)
-        return encoder
+    if encoder.batch_size != max(1, config.batch_size):
+        encoder = encoder.with_batch_size(config.batch_size)
+    return encoder
 
 
 def clear_clip_cache() -> None:

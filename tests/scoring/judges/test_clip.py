@@ -88,3 +88,16 @@ def test_clip_zero_shot_cue_judge(checkpoint_config, noise_image, tmp_path):
     assert good.label == (RETAINED if p >= 0.5 else ERASED)
     assert good.confidence == pytest.approx(max(p, 1 - p))
     assert broken.error and nocue.error
+
+
+def test_a_config_differing_only_in_batch_size_shares_the_model_with_its_own_batch_size(
+    checkpoint_config,
+):
+    from dataclasses import replace
+
+    encoder = load_clip(checkpoint_config)
+    larger = load_clip(replace(checkpoint_config, batch_size=checkpoint_config.batch_size + 5))
+    assert larger.batch_size == checkpoint_config.batch_size + 5
+    assert encoder.batch_size == checkpoint_config.batch_size  # the cached one is unchanged
+    assert larger.model is encoder.model  # the weights are loaded once
+    assert load_clip(checkpoint_config) is encoder
