@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from annotations import export_datasets, export_formats
 from scoring.stats.label_models import AGGREGATED_LABEL_COLUMNS
-from tests.annotations.test_metrics_export import LABELS_A, labelled_study  # noqa: F401
+from tests.scoring.test_metrics import LABELS_A, labelled_study  # noqa: F401
 
 pytestmark = [pytest.mark.django_db, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
