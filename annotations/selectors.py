@@ -233,13 +233,18 @@ def batch_annotator_progress(*, batch: Batch) -> list[dict]:
 
 
 def item_image_for_user(*, user, item_id: int, which: str = "image") -> Item:
-    """The item if this user may see its image: staff, or an annotator assigned to it."""
+    """The item if this user may see its image: staff, an annotator assigned to it, or an
+    adjudicator of its study."""
     items = Item.objects.all()
     if not user.is_staff:
         annotator = annotator_for_user(user)
         if annotator is None:
             raise Http404("no such image")
-        items = items.filter(assignments__annotator=annotator, assignments__is_active=True)
+        # Their own items, or any item of a study they adjudicate (docs/annotation.md#adjudication).
+        items = items.filter(
+            Q(assignments__annotator=annotator, assignments__is_active=True)
+            | Q(study__adjudicator_grants__annotator=annotator)
+        ).distinct()
     item = items.filter(pk=item_id).first()
     if item is None or not getattr(item, which):
         raise Http404("no such image")
