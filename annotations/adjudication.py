@@ -52,6 +52,13 @@ def check_adjudicator(*, user, study: Study) -> None:
         raise PermissionDenied("adjudicators of this study only")
 
 
+def adjudicated_studies(*, annotator: Annotator | None) -> list[Study]:
+    """The studies an annotator was granted to adjudicate (one query; none without a profile)."""
+    if annotator is None:
+        return []
+    return list(Study.objects.filter(adjudicator_grants__annotator=annotator).order_by("name"))
+
+
 def adjudicator_grant(*, study: Study, annotator: Annotator, user) -> AdjudicatorGrant:
     """Let an annotator adjudicate a study; granting twice keeps the first grant."""
     grant, _ = AdjudicatorGrant.objects.get_or_create(
