@@ -7,6 +7,7 @@ revision is its adjudicated label. Reads answer in a fixed number of queries.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 
@@ -308,7 +309,11 @@ def item_evidence(*, item: Item) -> dict:
             }
             for a in answers
         ],
-        "judgments": judgments,
+        # Judge output as JSON text, the way the judge wrote it (not Python's repr).
+        "judgments": [
+            {**j, "raw_output": json.dumps(j["raw_output"], ensure_ascii=False, sort_keys=True)}
+            for j in judgments
+        ],
         "decisions": decisions,
     }
 
