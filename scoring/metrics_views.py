@@ -89,8 +89,18 @@ def _unknown_labels(labels: str) -> HttpResponse:
 class StudyMetrics(APIView):
     @extend_schema(
         responses=OpenApiTypes.OBJECT,
-        description="The validated-metrics document; see docs/metrics.md.",
+        description="The validated-metrics document; see docs/metrics.md. Optional query "
+        "parameter labels=pooled|adjudicated|majority|dawid-skene|mace|glad (docs/metrics.md, "
+        "'Label sources').",
     )
     def get(self, request, slug):
         study = get_object_or_404(Study, slug=slug)
-        return Response(study_metrics.metrics_document(study=study))
+        labels = request.query_params.get("labels", study_metrics.POOLED)
+        if labels not in study_metrics.LABEL_SOURCES:
+            return Response(
+                {
+                    "detail": f"unknown label source; use one of {', '.join(study_metrics.LABEL_SOURCES)}"
+                },
+                status=400,
+            )
+        return Response(study_metrics.metrics_document(study=study, labels=labels))

@@ -178,3 +178,6 @@ def test_dashboard_selector_and_download(batch, disputed, staff_client):
         reverse("metrics:export_metrics", args=[batch.study.slug]), {"labels": "adjudicated"}
     )
     assert json.loads(download.content)["labels"]["source"] == "adjudicated"
+    api = reverse("metrics:study_metrics", args=[batch.study.slug])
+    assert staff_client.get(api, {"labels": "mace"}).json()["labels"]["source"] == "mace"
+    assert staff_client.get(api, {"labels": "bogus"}).status_code == 400
