@@ -32,17 +32,26 @@ def peers_majority(labels: Iterable[str]) -> str | None:
     return counts[0][0]
 
 
-def leave_one_out_kappa(rows: Iterable[Mapping], annotator: str) -> Stat:
-    """Cohen's κ of ``annotator``'s keys against the majority of the *other* annotators of the
-    same items. Items with no other answer, or where the others tie, are left out (counted in
-    ``extra``). ``rows``: dicts with item_id, annotator, hard_refusal, cue."""
+def _answers_by_item(rows: Iterable[Mapping]) -> dict:
     per_item: dict = {}
     for row in rows:
         per_item.setdefault(row["item_id"], []).append(
             (row["annotator"], answer_key(row["hard_refusal"], row["cue"]))
         )
+    return per_item
+
+
+def leave_one_out_kappa(rows: Iterable[Mapping], annotator: str) -> Stat:
+    """Cohen's κ of ``annotator``'s keys against the majority of the *other* annotators of the
+    same items. Items with no other answer, or where the others tie, are left out (counted in
+    ``extra``). ``rows``: dicts with item_id, annotator, hard_refusal, cue."""
+    return _leave_one_out_kappa(_answers_by_item(rows), annotator)
+
+
+def _leave_one_out_kappa(per_item: dict, annotator: str, items=None) -> Stat:
     own, peers, no_peers, tied = [], [], 0, 0
-    for answers in per_item.values():
+    for item in per_item if items is None else items:
+        answers = per_item[item]
         mine = [key for who, key in answers if who == annotator]
         if not mine:
             continue
@@ -102,10 +111,13 @@ def annotator_quality(rows: list[Mapping], *, confidence: float = 0.95) -> dict[
     ``rows``: one dict per answer with annotator, item_id, is_gold, gold_hard_refusal, gold_cue,
     hard_refusal, cue, broken_image, seconds_to_answer, too_fast. Agreement uses non-gold answers.
     """
-    regular = [r for r in rows if not r["is_gold"]]
+    per_item = _answers_by_item(r for r in rows if not r["is_gold"])
+    by_annotator: dict[str, list[Mapping]] = {}
+    for row in rows:
+        by_annotator.setdefault(row["annotator"], []).append(row)
     out = {}
-    for annotator in sorted({r["annotator"] for r in rows}):
-        mine = [r for r in rows if r["annotator"] == annotator]
+    for annotator in sorted(by_annotator):
+        mine = by_annotator[annotator]
         gold = [r for r in mine if r["is_gold"]]
         own_regular = [r for r in mine if not r["is_gold"]]
         seconds = [r["seconds_to_answer"] for r in mine if r["seconds_to_answer"] is not None]
@@ -115,7 +127,9 @@ def annotator_quality(rows: list[Mapping], *, confidence: float = 0.95) -> dict[
             "gold_accuracy": proportion(
                 sum(gold_correct(r) for r in gold), len(gold), confidence=confidence
             ).to_dict(),
-            "peer_kappa": leave_one_out_kappa(regular, annotator).to_dict(),
+            "peer_kappa": _leave_one_out_kappa(
+                per_item, annotator, items={r["item_id"] for r in own_regular}
+            ).to_dict(),
             "median_seconds": float(np.median(seconds)) if seconds else None,
             "too_fast_share": sum(bool(r["too_fast"]) for r in mine) / n if n else None,
             "distribution": answer_distribution(

@@ -50,6 +50,12 @@ def test_leave_one_out_kappa_equals_sklearn_against_the_others_majority():
     assert stat.n == len(own)
     assert stat.extra["items_peers_tied"] == 60 - len(own)
     assert stat.value == pytest.approx(cohen_kappa_score(own, majority))
+    # The page's per-annotator summary computes the same number.
+    full = [
+        {**r, "is_gold": False, "broken_image": False, "seconds_to_answer": None, "too_fast": False}
+        for r in rows
+    ]
+    assert annotator_quality(full)["d"]["peer_kappa"]["value"] == pytest.approx(stat.value)
 
 
 def test_peers_majority_is_none_on_a_tie():
