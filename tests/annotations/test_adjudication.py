@@ -181,3 +181,16 @@ def test_dashboard_selector_and_download(batch, disputed, staff_client):
     api = reverse("metrics:study_metrics", args=[batch.study.slug])
     assert staff_client.get(api, {"labels": "mace"}).json()["labels"]["source"] == "mace"
     assert staff_client.get(api, {"labels": "bogus"}).status_code == 400
+
+
+def test_queue_and_item_view_answer_in_fixed_queries(
+    batch, disputed, staff_user, django_assert_num_queries
+):
+    with django_assert_num_queries(4):  # answers, judgments, value sizes, items
+        adjudication.adjudication_queue(study=batch.study)
+    adjudication.adjudication_record(
+        item=disputed["item-1"], hard_refusal=True, cue_label=None, reason="r", user=staff_user
+    )
+    with django_assert_num_queries(3):  # answers, judgments, decisions (with their users)
+        evidence = adjudication.item_evidence(item=disputed["item-1"])
+        assert [d.decided_by.username for d in evidence["decisions"]] == ["staff"]

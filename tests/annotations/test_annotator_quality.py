@@ -130,3 +130,18 @@ def test_page_actions_exclude_and_grant(batch, annotators, staff_client):
     assert staff_client.post(url("grant")).status_code == 302
     queue = client_for(ann1).get(reverse("adjudication:queue", args=[study.slug]))
     assert queue.status_code == 200
+
+
+def test_pause_in_an_expertise_batch_prefers_the_same_group(imported_study, annotators, staff_user):
+    second_korean = services.annotator_create(username="ann-k2", group="Korean")
+    batch = services.batch_create(
+        study=imported_study, name="ex", policy="expertise",
+        annotators=[annotators[0], second_korean, annotators[1]], overlap_k=1, seed=2,
+    )  # fmt: skip
+    open_rows = Assignment.objects.filter(batch=batch, annotator=annotators[0], is_active=True)
+    n_open = open_rows.count()
+    assert n_open > 0
+    quality.annotator_pause(annotator=annotators[0], user=staff_user)
+    moved = Assignment.objects.filter(batch=batch, reassigned_from__annotator=annotators[0])
+    assert moved.count() == n_open
+    assert set(moved.values_list("annotator__user__username", flat=True)) == {"ann-k2"}
