@@ -244,11 +244,6 @@ def adjudication_queue(*, study: Study, include_decided: bool = False) -> list[D
     return sorted(disputes, key=lambda d: d.sort_key)
 
 
-def adjudication_counts(*, study: Study) -> dict:
-    decided = Item.objects.filter(study=study, adjudications__isnull=False).distinct().count()
-    return {"waiting": len(adjudication_queue(study=study)), "decided": decided}
-
-
 # --- one item, unblinded -------------------------------------------------------------------
 
 
