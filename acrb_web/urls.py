@@ -15,6 +15,8 @@ urlpatterns = [
     path("staff/generation/", include("generation.urls")),
     path("staff/reflect/", include("scoring.reflect.urls")),
     path("staff/", include("scoring.report.urls")),
+    path("staff/", include("scoring.quality_urls")),
     path("staff/", include("annotations.staff_urls")),
+    path("adjudicate/", include("annotations.adjudication_urls")),
     path("", include("annotations.urls")),
 ]

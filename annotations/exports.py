@@ -39,6 +39,7 @@ ANNOTATION_EXPORT_COLUMNS = [
     "too_fast",
     "revision",
     "source",
+    "annotator_labels_excluded",
 ]
 
 

@@ -342,6 +342,95 @@ class BackgroundJob(models.Model):
         )
 
 
+# --- adjudication and annotator quality (docs/annotation.md#adjudication, #annotator-quality) --
+
+
+class AdjudicatorGrant(models.Model):
+    """An annotator allowed to adjudicate one study (staff always may)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="adjudicator_grants")
+    annotator = models.ForeignKey(
+        Annotator, on_delete=models.CASCADE, related_name="adjudicator_grants"
+    )
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    granted_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "annotator"], name="one_grant_per_adjudicator")
+        ]
+
+
+class Adjudication(models.Model):
+    """An adjudicator's final label for an item: one row per decision, only ever added; the
+    item's highest revision is its adjudicated label."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="adjudications")
+    revision = models.PositiveIntegerField()
+    hard_refusal = models.BooleanField()
+    cue_label = models.CharField(max_length=20, blank=True, choices=_choices(CUE_LABELS))
+    reason = models.TextField()
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "revision"], name="one_adjudication_per_revision"
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(hard_refusal=True, cue_label="") | Q(hard_refusal=False) & ~Q(cue_label="")
+                ),
+                name="adjudication_cue_iff_not_refused",
+            ),
+            models.CheckConstraint(condition=~Q(reason=""), name="adjudication_has_reason"),
+        ]
+        ordering = ["item", "-revision"]
+
+
+class AnnotatorReview(models.Model):
+    """What staff did about an annotator (pause, resume, exclude or include their labels): one
+    row per action, only ever added, like ItemReview."""
+
+    class Action(models.TextChoices):
+        PAUSE = "pause", "paused"
+        RESUME = "resume", "resumed"
+        EXCLUDE = "exclude", "excluded their labels"
+        INCLUDE = "include", "included their labels again"
+        REASSIGN = "reassign", "handed their open items to others"
+
+    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="reviews")
+    action = models.CharField(max_length=20, choices=Action.choices)
+    reason = models.TextField(blank=True)
+    moved_assignments = models.PositiveIntegerField(
+        default=0, help_text="Open assignments handed back to the pool by a pause."
+    )
+    acted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    acted_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-acted_at", "-id"]
+
+
+class AnnotatorLabelExclusion(models.Model):
+    """An annotator whose labels are left out of statistics (kept in the database and the
+    export). Written and deleted only by annotator_labels_exclude / _include, in the
+    transaction that writes their AnnotatorReview row."""
+
+    annotator = models.OneToOneField(
+        Annotator, on_delete=models.CASCADE, related_name="label_exclusion"
+    )
+    reason = models.TextField()
+    excluded_at = models.DateTimeField()
+
+
 # Recruitment tables live in their own module (and migration); importing them here registers them.
 from .recruitment.models import (  # noqa: E402, F401
     ConsentRecord,

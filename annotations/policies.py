@@ -166,6 +166,42 @@ def gold_pairs(
     return pairs
 
 
+def gold_pairs_at_rate(
+    gold_items: Sequence[Hashable],
+    pairs: Sequence[Pair],
+    annotators: Sequence[PolicyAnnotator],
+    rate: float,
+    rng: np.random.Generator,
+    *,
+    existing_pairs: Iterable[Pair] = (),
+) -> list[Pair]:
+    """Gold items so that about ``rate`` of each annotator's queue is gold.
+
+    An annotator with n regular items gets round(rate * n / (1 - rate)) gold items (so gold is
+    that share of the whole queue), drawn at random from the gold items they do not already
+    have, capped by how many there are. ``queue_positions`` then shuffles them among the regular
+    items, so their positions are random too (docs/annotation.md#gold-items).
+    """
+    if not 0.0 <= rate < 1.0:
+        raise PolicyError(f"gold rate must be at least 0 and below 1 (got {rate})")
+    if rate == 0.0 or not gold_items:
+        return []
+    regular: dict[Hashable, int] = {}
+    for _, annotator in pairs:
+        regular[annotator] = regular.get(annotator, 0) + 1
+    have = _pairs_by_item(existing_pairs)
+    out: list[Pair] = []
+    for a in annotators:
+        wanted = round(rate * regular.get(a.annotator, 0) / (1.0 - rate))
+        eligible = [g for g in gold_items if a.annotator not in have.get(g, set())]
+        take = min(wanted, len(eligible))
+        if take:
+            out += [
+                (eligible[i], a.annotator) for i in rng.choice(len(eligible), take, replace=False)
+            ]
+    return out
+
+
 def _check_k(k: int, annotators: Sequence[PolicyAnnotator]) -> None:
     if k < 1:
         raise PolicyError(f"overlap k must be at least 1 (got {k})")

@@ -14,8 +14,10 @@ from django.db.models import Count, F, Max, Min, Q
 from django.http import Http404
 
 from .models import (
+    Adjudication,
     Annotation,
     Annotator,
+    AnnotatorLabelExclusion,
     Assignment,
     AutomatedJudgment,
     Batch,
@@ -231,13 +233,18 @@ def batch_annotator_progress(*, batch: Batch) -> list[dict]:
 
 
 def item_image_for_user(*, user, item_id: int, which: str = "image") -> Item:
-    """The item if this user may see its image: staff, or an annotator assigned to it."""
+    """The item if this user may see its image: staff, an annotator assigned to it, or an
+    adjudicator of its study."""
     items = Item.objects.all()
     if not user.is_staff:
         annotator = annotator_for_user(user)
         if annotator is None:
             raise Http404("no such image")
-        items = items.filter(assignments__annotator=annotator, assignments__is_active=True)
+        # Their own items, or any item of a study they adjudicate (docs/annotation.md#adjudication).
+        items = items.filter(
+            Q(assignments__annotator=annotator, assignments__is_active=True)
+            | Q(study__adjudicator_grants__annotator=annotator)
+        ).distinct()
     item = items.filter(pk=item_id).first()
     if item is None or not getattr(item, which):
         raise Http404("no such image")
@@ -276,6 +283,8 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
         "annotator_group": "assignment__annotator__group",
         "batch": "assignment__batch__name",
         "is_gold": "assignment__item__is_gold",
+        # Kept in the export; statistics leave these rows out (scoring.metrics.study_metric_frames).
+        "annotator_labels_excluded": "assignment__annotator__label_exclusion__excluded_at",
     }
     rows = qs.values(
         *fields.values(),
@@ -294,6 +303,7 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
     out = []
     for row in rows:
         record = {key: row.pop(path) for key, path in fields.items()}
+        record["annotator_labels_excluded"] = record["annotator_labels_excluded"] is not None
         record["cue"] = row.pop("cue_label") or None
         record.update(row)
         out.append(record)
@@ -355,7 +365,8 @@ def gold_accuracy(*, study: Study) -> list[dict]:
 
 
 def study_data_fingerprint(*, study: Study) -> str:
-    """Changes whenever an answer, judgment, item or gold flag of the study changes (three queries)."""
+    """Changes whenever an answer, judgment, item, gold flag, adjudication or label exclusion of
+    the study changes (five queries)."""
     answers = Annotation.objects.filter(assignment__item__study=study).aggregate(
         n=Count("id"),
         last=Max("updated_at"),
@@ -371,7 +382,15 @@ def study_data_fingerprint(*, study: Study) -> str:
         excluded=Count("excluded_at"),
         last_excluded=Max("excluded_at"),
     )
-    parts = [*answers.values(), *judged.values(), *items.values()]
+    # Label exclusions and adjudications change statistics without touching an answer.
+    decisions = Adjudication.objects.filter(item__study=study).aggregate(
+        n=Count("id"), top=Max("id")
+    )
+    excluded = AnnotatorLabelExclusion.objects.filter(
+        annotator__assignments__item__study=study
+    ).aggregate(n=Count("id", distinct=True), last=Max("excluded_at"))
+    parts = [*answers.values(), *judged.values(), *items.values(), *decisions.values()]
+    parts += excluded.values()
     return "|".join(str(p) for p in parts)
 
 
@@ -395,6 +414,17 @@ def excluded_items(*, study: Study) -> list[dict]:
         .values("pk", "item_id", "excluded_reason", "excluded_at")
         .order_by("item_id")
     )
+
+
+def excluded_annotators(*, study: Study) -> list[dict]:
+    """Annotators of the study whose labels staff left out of statistics, with the reason."""
+    rows = (
+        AnnotatorLabelExclusion.objects.filter(annotator__assignments__item__study=study)
+        .distinct()
+        .values_list("annotator__user__username", "reason", "excluded_at")
+        .order_by("annotator__user__username")
+    )
+    return [{"annotator": a, "reason": r, "excluded_at": at} for a, r, at in rows]
 
 
 # --- broken-image flags (docs/annotation.md#broken-image-flags) ------------------------------

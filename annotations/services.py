@@ -102,6 +102,7 @@ def batch_create(
     item_ids: list[int] | None = None,
     manual_pairs=None,
     gold_per_annotator: int = 0,
+    gold_rate: float = 0.0,
     created_by=None,
 ) -> Batch:
     """Create a batch with the chosen policy (all non-gold items, or ``item_ids``).
@@ -131,8 +132,18 @@ def batch_create(
     if gold_per_annotator:
         gold = list(Item.objects.filter(study=study, is_gold=True).values_list("pk", flat=True))
         pairs += policies.gold_pairs(gold, pool, gold_per_annotator, rng, existing_pairs=existing)
+    if gold_rate:
+        gold = list(Item.objects.filter(study=study, is_gold=True).values_list("pk", flat=True))
+        already = existing | set(pairs)
+        pairs += policies.gold_pairs_at_rate(
+            gold, pairs, pool, gold_rate, rng, existing_pairs=already
+        )
     positions = policies.queue_positions(pairs, {i.item: i.priority for i in items}, rng)
-    params = {"annotators": [a.pk for a in annotators], "gold_per_annotator": gold_per_annotator}
+    params = {
+        "annotators": [a.pk for a in annotators],
+        "gold_per_annotator": gold_per_annotator,
+        "gold_rate": gold_rate,
+    }
     with transaction.atomic():
         batch = Batch.objects.create(
             study=study,

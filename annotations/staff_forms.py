@@ -31,6 +31,13 @@ class BatchCreateForm(forms.Form):
         help_text="Leave empty for a fresh random seed (stored on the batch).",
     )
     gold_per_annotator = forms.IntegerField(min_value=0, initial=0)
+    gold_rate = forms.FloatField(
+        min_value=0.0,
+        max_value=0.5,
+        initial=0.0,
+        required=False,
+        help_text="Share of each queue that is gold (e.g. 0.05), at random positions.",
+    )
     manual_pairs = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 4}),

@@ -101,6 +101,7 @@ def _batch_options(study, data, *, created_by) -> dict:
         "overlap_k": data["overlap_k"],
         "seed": data["seed"],
         "gold_per_annotator": data["gold_per_annotator"],
+        "gold_rate": data.get("gold_rate") or 0.0,
         "manual_pairs": _manual_pairs(study, data["manual_pairs"]),
         "created_by": created_by.pk,
     }

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from . import selectors, services
+from . import adjudication, selectors, services
 from .forms import AnswerForm
 from .recruitment.views import consent_gate, panel_completion_redirect
 
@@ -26,7 +26,12 @@ def home(request):
     if annotator is None and request.user.is_staff:
         return redirect("staff:study_list")
     batches = selectors.annotator_batch_list(annotator=annotator) if annotator else []
-    return render(request, "annotations/home.html", {"annotator": annotator, "batches": batches})
+    context = {
+        "annotator": annotator,
+        "batches": batches,
+        "adjudicated_studies": adjudication.adjudicated_studies(annotator=annotator),
+    }
+    return render(request, "annotations/home.html", context)
 
 
 @login_required

@@ -17,24 +17,35 @@ import pandas as pd
 from django.core.cache import cache
 from django.utils import timezone
 
-from annotations import selectors
+from annotations import adjudication, selectors
 from annotations.export_datasets import ExportDataset
 from annotations.models import Study
 from scoring.report.dataset import human_vs_auto_rows
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_models import AGGREGATED_LABEL_FIELDS, aggregate_labels
 from scoring.stats.label_sensitivity import DEFAULT_METHODS as DEFAULT_LABEL_MODELS
+from scoring.stats.label_sources import ADJUDICATED, LABEL_SOURCES, POOLED, labels_frame
 from scoring.stats.study_metrics import ANNOTATION_COLUMNS, JUDGMENT_COLUMNS, study_metrics
 
 T = TypeVar("T")
 
 
-def study_metric_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
+def study_metric_frames(
+    *, study: Study, labels: str = POOLED, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The two frames ``scoring.stats.study_metrics`` takes (gold items left out), with the
-    columns it defines (ANNOTATION_COLUMNS, JUDGMENT_COLUMNS)."""
-    annotations = pd.DataFrame(selectors.annotation_rows(study=study)).reindex(
-        columns=ANNOTATION_COLUMNS
-    )
+    columns it defines (ANNOTATION_COLUMNS, JUDGMENT_COLUMNS).
+
+    The one place the statistics' input is built: the answers of annotators whose labels staff
+    excluded are left out here (they stay in the export), and ``labels`` picks the label source
+    (docs/metrics.md, "Label sources").
+    """
+    rows = [
+        row
+        for row in selectors.annotation_rows(study=study)
+        if not row["annotator_labels_excluded"]
+    ]
+    annotations = pd.DataFrame(rows).reindex(columns=ANNOTATION_COLUMNS)
     judgments = pd.DataFrame(selectors.judgment_rows(study=study)).reindex(columns=JUDGMENT_COLUMNS)
     annotations["hard_refusal"] = annotations["hard_refusal"].astype(bool)
     # A cue-only judge leaves hard_refusal empty: study_metrics keeps it out of refusal statistics.
@@ -43,6 +54,8 @@ def study_metric_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
     )
     for frame in (annotations, judgments):
         frame["cue"] = frame["cue"].astype(object).where(frame["cue"].notna(), None)
+    decisions = adjudication.adjudicated_labels(study=study) if labels == ADJUDICATED else None
+    annotations = labels_frame(annotations, source=labels, decisions=decisions, seed=seed)
     return annotations, judgments
 
 
@@ -52,10 +65,16 @@ def metrics_document(
     n_resamples: int = DEFAULT_N_RESAMPLES,
     seed: int = 0,
     label_models: tuple[str, ...] = DEFAULT_LABEL_MODELS,
+    labels: str = POOLED,
 ) -> dict:
     """The validated-metrics JSON of a study: rates, agreement, label models, gold accuracy and
-    provenance."""
-    annotations, judgments = study_metric_frames(study=study)
+    provenance, computed on the chosen label source (docs/metrics.md, "Label sources")."""
+    if labels not in LABEL_SOURCES:
+        raise ValueError(f"unknown label source {labels!r}; use one of {', '.join(LABEL_SOURCES)}")
+    annotations, judgments = study_metric_frames(study=study, labels=labels, seed=seed)
+    if labels != POOLED:
+        # Label models re-fitted on one label per item would only echo it back.
+        label_models = ()
     document = study_metrics(
         annotations, judgments, n_resamples=n_resamples, seed=seed, label_models=label_models
     )
@@ -67,6 +86,11 @@ def metrics_document(
         "synthetic_demo": study.is_synthetic_demo,
     }
     document["counts"] = selectors.study_counts(study=study)
+    document["labels"] = {
+        "source": labels,
+        "n_items_adjudicated": len(adjudication.adjudicated_labels(study=study)),
+        "excluded_annotators": selectors.excluded_annotators(study=study),
+    }
     # Excluded items are in no statistic above; the export says how many and why.
     document["excluded_items"] = [
         {
@@ -111,14 +135,16 @@ def cached_for_study_data(kind: str, *, study: Study, settings, compute: Callabl
 
 
 def metrics_document_cached(
-    *, study: Study, n_resamples: int = DEFAULT_N_RESAMPLES, seed: int = 0
+    *, study: Study, n_resamples: int = DEFAULT_N_RESAMPLES, seed: int = 0, labels: str = POOLED
 ) -> dict:
     """The same document, reused while the study's data is unchanged (dashboard and charts)."""
     return cached_for_study_data(
         "metrics",
         study=study,
-        settings=[n_resamples, seed],
-        compute=lambda: metrics_document(study=study, n_resamples=n_resamples, seed=seed),
+        settings=[n_resamples, seed, labels],
+        compute=lambda: metrics_document(
+            study=study, n_resamples=n_resamples, seed=seed, labels=labels
+        ),
     )
 
 

@@ -6,7 +6,7 @@ Thin: authenticate, validate, read ``scoring.metrics``, render.
 
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 from drf_spectacular.types import OpenApiTypes
@@ -28,9 +28,14 @@ def study_statistics(request, slug: str):
     """Validation tables, rate charts and gold accuracy: a fragment the study page loads by htmx
     (a full page without htmx)."""
     study = get_object_or_404(Study, slug=slug)
-    metrics = study_metrics.metrics_document_cached(study=study)
+    labels = request.GET.get("labels", study_metrics.POOLED)
+    if labels not in study_metrics.LABEL_SOURCES:
+        return _unknown_labels(labels)
+    metrics = study_metrics.metrics_document_cached(study=study, labels=labels)
     context = {
         "study": study,
+        "labels": labels,
+        "label_sources": study_metrics.LABEL_SOURCES,
         "metrics": metrics,
         "validation_rows": study_metrics.validation_table(metrics),
         "inter_annotator": metrics.get("agreement", {}).get("inter_annotator", {}),
@@ -65,15 +70,37 @@ def rates_chart(request, slug: str, source: str, measure: str, fmt: str):
 @require_GET
 def export_metrics(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
-    body = render_metrics(study_metrics.metrics_document(study=study))
-    return download_response(body, f"{study.slug}-metrics.json", "application/json")
+    labels = request.GET.get("labels", study_metrics.POOLED)
+    if labels not in study_metrics.LABEL_SOURCES:
+        return _unknown_labels(labels)
+    body = render_metrics(study_metrics.metrics_document(study=study, labels=labels))
+    suffix = "" if labels == study_metrics.POOLED else f"-{labels}"
+    return download_response(body, f"{study.slug}-metrics{suffix}.json", "application/json")
+
+
+def _unknown_labels(labels: str) -> HttpResponse:
+    return HttpResponseBadRequest(
+        f"unknown label source {labels[:50]!r}; use one of "
+        f"{', '.join(study_metrics.LABEL_SOURCES)}\n",
+        content_type="text/plain",
+    )
 
 
 class StudyMetrics(APIView):
     @extend_schema(
         responses=OpenApiTypes.OBJECT,
-        description="The validated-metrics document; see docs/metrics.md.",
+        description="The validated-metrics document; see docs/metrics.md. Optional query "
+        "parameter labels=pooled|adjudicated|majority|dawid-skene|mace|glad (docs/metrics.md, "
+        "'Label sources').",
     )
     def get(self, request, slug):
         study = get_object_or_404(Study, slug=slug)
-        return Response(study_metrics.metrics_document(study=study))
+        labels = request.query_params.get("labels", study_metrics.POOLED)
+        if labels not in study_metrics.LABEL_SOURCES:
+            return Response(
+                {
+                    "detail": f"unknown label source; use one of {', '.join(study_metrics.LABEL_SOURCES)}"
+                },
+                status=400,
+            )
+        return Response(study_metrics.metrics_document(study=study, labels=labels))

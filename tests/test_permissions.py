@@ -123,6 +123,12 @@ EXPECTED = {
     "staff:batch_add_annotators": staff_only("post"),
     "staff:batch_reassign": staff_only("post"),
     "staff:job_detail": staff_only(),
+    "quality:annotators": staff_only(),
+    "quality:annotator": staff_only(),
+    "quality:annotator_action": staff_only("post"),
+    # Staff, or an annotator granted the study (tests/annotations/test_adjudication.py).
+    "adjudication:queue": staff_only(),
+    "adjudication:item": staff_only(),
     "annotations:home": ("get", (LOGIN, ALLOWED, ALLOWED, ALLOWED)),
     "annotations:guidelines": ("get", (LOGIN, ALLOWED, ALLOWED, ALLOWED)),
     "annotations:batch_next": ("get", (LOGIN, ALLOWED, MISSING, MISSING)),
@@ -178,6 +184,7 @@ ARGUMENT_VALUES = {
     "name": "nope",
     "table": "nope",
     "key": "nope",
+    "action": "grant",
 }
 
 
@@ -187,6 +194,7 @@ def _kwargs(name: str, pattern_args: list[str], world: dict) -> dict:
         if name.startswith(("reflect:", "generation:face"))
         else world["slug"],
         "batch_id": world["batch"],
+        "item_pk": world["item"],
     }
     if name.startswith("annotations:") and name not in ("annotations:item_image",):
         by_name["pk"] = world["assignment"]
@@ -194,6 +202,8 @@ def _kwargs(name: str, pattern_args: list[str], world: dict) -> dict:
         by_name["pk"] = world["item"]
     if name in ("staff:batch_detail", "staff:batch_add_annotators", "staff:batch_reassign"):
         by_name["pk"] = world["batch"]
+    if name.startswith("quality:"):
+        by_name["pk"] = world["annotator"]
     if name == "staff:job_detail":
         by_name["pk"] = world["job"]
     if name == "scoring:job_progress":
@@ -233,6 +243,7 @@ def world(batch, annotators, staff_user, tmp_path):
         "batch": batch.pk,
         "assignment": assignment.pk,
         "item": item.pk,
+        "annotator": annotator_a.pk,
         "job": job.pk,
         "scoring_job": scoring_job.pk,
         "clients": clients,

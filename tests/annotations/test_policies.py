@@ -126,3 +126,41 @@ def test_k_overlap_properties(n_items, n_annotators, k, seed):
     loads = Counter(a for _, a in pairs)
     counts = [loads.get(a.annotator, 0) for a in annotators]
     assert max(counts) - min(counts) <= 1
+
+
+def test_gold_at_rate_is_that_share_of_each_queue_at_random_positions():
+    annotators = _annotators(["", ""])
+    regular = [(i, a.annotator) for i in range(95) for a in annotators]
+    gold = [f"g{i}" for i in range(20)]
+
+    def run(seed):
+        rng = np.random.default_rng(seed)
+        extra = policies.gold_pairs_at_rate(gold, regular, annotators, 0.05, rng)
+        return extra, policies.queue_positions(regular + extra, {}, rng)
+
+    extra, positions = run(4)
+    per = Counter(a for _, a in extra)
+    assert per == {"a0": 5, "a1": 5}  # 5 of 100 = 0.05 of each queue
+    assert len(set(extra)) == 10
+    assert run(4) == (extra, positions)  # reproducible from the seed
+    gold_positions = sorted(positions[p] for p in extra if p[1] == "a0")
+    assert gold_positions != list(range(95, 100))  # not appended at the end
+    # Over many seeds every position is equally likely for a gold item (mean near the middle).
+    means = [np.mean([run(seed)[1][p] for p in run(seed)[0]]) for seed in range(40)]
+    assert abs(np.mean(means) - 49.5) < 5
+
+
+def test_gold_rate_is_checked_and_capped():
+    annotators = _annotators([""])
+    with pytest.raises(PolicyError, match="gold rate"):
+        policies.gold_pairs_at_rate(["g"], [], annotators, 1.0, np.random.default_rng(0))
+    pairs = [(i, "a0") for i in range(90)]
+    taken = policies.gold_pairs_at_rate(
+        ["g1", "g2"],
+        pairs,
+        annotators,
+        0.1,
+        np.random.default_rng(0),
+        existing_pairs=[("g1", "a0")],
+    )
+    assert taken == [("g2", "a0")]

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.urls import reverse
 from PIL import Image
 
 from annotations import demo, services
@@ -22,6 +21,11 @@ def seed(*args) -> str:
     return out.getvalue()
 
 
+def _logs_in(client, username, password) -> bool:
+    response = client.post("/accounts/login/", {"username": username, "password": password})
+    return response.status_code == 302
+
+
 def test_second_run_keeps_the_study_and_its_answers_and_prints_working_logins(client):
     first = seed()
     assert "created" in first
@@ -34,11 +38,12 @@ def test_second_run_keeps_the_study_and_its_answers_and_prints_working_logins(cl
     assert Study.objects.get(slug="demo").pk == study.pk
     assert Annotation.objects.filter(assignment__item__study=study).count() == answers
     staff_line = next(line for line in second.splitlines() if "demo-staff" in line)
-    # Through the login form, as a person logs in (django-axes checks every attempt).
-    response = client.post(
-        reverse("login"), {"username": "demo-staff", "password": staff_line.split()[-1]}
-    )
-    assert response.status_code == 302
+    # Through the login page: django-axes needs the request that client.login() does not pass.
+    assert _logs_in(client, "demo-staff", staff_line.split()[-1])
+    # The adjudicator login works and reaches the demo study's adjudication queue.
+    line = next(line for line in second.splitlines() if "demo-adjudicator" in line)
+    assert _logs_in(client, "demo-adjudicator", line.split()[-1])
+    assert client.get("/adjudicate/demo/").status_code == 200
 
 
 def test_reset_rebuilds_the_study_and_removes_the_old_image_files(

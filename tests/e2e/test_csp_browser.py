@@ -105,6 +105,11 @@ def test_survey_and_staff_pages_run_under_the_csp(
         "/admin/",
         "/api/studies/",  # DRF's browsable API
         f"/api/studies/{study.slug}/",
+        f"/staff/studies/{study.slug}/annotators/",
+        f"/staff/studies/{study.slug}/annotators/{annotator.pk}/",
+        f"/adjudicate/{study.slug}/",
+        f"/adjudicate/{study.slug}/items/{Assignment.objects.get(pk=queue[0]).item_id}/",
+        f"/staff/studies/{study.slug}/statistics/?labels=adjudicated",
     ):
         _visit(page, f"{base}{path}", problems)
     page.goto(f"{base}/staff/studies/{study.slug}/flags/")

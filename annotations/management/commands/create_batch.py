@@ -23,9 +23,25 @@ class Command(BaseCommand):
         parser.add_argument("--k", type=int)
         parser.add_argument("--seed", type=int)
         parser.add_argument("--gold-per-annotator", type=int, default=0)
+        parser.add_argument(
+            "--gold-rate",
+            type=float,
+            default=0.0,
+            help="share of each annotator's queue that is gold, at random positions (e.g. 0.05)",
+        )
 
     def handle(
-        self, *args, study, name, policy, annotators, k, seed, gold_per_annotator, **options
+        self,
+        *args,
+        study,
+        name,
+        policy,
+        annotators,
+        k,
+        seed,
+        gold_per_annotator,
+        gold_rate,
+        **options,
     ):
         target = study_or_error(study)
         chosen = Annotator.objects.filter(is_active=True)
@@ -44,6 +60,7 @@ class Command(BaseCommand):
                 overlap_k=k,
                 seed=seed,
                 gold_per_annotator=gold_per_annotator,
+                gold_rate=gold_rate,
             )
         except PolicyError as exc:
             raise CommandError(str(exc)) from None

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotations import demo, services
+from annotations import adjudication, demo, services
 from annotations.models import Annotator, Assignment, Batch, Item, Study
 from annotations.recruitment import consent, enrolment, invites, panels
 
@@ -18,6 +18,7 @@ ANNOTATORS = [
     ("ann-us", "US"),
     ("ann-indian", "Indian"),
 ]
+ADJUDICATOR = "demo-adjudicator"
 SIMULATED = [("sim-annotator-1", ""), ("sim-annotator-2", ""), ("sim-annotator-3", "")]
 
 
@@ -140,7 +141,19 @@ class Command(BaseCommand):
             )
             if (name, group) in ANNOTATORS:
                 logins.append((name, password, f"annotator ({group})"))
+        logins.append(self._adjudicator(staff))
         return logins
+
+    def _adjudicator(self, staff):
+        """An annotator granted the demo study's adjudication queue (docs/annotation.md#adjudication)."""
+        user, _ = get_user_model().objects.get_or_create(username=ADJUDICATOR)
+        password = secrets.token_urlsafe(9)
+        user.set_password(password)
+        user.save()
+        annotator, _ = Annotator.objects.update_or_create(user=user, defaults={"is_active": True})
+        study = Study.objects.get(slug=DEMO_SLUG)
+        adjudication.adjudicator_grant(study=study, annotator=annotator, user=staff)
+        return ADJUDICATOR, password, "adjudicator"
 
     def _gold(self, study, truth):
         for item in Item.objects.filter(

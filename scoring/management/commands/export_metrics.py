@@ -7,6 +7,7 @@ from annotations.management.helpers import study_or_error
 from scoring.metrics import DEFAULT_LABEL_MODELS, metrics_document
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_models import METHODS
+from scoring.stats.label_sources import LABEL_SOURCES, POOLED
 
 
 def _label_models(text: str) -> tuple[str, ...]:
@@ -43,7 +44,14 @@ class Command(BaseCommand):
             f"({', '.join(METHODS)}), or none",
         )
 
-    def handle(self, *args, study, out, n_resamples, seed, label_models, **options):
+        parser.add_argument(
+            "--labels",
+            default=POOLED,
+            choices=LABEL_SOURCES,
+            help="which labels the metrics use (docs/metrics.md, 'Label sources'; default pooled)",
+        )
+
+    def handle(self, *args, study, out, n_resamples, seed, label_models, labels, **options):
         if n_resamples < 0:
             raise CommandError(f"--resamples must be 0 or more, got {n_resamples}")
         document = metrics_document(
@@ -51,6 +59,7 @@ class Command(BaseCommand):
             n_resamples=n_resamples,
             seed=seed,
             label_models=_label_models(label_models),
+            labels=labels,
         )
         Path(out).write_text(render_metrics(document), encoding="utf-8")
         self.stdout.write(self.style.SUCCESS(f"wrote {out}"))

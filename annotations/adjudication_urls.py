@@ -1,0 +1,9 @@
+from django.urls import path
+
+from . import adjudication_views as views
+
+app_name = "adjudication"
+urlpatterns = [
+    path("<slug:slug>/", views.adjudication_queue, name="queue"),
+    path("<slug:slug>/items/<int:item_pk>/", views.adjudication_item, name="item"),
+]
