@@ -24,7 +24,10 @@ from scoring.report.dataset import human_vs_auto_rows
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_models import AGGREGATED_LABEL_FIELDS, aggregate_labels
 from scoring.stats.label_sensitivity import DEFAULT_METHODS as DEFAULT_LABEL_MODELS
-from scoring.stats.study_metrics import ANNOTATION_COLUMNS, JUDGMENT_COLUMNS, study_metrics
+from scoring.stats.study_metrics import (
+    frames_from_records,
+    study_metrics,
+)
 
 T = TypeVar("T")
 
@@ -32,18 +35,9 @@ T = TypeVar("T")
 def study_metric_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The two frames ``scoring.stats.study_metrics`` takes (gold items left out), with the
     columns it defines (ANNOTATION_COLUMNS, JUDGMENT_COLUMNS)."""
-    annotations = pd.DataFrame(selectors.annotation_rows(study=study)).reindex(
-        columns=ANNOTATION_COLUMNS
+    return frames_from_records(
+        selectors.annotation_rows(study=study), selectors.judgment_rows(study=study)
     )
-    judgments = pd.DataFrame(selectors.judgment_rows(study=study)).reindex(columns=JUDGMENT_COLUMNS)
-    annotations["hard_refusal"] = annotations["hard_refusal"].astype(bool)
-    # A cue-only judge leaves hard_refusal empty: study_metrics keeps it out of refusal statistics.
-    judgments["hard_refusal"] = (
-        judgments["hard_refusal"].astype(object).where(judgments["hard_refusal"].notna(), None)
-    )
-    for frame in (annotations, judgments):
-        frame["cue"] = frame["cue"].astype(object).where(frame["cue"].notna(), None)
-    return annotations, judgments
 
 
 def metrics_document(

@@ -11,9 +11,9 @@ from django.db.models import Count, Q
 
 from annotations import selectors
 from annotations.models import AttributeValue, AutomatedJudgment, Item, Study
-from scoring.metrics import cached_for_study_data, study_metric_frames
+from scoring.metrics import cached_for_study_data
 from scoring.report import figures as report_figures
-from scoring.report.dataset import audit_report
+from scoring.report.bundle import report_from_inputs
 
 
 def study_design(*, study: Study) -> dict:
@@ -62,25 +62,27 @@ def study_design(*, study: Study) -> dict:
 
 def study_facts(*, study: Study) -> dict:
     return {"slug": study.slug, "name": study.name, "mode": study.mode, "overlap_k": study.overlap_k,
-            "description": study.description, "synthetic_demo": study.is_synthetic_demo}  # fmt: skip
+            "description": study.description, "synthetic_demo": study.is_synthetic_demo,
+            **study_audit_context(study=study)}  # fmt: skip
+
+
+def study_audit_context(*, study: Study) -> dict:
+    """What staff state on the study for the legal mapping and the annotator-pool section."""
+    return {"system_kind": study.system_kind, "intended_purpose": study.intended_purpose,
+            "annotator_recruitment": study.annotator_recruitment,
+            "annotator_pay": study.annotator_pay}  # fmt: skip
 
 
 # --- the report (dataset) -------------------------------------------------------------------
 
 
 def report_document(*, study: Study, references: dict | None = None, **options) -> dict:
-    """The audit report of a study, recomputed from its stored records."""
-    annotations, judgments = study_metric_frames(study=study)
-    return audit_report(
-        annotations,
-        judgments,
-        study=study_facts(study=study),
-        design=study_design(study=study),
-        gold_accuracy=selectors.gold_accuracy(study=study),
-        references=references,
-        data_fingerprint=selectors.study_data_fingerprint(study=study),
-        **options,
-    )
+    """The audit report of a study, recomputed from its stored records through the same
+    inputs a report folder holds (``report_inputs``; docs/report.md, "Verifying a report")."""
+    # Imported here: the inputs module reads the design through this module's functions.
+    from scoring.report.inputs import report_inputs
+
+    return report_from_inputs(report_inputs(study=study, references=references, **options))
 
 
 def report_document_cached(*, study: Study, references: dict | None = None, **options) -> dict:
@@ -88,7 +90,8 @@ def report_document_cached(*, study: Study, references: dict | None = None, **op
     return cached_for_study_data(
         "report",
         study=study,
-        settings=[references or {}, options],
+        # The staff-stated context is no data the fingerprint sees: an edit must refresh the report.
+        settings=[references or {}, options, study_audit_context(study=study)],
         compute=lambda: report_document(study=study, references=references, **options),
     )
 
