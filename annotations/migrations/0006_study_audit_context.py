@@ -4,30 +4,47 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotations', '0005_item_flag_review'),
+        ("annotations", "0005_item_flag_review"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='study',
-            name='annotator_pay',
-            field=models.TextField(blank=True, help_text='How annotators were paid (rate, currency, basis: hour or item).'),
+            model_name="study",
+            name="annotator_pay",
+            field=models.TextField(
+                blank=True,
+                help_text="How annotators were paid (rate, currency, basis: hour or item).",
+            ),
         ),
         migrations.AddField(
-            model_name='study',
-            name='annotator_recruitment',
-            field=models.TextField(blank=True, help_text='How annotators were recruited and selected (platform, criteria).'),
+            model_name="study",
+            name="annotator_recruitment",
+            field=models.TextField(
+                blank=True,
+                help_text="How annotators were recruited and selected (platform, criteria).",
+            ),
         ),
         migrations.AddField(
-            model_name='study',
-            name='intended_purpose',
-            field=models.TextField(blank=True, help_text="The audited system's intended purpose, in the provider's words."),
+            model_name="study",
+            name="intended_purpose",
+            field=models.TextField(
+                blank=True,
+                help_text="The audited system's intended purpose, in the provider's words.",
+            ),
         ),
         migrations.AddField(
-            model_name='study',
-            name='system_kind',
-            field=models.CharField(blank=True, choices=[('general_purpose', 'general-purpose AI model (e.g. an image generator)'), ('high_risk', 'high-risk system under Annex III (e.g. hiring, salary)'), ('other', 'other AI system')], help_text='What kind of system was audited; empty = not stated (the report says so).', max_length=30),
+            model_name="study",
+            name="system_kind",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("general_purpose", "general-purpose AI model (e.g. an image generator)"),
+                    ("high_risk", "high-risk system under Annex III (e.g. hiring, salary)"),
+                    ("other", "other AI system"),
+                ],
+                help_text="What kind of system was audited; empty = not stated (the report says so).",
+                max_length=30,
+            ),
         ),
     ]

@@ -31,6 +31,9 @@ POLICY_MATCHING = {
     "imported": "labels made outside this tool and imported with their annotators",
 }
 AGREEMENT_STATISTIC = "krippendorff_alpha"
+SHIPPED_DEFAULT_BASE_PROMPTS = (
+    "base_prompts_108.json"  # generation.prompts.DEFAULT_BASE_PROMPTS_PATH
+)
 
 
 def annotator_pool(
@@ -143,7 +146,9 @@ def known_sources() -> dict:
 
 def source_entry(path: str) -> dict:
     """A source path with its name and licence when it is one the tool ships."""
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    # generation.services stores "shipped default" when the plan used the shipped base prompts.
+    name = SHIPPED_DEFAULT_BASE_PROMPTS if path == "shipped default" else path
+    name = name.replace("\\", "/").rsplit("/", 1)[-1]
     known = known_sources().get(name)
     if known is None:
         return {"path": path, "name": name or "(not recorded)", "licence": None,
