@@ -95,7 +95,7 @@ def seconds_per_item(rows: list[dict]) -> dict:
     }
     if len(seconds) == 0:
         return {**out, "seconds_median": None, "seconds_q1": None, "seconds_q3": None,
-                "seconds_reason": "no answer recorded its time (imported labels)"}  # fmt: skip
+                "seconds_reason": "no answer recorded its time (imported or simulated labels)"}  # fmt: skip
     q1, median, q3 = np.percentile(seconds, [25, 50, 75])
     return {**out, "seconds_median": float(median), "seconds_q1": float(q1),
             "seconds_q3": float(q3)}  # fmt: skip
