@@ -90,3 +90,24 @@ def test_the_folder_verifies_and_a_changed_row_fails(answered_study, tmp_path, c
 def test_verify_report_names_a_missing_folder_in_one_line(tmp_path):
     with pytest.raises(CommandError, match=r"nowhere: not a folder$"):
         call_command("verify_report", str(tmp_path / "nowhere"))
+
+
+def test_staff_set_the_audit_context_in_the_admin(study, client, django_user_model):
+    admin = django_user_model.objects.create_superuser(username="root", password="pw-for-tests-1")
+    client.force_login(admin)
+    url = reverse("admin:annotations_study_change", args=[study.pk])
+    page = client.get(url).content.decode()
+    for field in ("system_kind", "intended_purpose", "annotator_recruitment", "annotator_pay"):
+        assert f'name="{field}"' in page, field
+    form = {"name": study.name, "slug": study.slug, "mode": study.mode, "overlap_k": 2,
+            "label_scheme": "[]", "description": "", "min_seconds_per_item": 0,
+            "system_kind": "high_risk", "intended_purpose": "pay decisions",
+            "annotator_recruitment": "", "annotator_pay": "EUR 15 per hour"}  # fmt: skip
+    response = client.post(url, form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    study.refresh_from_db()
+    assert (study.system_kind, study.annotator_pay) == ("high_risk", "EUR 15 per hour")
+    form["system_kind"] = "robot"
+    assert client.post(url, form).status_code == 200  # the form shows the error
+    study.refresh_from_db()
+    assert study.system_kind == "high_risk"
