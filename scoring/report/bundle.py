@@ -1,9 +1,10 @@
 """A recomputable report folder (docs/report.md, "Verifying a report"). Django-free.
 
 The folder holds the report's inputs as plain files (``data/``: every answer, gold ones
-included; every judgment; the prompt plan's rows; ``context.json``: the study facts, design,
-batches, guidelines and settings), the report built from them, and ``manifest.json``: each
-file's SHA-256, the package versions, the seeds and the exact command line.
+included; every judgment; the items and every judgment's outcome, failed ones included; the
+prompt plan's rows; ``context.json``: the study facts, attribute values, batches, guidelines and
+settings), the report built from them, and ``manifest.json``: each file's SHA-256, the package
+versions, the seeds and the exact command line.
 
 ``report_from_inputs`` is the one assembly of the report from its inputs: the audit report
 (``dataset.audit_report``), the people and the data (``datasheet``) and the legal mapping
@@ -23,6 +24,7 @@ from pathlib import Path
 from annotations.labels import gold_accuracy_from_records
 from scoring.report.dataset import audit_report
 from scoring.report.datasheet import annotator_pool, data_statement
+from scoring.report.design import study_design_from_records
 from scoring.report.legal import legal_mapping
 from scoring.stats.study_metrics import frames_from_records, to_plain
 
@@ -35,6 +37,8 @@ ROW_FILES = {
     "annotations": "data/annotations.jsonl",
     "judgments": "data/judgments.jsonl",
     "planned_prompts": "data/planned_prompts.jsonl",
+    "items": "data/items.jsonl",
+    "judgment_log": "data/judgment_log.jsonl",
 }
 CONTEXT_FILE = "data/context.json"
 
@@ -48,7 +52,9 @@ def report_from_inputs(inputs: dict, *, generated_at: str | None = None) -> dict
         annotations,
         judgments,
         study=context["study"],
-        design=context["design"],
+        design=study_design_from_records(
+            context["attribute_values"], inputs["items"], inputs["judgment_log"]
+        ),
         gold_accuracy=gold,
         references=context["references"],
         data_fingerprint=context["data_fingerprint"],

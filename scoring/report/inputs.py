@@ -24,8 +24,11 @@ PLAN_ROW_FIELDS = ("plan_id", "position", "prompt_id", "domain", "attribute", "v
 
 def report_inputs(*, study: Study, references: dict | None = None, **options) -> dict:
     """Every record and fact the report is computed from, JSON-ready."""
+    design = report_selectors.design_records(study=study)
     return {
         "annotations": answer_records(study=study),
+        "items": design["items"],
+        "judgment_log": design["judgment_log"],
         "judgments": [_plain(row) for row in selectors.judgment_rows(study=study)],
         "planned_prompts": list(
             PlannedPrompt.objects.filter(study=study)
@@ -34,7 +37,7 @@ def report_inputs(*, study: Study, references: dict | None = None, **options) ->
         ),  # fmt: skip
         "context": {
             "study": report_selectors.study_facts(study=study),
-            "design": report_selectors.study_design(study=study),
+            "attribute_values": design["attribute_values"],
             "references": dict(references or {}),
             "settings": dict(options),
             "data_fingerprint": selectors.study_data_fingerprint(study=study),

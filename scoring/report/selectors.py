@@ -7,57 +7,47 @@ The numbers come from ``scoring.report.dataset.audit_report`` on the frames
 
 from __future__ import annotations
 
-from django.db.models import Count, Q
-
 from annotations import selectors
 from annotations.models import AttributeValue, AutomatedJudgment, Item, Study
 from scoring.metrics import cached_for_study_data
 from scoring.report import figures as report_figures
 from scoring.report.bundle import report_from_inputs
+from scoring.report.design import study_design_from_records
 
 
 def study_design(*, study: Study) -> dict:
-    """Taxonomy, prompts, generators and judges of a study, in four queries."""
-    taxonomy = [
-        {"attribute": row["attribute"], "value": row["value"], "cue_description": row["cue_description"],
-         "is_neutral": row["is_neutral"], "n_items": row["n_items"]}
-        for row in AttributeValue.objects.filter(study=study)
-        .annotate(
-            n_items=Count("items", filter=Q(items__is_gold=False, items__excluded_at__isnull=True))
-        )
-        .values("attribute", "value", "cue_description", "is_neutral", "n_items")
+    """Taxonomy, prompts, generators and judges of a study with their counts, counted by
+    ``scoring.report.design`` from the records ``design_records`` reads."""
+    return study_design_from_records(**design_records(study=study))
+
+
+def design_records(*, study: Study) -> dict:
+    """The study's attribute values, its included non-gold items and their judgments (failed
+    ones included), as plain records, in three queries (a report folder holds them too)."""
+    attribute_values = list(
+        AttributeValue.objects.filter(study=study)
+        .values("attribute", "value", "cue_description", "is_neutral")
         .order_by("attribute", "value")
+    )
+    items = [
+        {"item_id": row["item_id"], "attribute": row["attribute_value__attribute"],
+         "value": row["attribute_value__value"], "base_prompt_id": row["base_prompt_id"],
+         "domain": row["domain"], "generator": row["generator"], "mode": row["mode"]}
+        for row in Item.objects.included().filter(study=study, is_gold=False)
+        .values("item_id", "attribute_value__attribute", "attribute_value__value",
+                "base_prompt_id", "domain", "generator", "mode")
+        .order_by("item_id")
     ]  # fmt: skip
-    items = Item.objects.included().filter(study=study, is_gold=False)
-    prompts = list(
-        items.values("base_prompt_id", "domain")
-        .annotate(n_items=Count("id"))
-        .order_by("domain", "base_prompt_id")
-    )
-    domains: dict[str, dict] = {}
-    for row in prompts:
-        entry = domains.setdefault(
-            row["domain"], {"domain": row["domain"], "n_base_prompts": 0, "n_items": 0}
-        )
-        entry["n_base_prompts"] += 1
-        entry["n_items"] += row["n_items"]
-    generators = list(
-        items.values("generator", "mode")
-        .annotate(n_items=Count("id"))
-        .order_by("generator", "mode")
-    )
-    judges = list(
-        AutomatedJudgment.objects.filter(
+    judgment_log = [
+        {"item_id": row["item__item_id"], "judge": row["judge"],
+         "judge_version": row["judge_version"], "failed": row["error"] != ""}
+        for row in AutomatedJudgment.objects.filter(
             selectors.INCLUDED_JUDGMENTS, item__study=study, item__is_gold=False
         )
-        .values("judge", "judge_version")
-        .annotate(
-            n_judgments=Count("id", filter=Q(error="")), n_errors=Count("id", filter=~Q(error=""))
-        )
-        .order_by("judge", "judge_version")
-    )
-    return {"taxonomy": taxonomy, "domains": list(domains.values()), "prompts": prompts,
-            "generators": generators, "judges": judges}  # fmt: skip
+        .values("item__item_id", "judge", "judge_version", "error")
+        .order_by("item__item_id", "judge", "judge_version")
+    ]  # fmt: skip
+    return {"attribute_values": attribute_values, "items": items, "judgment_log": judgment_log}
 
 
 def study_facts(*, study: Study) -> dict:

@@ -64,12 +64,16 @@ def test_the_folder_verifies_and_a_changed_row_fails(answered_study, tmp_path, c
                  permutations=20, seed=4)  # fmt: skip
     manifest = json.loads((out / bundle.MANIFEST).read_text())
     assert {"report.json", "report.html", "data/annotations.jsonl", "data/judgments.jsonl",
-            "data/planned_prompts.jsonl", "data/context.json"} <= set(manifest["files"])  # fmt: skip
+            "data/planned_prompts.jsonl", "data/items.jsonl", "data/judgment_log.jsonl",
+            "data/context.json"} <= set(manifest["files"])  # fmt: skip
     assert manifest["seeds"] == {"report": 4, "batches": {"b1": 1}}
     assert manifest["settings"]["n_permutations"] == 20 and manifest["packages"]["Django"]
     report = json.loads((out / "report.json").read_text())
     assert report["validation"]["gold_accuracy"] == selectors.gold_accuracy(study=answered_study)
     assert report["people"]["batches"][0]["policy"] == "k_overlap"
+    assert {row["value"]: row["n_items"] for row in report["design"]["taxonomy"]} == {
+        "Korean": 2, "Nigerian": 2, "US": 1
+    }  # fmt: skip
 
     capsys.readouterr()
     call_command("verify_report", str(out))

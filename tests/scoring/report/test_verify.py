@@ -34,13 +34,32 @@ def inputs():
          "cue": "retained", "gold_hard_refusal": False, "gold_cue": "retained" if n else "erased"}
         for n in range(2)
     ]  # fmt: skip
+    items = [
+        {"item_id": row["item_id"], "attribute": row["attribute"], "value": row["attribute_value"],
+         "base_prompt_id": row["base_prompt_id"], "domain": row["domain"],
+         "generator": row["generator"], "mode": row["mode"]}
+        for row in {row["item_id"]: row for row in records(judgments)}.values()
+    ]  # fmt: skip
     return {
         "annotations": answers + gold,
         "judgments": records(judgments),
         "planned_prompts": [],
+        "items": items,
+        "judgment_log": [
+            {
+                "item_id": row["item_id"],
+                "judge": row["judge"],
+                "judge_version": "1",
+                "failed": False,
+            }
+            for row in records(judgments)
+        ],
         "context": {
+            "attribute_values": [
+                {"attribute": attribute, "value": value, "cue_description": "", "is_neutral": False}
+                for attribute, value in sorted({(i["attribute"], i["value"]) for i in items})
+            ],
             "study": {"slug": "s", "name": "S", "system_kind": "general_purpose"},
-            "design": {},
             "references": {},
             "settings": SETTINGS,
             "data_fingerprint": "fp",
@@ -82,6 +101,8 @@ def test_the_report_carries_the_new_sections(report):
         report["people"]["groups"] and report["people"]["batches"][0]["n_answers"] == 122
     )  # 120 + 2 gold
     assert report["data_statement"]["has_plan"] is False
+    assert sum(row["n_items"] for row in report["design"]["taxonomy"]) == 240
+    assert report["design"]["judges"][0]["n_judgments"] == 240
     # Gold answers count for gold accuracy only: one of the two gold answers is right.
     assert report["validation"]["gold_accuracy"] == [
         {"annotator": "annotator-00", "n": 2, "correct": 1, "accuracy": 0.5}
