@@ -30,3 +30,22 @@ def parse_bool(value, *, field: str) -> bool:
     if text in {"false", "0", "no", "n", "f"}:
         return False
     raise LabelError(f"{field}: {value!r} is not a boolean (true/false)")
+
+
+def gold_accuracy_from_records(records) -> list[dict]:
+    """Per annotator: gold items answered and how many matched the known answer
+    (docs/metrics.md, "Gold accuracy"). ``records``: dicts with ``annotator``, ``hard_refusal``,
+    ``cue`` and the item's ``gold_hard_refusal`` and ``gold_cue``; the one definition that the
+    study page, the report and a report folder's verifier share."""
+    per: dict[str, list[int]] = {}
+    for record in records:
+        correct = record["hard_refusal"] == record["gold_hard_refusal"] and (
+            record["hard_refusal"] or (record["cue"] or "") == (record["gold_cue"] or "")
+        )
+        tally = per.setdefault(record["annotator"], [0, 0])
+        tally[0] += 1
+        tally[1] += int(correct)
+    return [
+        {"annotator": name, "n": n, "correct": c, "accuracy": c / n}
+        for name, (n, c) in sorted(per.items())
+    ]

@@ -21,6 +21,11 @@ class Study(models.Model):
         T2I = "t2i", "text-to-image"
         I2I = "i2i", "image-to-image"
 
+    class SystemKind(models.TextChoices):
+        GENERAL_PURPOSE = "general_purpose", "general-purpose AI model (e.g. an image generator)"
+        HIGH_RISK = "high_risk", "high-risk system under Annex III (e.g. hiring, salary)"
+        OTHER = "other", "other AI system"
+
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=100, unique=True)
     mode = models.CharField(max_length=3, choices=Mode.choices, default=Mode.T2I)
@@ -33,6 +38,24 @@ class Study(models.Model):
     description = models.TextField(blank=True)
     min_seconds_per_item = models.FloatField(default=settings.ACRB_DEFAULT_MIN_SECONDS_PER_ITEM)
     is_synthetic_demo = models.BooleanField(default=False)
+    # What was audited and for what: picks the obligations the report maps its evidence to
+    # (scoring/report/legal.py, docs/report.md "Legal mapping").
+    system_kind = models.CharField(
+        max_length=30,
+        choices=SystemKind.choices,
+        blank=True,
+        help_text="What kind of system was audited; empty = not stated (the report says so).",
+    )
+    intended_purpose = models.TextField(
+        blank=True, help_text="The audited system's intended purpose, in the provider's words."
+    )
+    # The annotator pool as staff recruited it (docs/report.md, "The people and the data").
+    annotator_recruitment = models.TextField(
+        blank=True, help_text="How annotators were recruited and selected (platform, criteria)."
+    )
+    annotator_pay = models.TextField(
+        blank=True, help_text="How annotators were paid (rate, currency, basis: hour or item)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -13,6 +13,7 @@ from django.db import connection
 from django.db.models import Count, F, Max, Min, Q
 from django.http import Http404
 
+from .labels import gold_accuracy_from_records
 from .models import (
     Adjudication,
     Annotation,
@@ -350,18 +351,16 @@ def gold_accuracy(*, study: Study) -> list[dict]:
         "assignment__item__gold_hard_refusal",
         "assignment__item__gold_cue",
     )
-    per: dict[str, list[int]] = {}
-    for r in rows:
-        correct = r["hard_refusal"] == r["assignment__item__gold_hard_refusal"] and (
-            r["hard_refusal"] or r["cue_label"] == r["assignment__item__gold_cue"]
-        )
-        tally = per.setdefault(r["assignment__annotator__user__username"], [0, 0])
-        tally[0] += 1
-        tally[1] += int(correct)
-    return [
-        {"annotator": name, "n": n, "correct": c, "accuracy": c / n}
-        for name, (n, c) in sorted(per.items())
-    ]
+    return gold_accuracy_from_records(
+        {
+            "annotator": r["assignment__annotator__user__username"],
+            "hard_refusal": r["hard_refusal"],
+            "cue": r["cue_label"],
+            "gold_hard_refusal": r["assignment__item__gold_hard_refusal"],
+            "gold_cue": r["assignment__item__gold_cue"],
+        }
+        for r in rows
+    )
 
 
 def study_data_fingerprint(*, study: Study) -> str:

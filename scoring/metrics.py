@@ -25,7 +25,7 @@ from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_models import AGGREGATED_LABEL_FIELDS, aggregate_labels
 from scoring.stats.label_sensitivity import DEFAULT_METHODS as DEFAULT_LABEL_MODELS
 from scoring.stats.label_sources import ADJUDICATED, LABEL_SOURCES, POOLED, labels_frame
-from scoring.stats.study_metrics import ANNOTATION_COLUMNS, JUDGMENT_COLUMNS, study_metrics
+from scoring.stats.study_metrics import frames_from_records, study_metrics
 
 T = TypeVar("T")
 
@@ -37,23 +37,12 @@ def study_metric_frames(
     columns it defines (ANNOTATION_COLUMNS, JUDGMENT_COLUMNS).
 
     The one place the statistics' input is built: the answers of annotators whose labels staff
-    excluded are left out here (they stay in the export), and ``labels`` picks the label source
-    (docs/metrics.md, "Label sources").
+    excluded are left out (by ``frames_from_records``; they stay in the export), and ``labels``
+    picks the label source (docs/metrics.md, "Label sources").
     """
-    rows = [
-        row
-        for row in selectors.annotation_rows(study=study)
-        if not row["annotator_labels_excluded"]
-    ]
-    annotations = pd.DataFrame(rows).reindex(columns=ANNOTATION_COLUMNS)
-    judgments = pd.DataFrame(selectors.judgment_rows(study=study)).reindex(columns=JUDGMENT_COLUMNS)
-    annotations["hard_refusal"] = annotations["hard_refusal"].astype(bool)
-    # A cue-only judge leaves hard_refusal empty: study_metrics keeps it out of refusal statistics.
-    judgments["hard_refusal"] = (
-        judgments["hard_refusal"].astype(object).where(judgments["hard_refusal"].notna(), None)
+    annotations, judgments = frames_from_records(
+        selectors.annotation_rows(study=study), selectors.judgment_rows(study=study)
     )
-    for frame in (annotations, judgments):
-        frame["cue"] = frame["cue"].astype(object).where(frame["cue"].notna(), None)
     decisions = adjudication.adjudicated_labels(study=study) if labels == ADJUDICATED else None
     annotations = labels_frame(annotations, source=labels, decisions=decisions, seed=seed)
     return annotations, judgments

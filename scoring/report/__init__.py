@@ -5,7 +5,14 @@
 - ``display``: display strings and the disparities summary; Django-free
 - ``charts``, ``roc``: matplotlib figures of a metrics document / ROC curves; Django-free
 - ``figures``: the report's figure list, each figure's rows and image
-- ``selectors``: the study design from the database and the cached report
+- ``design``: the design block counted from item and judgment records; Django-free
+- ``datasheet``: the people (annotator pool) and the data (prompt-set statement); Django-free
+- ``legal``: the obligations that apply to the system kind (``data/obligations.json``) and the
+  evidence for each; Django-free
+- ``bundle``: the report from its inputs (``report_from_inputs``), and the report folder's files
+  and manifest; ``verify``: recompute a folder, ``python -m scoring.report.verify DIR``; Django-free
+- ``selectors``: the study design from the database and the cached report; ``inputs``: the
+  report's inputs read from the database
 - ``render``: the HTML page context, the self-contained HTML file and the JSON text
 - ``views``, ``urls``: the pages; the ``audit_report`` command writes the same files
 """

@@ -7,80 +7,72 @@ The numbers come from ``scoring.report.dataset.audit_report`` on the frames
 
 from __future__ import annotations
 
-from django.db.models import Count, Q
-
 from annotations import selectors
 from annotations.models import AttributeValue, AutomatedJudgment, Item, Study
-from scoring.metrics import cached_for_study_data, study_metric_frames
+from scoring.metrics import cached_for_study_data
 from scoring.report import figures as report_figures
-from scoring.report.dataset import audit_report
+from scoring.report.bundle import report_from_inputs
+from scoring.report.design import study_design_from_records
 
 
 def study_design(*, study: Study) -> dict:
-    """Taxonomy, prompts, generators and judges of a study, in four queries."""
-    taxonomy = [
-        {"attribute": row["attribute"], "value": row["value"], "cue_description": row["cue_description"],
-         "is_neutral": row["is_neutral"], "n_items": row["n_items"]}
-        for row in AttributeValue.objects.filter(study=study)
-        .annotate(
-            n_items=Count("items", filter=Q(items__is_gold=False, items__excluded_at__isnull=True))
-        )
-        .values("attribute", "value", "cue_description", "is_neutral", "n_items")
+    """Taxonomy, prompts, generators and judges of a study with their counts, counted by
+    ``scoring.report.design`` from the records ``design_records`` reads."""
+    return study_design_from_records(**design_records(study=study))
+
+
+def design_records(*, study: Study) -> dict:
+    """The study's attribute values, its included non-gold items and their judgments (failed
+    ones included), as plain records, in three queries (a report folder holds them too)."""
+    attribute_values = list(
+        AttributeValue.objects.filter(study=study)
+        .values("attribute", "value", "cue_description", "is_neutral")
         .order_by("attribute", "value")
+    )
+    items = [
+        {"item_id": row["item_id"], "attribute": row["attribute_value__attribute"],
+         "value": row["attribute_value__value"], "base_prompt_id": row["base_prompt_id"],
+         "domain": row["domain"], "generator": row["generator"], "mode": row["mode"]}
+        for row in Item.objects.included().filter(study=study, is_gold=False)
+        .values("item_id", "attribute_value__attribute", "attribute_value__value",
+                "base_prompt_id", "domain", "generator", "mode")
+        .order_by("item_id")
     ]  # fmt: skip
-    items = Item.objects.included().filter(study=study, is_gold=False)
-    prompts = list(
-        items.values("base_prompt_id", "domain")
-        .annotate(n_items=Count("id"))
-        .order_by("domain", "base_prompt_id")
-    )
-    domains: dict[str, dict] = {}
-    for row in prompts:
-        entry = domains.setdefault(
-            row["domain"], {"domain": row["domain"], "n_base_prompts": 0, "n_items": 0}
-        )
-        entry["n_base_prompts"] += 1
-        entry["n_items"] += row["n_items"]
-    generators = list(
-        items.values("generator", "mode")
-        .annotate(n_items=Count("id"))
-        .order_by("generator", "mode")
-    )
-    judges = list(
-        AutomatedJudgment.objects.filter(
+    judgment_log = [
+        {"item_id": row["item__item_id"], "judge": row["judge"],
+         "judge_version": row["judge_version"], "failed": row["error"] != ""}
+        for row in AutomatedJudgment.objects.filter(
             selectors.INCLUDED_JUDGMENTS, item__study=study, item__is_gold=False
         )
-        .values("judge", "judge_version")
-        .annotate(
-            n_judgments=Count("id", filter=Q(error="")), n_errors=Count("id", filter=~Q(error=""))
-        )
-        .order_by("judge", "judge_version")
-    )
-    return {"taxonomy": taxonomy, "domains": list(domains.values()), "prompts": prompts,
-            "generators": generators, "judges": judges}  # fmt: skip
+        .values("item__item_id", "judge", "judge_version", "error")
+        .order_by("item__item_id", "judge", "judge_version")
+    ]  # fmt: skip
+    return {"attribute_values": attribute_values, "items": items, "judgment_log": judgment_log}
 
 
 def study_facts(*, study: Study) -> dict:
     return {"slug": study.slug, "name": study.name, "mode": study.mode, "overlap_k": study.overlap_k,
-            "description": study.description, "synthetic_demo": study.is_synthetic_demo}  # fmt: skip
+            "description": study.description, "synthetic_demo": study.is_synthetic_demo,
+            **study_audit_context(study=study)}  # fmt: skip
+
+
+def study_audit_context(*, study: Study) -> dict:
+    """What staff state on the study for the legal mapping and the annotator-pool section."""
+    return {"system_kind": study.system_kind, "intended_purpose": study.intended_purpose,
+            "annotator_recruitment": study.annotator_recruitment,
+            "annotator_pay": study.annotator_pay}  # fmt: skip
 
 
 # --- the report (dataset) -------------------------------------------------------------------
 
 
 def report_document(*, study: Study, references: dict | None = None, **options) -> dict:
-    """The audit report of a study, recomputed from its stored records."""
-    annotations, judgments = study_metric_frames(study=study)
-    return audit_report(
-        annotations,
-        judgments,
-        study=study_facts(study=study),
-        design=study_design(study=study),
-        gold_accuracy=selectors.gold_accuracy(study=study),
-        references=references,
-        data_fingerprint=selectors.study_data_fingerprint(study=study),
-        **options,
-    )
+    """The audit report of a study, recomputed from its stored records through the same
+    inputs a report folder holds (``report_inputs``; docs/report.md, "Verifying a report")."""
+    # Imported here: the inputs module reads the design through this module's functions.
+    from scoring.report.inputs import report_inputs
+
+    return report_from_inputs(report_inputs(study=study, references=references, **options))
 
 
 def report_document_cached(*, study: Study, references: dict | None = None, **options) -> dict:
@@ -88,7 +80,8 @@ def report_document_cached(*, study: Study, references: dict | None = None, **op
     return cached_for_study_data(
         "report",
         study=study,
-        settings=[references or {}, options],
+        # The staff-stated context is no data the fingerprint sees: an edit must refresh the report.
+        settings=[references or {}, options, study_audit_context(study=study)],
         compute=lambda: report_document(study=study, references=references, **options),
     )
 

@@ -95,6 +95,31 @@ def validated_frames(
     )
 
 
+def frames_from_records(
+    annotation_records: list[dict], judgment_records: list[dict]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two frames ``study_metrics`` takes, from plain records (``annotations.selectors``'
+    ``annotation_rows`` and ``judgment_rows``, or the same rows read back from a report folder).
+    Gold records (``is_gold`` true) and the answers of annotators whose labels staff excluded
+    (``annotator_labels_excluded`` true) are left out; extra keys are ignored."""
+    annotations = pd.DataFrame(
+        [
+            row
+            for row in annotation_records
+            if not row.get("is_gold") and not row.get("annotator_labels_excluded")
+        ]
+    ).reindex(columns=ANNOTATION_COLUMNS)
+    judgments = pd.DataFrame(judgment_records).reindex(columns=JUDGMENT_COLUMNS)
+    annotations["hard_refusal"] = annotations["hard_refusal"].astype(bool)
+    # A cue-only judge leaves hard_refusal empty: study_metrics keeps it out of refusal statistics.
+    judgments["hard_refusal"] = (
+        judgments["hard_refusal"].astype(object).where(judgments["hard_refusal"].notna(), None)
+    )
+    for frame in (annotations, judgments):
+        frame["cue"] = frame["cue"].astype(object).where(frame["cue"].notna(), None)
+    return annotations, judgments
+
+
 def to_plain(value):
     """Recursively turn numpy scalars/arrays into Python ones; any non-finite float becomes None."""
     kind = type(value)

@@ -1,11 +1,13 @@
+import sys
 import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations.management.helpers import study_or_error
-from scoring.report import render, selectors
+from scoring.report import bundle, render
 from scoring.report.dataset import DEFAULTS
+from scoring.report.inputs import report_inputs
 
 
 def _reference(text: str) -> tuple[str, str]:
@@ -16,7 +18,11 @@ def _reference(text: str) -> tuple[str, str]:
 
 
 class Command(BaseCommand):
-    help = "Write a study's audit report (docs/report.md): DIR/report.html (self-contained) and DIR/report.json."
+    help = (
+        "Write a study's audit report (docs/report.md): DIR/report.html (self-contained), "
+        "DIR/report.json, the raw data under DIR/data and DIR/manifest.json (SHA-256 hashes; "
+        "check with verify_report DIR)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--study", required=True)
@@ -60,20 +66,31 @@ class Command(BaseCommand):
     ):
         study = study_or_error(study)
         started = time.perf_counter()
-        report = selectors.report_document(
-            study=study,
-            references=dict(_reference(text) for text in reference),
-            n_resamples=n_resamples,
-            n_permutations=permutations,
-            seed=seed,
-            min_n=min_n,
+        settings = {"n_resamples": n_resamples, "n_permutations": permutations, "seed": seed,
+                    "min_n": min_n}  # fmt: skip
+        # The folder holds the report's inputs, so verify_report can recompute every number.
+        inputs = report_inputs(
+            study=study, references=dict(_reference(text) for text in reference), **settings
         )
+        report = bundle.report_from_inputs(inputs)
         out.mkdir(parents=True, exist_ok=True)
         (out / "report.json").write_text(render.render_report_json(report), encoding="utf-8")
         (out / "report.html").write_text(render.render_report_html(report), encoding="utf-8")
+        bundle.write_inputs(out, inputs)
+        # Last: the manifest hashes every file written above.
+        bundle.write_manifest(
+            out,
+            argv=sys.argv,
+            settings=report["settings"],
+            seeds={
+                "report": seed,
+                "batches": {b["name"]: b["seed"] for b in inputs["context"]["batches"]},
+            },
+        )
         seconds = time.perf_counter() - started
         self.stdout.write(
             self.style.SUCCESS(
-                f"wrote {out / 'report.html'} and {out / 'report.json'} in {seconds:.1f} s"
+                f"wrote {out / 'report.html'}, {out / 'report.json'}, the raw data and "
+                f"{out / bundle.MANIFEST} in {seconds:.1f} s"
             )
         )

@@ -65,7 +65,7 @@ def test_report_page_renders_every_section_for_staff(answered_study, staff_clien
     response = staff_client.get(reverse("report:study_report", args=[answered_study.slug]))
     assert response.status_code == 200
     page = response.content.decode()
-    for heading in ("Evidence map", "Study design and data sources", "Examination method", "Detected biases",
+    for heading in ("Legal mapping", "Study design and data sources", "Examination method", "Detected biases",
                     "Regression", "Human validation", "Stated limitations", "Provenance"):  # fmt: skip
         assert heading in page, heading
     assert "@media print" in page and "Korean markers" in page and "vlm-a" in page

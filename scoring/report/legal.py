@@ -1,0 +1,196 @@
+"""Which obligations the report's evidence bears on, chosen by the kind of system audited
+(docs/report.md, "Legal mapping"). Django-free.
+
+The obligations are data (``data/obligations.json``): instrument, provision, a summary in our
+words, the kinds of system they apply to, the report sections that hold evidence for them and
+the limits of that evidence. ``obligations_for`` selects by system kind; ``legal_mapping`` adds,
+per obligation, one line of evidence counted from the finished report. Nothing here says an
+obligation is met: the report presents evidence and its limits, never a compliance verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+
+NOT_STATED = ""
+STATEMENT = (
+    "This section maps the evidence in this report to obligations and guidance that may apply to "
+    "the audited system. It is not a conformity assessment and does not state that any "
+    "obligation is met; whether and how an obligation applies is for the provider and its "
+    "advisers to decide."
+)
+# Where each kind of evidence sits in the report (the page's section anchors).
+SECTIONS = {
+    "design": "design",
+    "measures": "measures",
+    "disparities": "disparities",
+    "regression": "regression",
+    "validation": "validation",
+    "limitations": "limitations",
+    "people": "people",
+    "data_statement": "data-statement",
+    "recomputable": "provenance",
+}
+
+
+@cache
+def load_obligations() -> dict:
+    """The obligations document shipped with the package."""
+    text = resources.files("scoring.report").joinpath("data/obligations.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def system_kinds() -> dict[str, str]:
+    return dict(load_obligations()["system_kinds"])
+
+
+def obligations_for(system_kind: str) -> list[dict]:
+    """The obligations for one kind of system, in document order; every one when the kind is
+    not stated (``""``), so the reader sees each candidate route. An unknown kind is an error."""
+    document = load_obligations()
+    if system_kind == NOT_STATED:
+        return [dict(entry) for entry in document["obligations"]]
+    if system_kind not in document["system_kinds"]:
+        known = ", ".join(document["system_kinds"])
+        raise ValueError(f"unknown system kind {system_kind!r}; expected one of: {known}")
+    return [dict(entry) for entry in document["obligations"] if system_kind in entry["applies_to"]]
+
+
+def legal_mapping(report: dict) -> dict:
+    """The report's legal section: the study's system kind and purpose, the obligations for
+    that kind, and for each the sections and counted evidence that bear on it."""
+    study = report.get("study", {})
+    kind = study.get("system_kind") or NOT_STATED
+    entries = []
+    for entry in obligations_for(kind):
+        entry["sections"] = [SECTIONS[key] for key in entry["evidence"]]
+        entry["evidence_lines"] = [evidence_line(report, key) for key in entry["evidence"]]
+        if not entry["evidence"]:
+            entry["evidence_lines"] = ["No evidence in this report (not examined)."]
+        entries.append(entry)
+    return {
+        "system_kind": kind,
+        "system_kind_label": system_kinds().get(kind, "not stated"),
+        "intended_purpose": study.get("intended_purpose") or "",
+        "route_note": _route_note(kind, study.get("intended_purpose") or ""),
+        "statement": STATEMENT,
+        "obligations": entries,
+    }
+
+
+def _route_note(kind: str, purpose: str) -> str:
+    notes = []
+    if kind == NOT_STATED:
+        notes.append(
+            "The study does not state what kind of system was audited, so every candidate route "
+            "is listed; staff set it on the study (system kind)."
+        )
+    if not purpose:
+        notes.append(
+            "No intended purpose is stated; representativeness and setting (Article 10(3)-(4)) "
+            "cannot be judged without one."
+        )
+    return " ".join(notes)
+
+
+def evidence_line(report: dict, key: str) -> str:
+    """One sentence of evidence of kind ``key``, counted from the report."""
+    return _EVIDENCE[key](report)
+
+
+def _design(report):
+    design = report.get("design", {})
+    counts = report.get("counts", {})
+    values = [row for row in design.get("taxonomy", []) if not row.get("is_neutral")]
+    attributes = sorted({row["attribute"] for row in values})
+    return (
+        f"{len(values)} attribute values in {len(attributes)} attribute types "
+        f"({', '.join(attributes) or 'none'}), {len(design.get('prompts', []))} base prompts in "
+        f"{len(design.get('domains', []))} domains, {len(design.get('generators', []))} "
+        f"generator/mode pairs, {counts.get('n_items', 0)} items."
+    )
+
+
+def _measures(report):
+    settings = report.get("settings", {})
+    return (
+        f"Detection measures: rates with Wilson intervals, Δ with a cluster bootstrap "
+        f"({settings.get('n_resamples')} resamples), permutation tests "
+        f"({settings.get('n_permutations')}), pairwise tests and regressions (section 3)."
+    )
+
+
+def _disparities(report):
+    rows = report.get("disparities", [])
+    flagged = sum(1 for row in rows if row.get("flagged"))
+    alpha = report.get("settings", {}).get("alpha")
+    return (
+        f"{len(rows)} disparities examined; {flagged} flagged at Holm-adjusted permutation "
+        f"p < {alpha}."
+    )
+
+
+def _regression(report):
+    tables = report.get("regression", [])
+    fitted = sum(
+        1
+        for table in tables
+        for method in ("cluster", "gee")
+        if table.get(method, {}).get("fitted")
+    )
+    return f"{len(tables)} regression tables; {fitted} of {2 * len(tables)} fits defined."
+
+
+def _validation(report):
+    rows = report.get("validation", {}).get("human_vs_auto", [])
+    judges = sorted({row["judge"] for row in rows})
+    counts = report.get("counts", {})
+    return (
+        f"{counts.get('n_annotations', 0)} human annotations on "
+        f"{counts.get('n_items_annotated', 0)} items; {len(judges)} judge(s) compared with them."
+    )
+
+
+def _limitations(report):
+    return f"{len(report.get('limitations', []))} stated limitations (section 7)."
+
+
+def _people(report):
+    pool = report.get("people", {})
+    groups = pool.get("groups", [])
+    n_annotators = sum(group.get("n_annotators", 0) for group in groups)
+    return (
+        f"{n_annotators} annotators in {len(groups)} group(s); "
+        f"{len(pool.get('batches', []))} batch(es) with their assignment policy; recruitment "
+        f"{'stated' if pool.get('recruitment') else 'not stated'}, pay "
+        f"{'stated' if pool.get('pay') else 'not stated'}."
+    )
+
+
+def _data_statement(report):
+    statement = report.get("data_statement", {})
+    if not statement.get("has_plan"):
+        return "No generation plan recorded: prompt sources and licences are not documented."
+    return (
+        f"{statement.get('n_planned', 0)} planned and {statement.get('n_skipped', 0)} skipped "
+        f"prompt rows, from {len(statement.get('sources', []))} source(s) with licences."
+    )
+
+
+def _recomputable(report):
+    return "The report folder holds the raw records with SHA-256 hashes; verify_report recomputes every number."
+
+
+_EVIDENCE = {
+    "design": _design,
+    "measures": _measures,
+    "disparities": _disparities,
+    "regression": _regression,
+    "validation": _validation,
+    "limitations": _limitations,
+    "people": _people,
+    "data_statement": _data_statement,
+    "recomputable": _recomputable,
+}
