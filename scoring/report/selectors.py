@@ -7,10 +7,10 @@ The numbers come from ``scoring.report.dataset.audit_report`` on the frames
 
 from __future__ import annotations
 
-from django.db.models import Count, Q
+from django.db.models import Count, Max, Min, Q
 
 from annotations import selectors
-from annotations.models import AttributeValue, AutomatedJudgment, Item, Study
+from annotations.models import Annotation, AttributeValue, AutomatedJudgment, Item, Study
 from scoring.metrics import cached_for_study_data, study_metric_frames
 from scoring.report import figures as report_figures
 from scoring.report.dataset import audit_report
@@ -61,8 +61,22 @@ def study_design(*, study: Study) -> dict:
 
 
 def study_facts(*, study: Study) -> dict:
+    """The study's plain fields and the dates its evidence was recorded (ISO strings or None)."""
+    answered = Annotation.objects.filter(assignment__batch__study=study).aggregate(
+        first=Min("submitted_at"), last=Max("submitted_at")
+    )
+    judged = AutomatedJudgment.objects.filter(item__study=study).aggregate(
+        first=Min("created_at"), last=Max("created_at")
+    )
+
+    def iso(moment):
+        return moment.isoformat(timespec="seconds") if moment else None
+
     return {"slug": study.slug, "name": study.name, "mode": study.mode, "overlap_k": study.overlap_k,
-            "description": study.description, "synthetic_demo": study.is_synthetic_demo}  # fmt: skip
+            "description": study.description, "synthetic_demo": study.is_synthetic_demo,
+            "created_at": iso(study.created_at),
+            "annotations_from": iso(answered["first"]), "annotations_to": iso(answered["last"]),
+            "judgments_from": iso(judged["first"]), "judgments_to": iso(judged["last"])}  # fmt: skip
 
 
 # --- the report (dataset) -------------------------------------------------------------------

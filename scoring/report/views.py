@@ -14,7 +14,8 @@ from annotations.models import Study
 from annotations.permissions import staff_required
 from scoring.report import figures as report_figures
 from scoring.report.display import disparity_summary
-from scoring.report.render import render_report_json, report_context
+from scoring.report.pdf import PdfRendererMissing
+from scoring.report.render import render_report_json, render_report_pdf, report_context
 from scoring.report.selectors import figure_image_cached, report_document_cached
 
 
@@ -48,6 +49,21 @@ def study_report_json(request, slug: str):
     report = report_document_cached(study=study, references=_references(request))
     response = HttpResponse(render_report_json(report), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-report.json"'
+    return response
+
+
+@staff_required
+@require_GET
+def study_report_pdf(request, slug: str):
+    """The report as PDF, printed from the self-contained HTML by headless Chromium."""
+    study = get_object_or_404(Study, slug=slug)
+    report = report_document_cached(study=study, references=_references(request))
+    try:
+        document = render_report_pdf(report)
+    except PdfRendererMissing as error:
+        return HttpResponse(str(error), status=503, content_type="text/plain")
+    response = HttpResponse(document, content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-report.pdf"'
     return response
 
 

@@ -4,8 +4,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations.management.helpers import study_or_error
-from scoring.report import render, selectors
+from scoring.report import pdf, render, selectors
 from scoring.report.dataset import DEFAULTS
+from scoring.report.pdf import PdfRendererMissing
 
 
 def _reference(text: str) -> tuple[str, str]:
@@ -16,7 +17,10 @@ def _reference(text: str) -> tuple[str, str]:
 
 
 class Command(BaseCommand):
-    help = "Write a study's audit report (docs/report.md): DIR/report.html (self-contained) and DIR/report.json."
+    help = (
+        "Write a study's audit report (docs/report.md): DIR/report.html (self-contained) and "
+        "DIR/report.json, and with --format pdf also DIR/report.pdf."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--study", required=True)
@@ -40,6 +44,13 @@ class Command(BaseCommand):
             default=DEFAULTS["n_permutations"],
             help="permutations per Δ test",
         )
+        parser.add_argument(
+            "--format",
+            dest="output_format",
+            choices=("html", "pdf"),
+            default="html",
+            help="pdf also prints report.html to report.pdf with headless Chromium",
+        )
         parser.add_argument("--seed", type=int, default=DEFAULTS["seed"])
         parser.add_argument(
             "--min-n",
@@ -56,13 +67,29 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *args, study, out, n_resamples, permutations, seed, min_n, reference, **options
+        self,
+        *args,
+        study,
+        out,
+        n_resamples,
+        permutations,
+        seed,
+        min_n,
+        reference,
+        output_format="html",
+        **options,
     ):
         study = study_or_error(study)
+        references = dict(_reference(text) for text in reference)
+        if output_format == "pdf":
+            try:
+                pdf.chromium_path()  # fail before minutes of resampling, not after
+            except PdfRendererMissing as error:
+                raise CommandError(str(error)) from None
         started = time.perf_counter()
         report = selectors.report_document(
             study=study,
-            references=dict(_reference(text) for text in reference),
+            references=references,
             n_resamples=n_resamples,
             n_permutations=permutations,
             seed=seed,
@@ -71,9 +98,13 @@ class Command(BaseCommand):
         out.mkdir(parents=True, exist_ok=True)
         (out / "report.json").write_text(render.render_report_json(report), encoding="utf-8")
         (out / "report.html").write_text(render.render_report_html(report), encoding="utf-8")
+        written = [out / "report.html", out / "report.json"]
+        if output_format == "pdf":
+            try:
+                (out / "report.pdf").write_bytes(render.render_report_pdf(report))
+            except PdfRendererMissing as error:
+                raise CommandError(str(error)) from None
+            written.append(out / "report.pdf")
         seconds = time.perf_counter() - started
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"wrote {out / 'report.html'} and {out / 'report.json'} in {seconds:.1f} s"
-            )
-        )
+        names = ", ".join(str(path) for path in written)
+        self.stdout.write(self.style.SUCCESS(f"wrote {names} in {seconds:.1f} s"))
