@@ -69,7 +69,7 @@ def audited(report: dict) -> list[str]:
         + (f", {j['n_errors']} failed and left out" if j.get("n_errors") else "")
         + ")"
         for j in design.get("judges", [])
-    ]
+    ] or [str(judge) for judge in counts.get("judges") or []]  # no design: the export's list
     out.append(
         f"Automated judges (VLMs and rules): {_list(judges)}."
         if judges
