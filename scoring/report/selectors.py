@@ -117,3 +117,15 @@ def figure_image_cached(
         settings=[references or {}, {"figure": spec["key"], "fmt": fmt}],
         compute=lambda: report_figures.figure_image(report, spec, fmt),
     )
+
+
+def report_pdf_cached(*, study: Study, report: dict, references: dict) -> bytes:
+    """The report's PDF, printed once per report (Chromium takes seconds a document)."""
+    from scoring.report.render import render_report_pdf
+
+    return cached_for_study_data(
+        "report-pdf",
+        study=study,
+        settings=[references or {}, {"generated_at": report["provenance"]["generated_at"]}],
+        compute=lambda: render_report_pdf(report),
+    )
