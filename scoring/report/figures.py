@@ -29,7 +29,7 @@ def figure_list(report: dict) -> list[dict]:
             if report["rates"][source].get(measure):
                 out.append(_spec("rates", source, measure, f"{measure} rate by value — {source}"))
         if any(row["source"] == source for row in report["disparities"]):
-            out.append(_spec("delta", source, "all", f"Δ with 95% CI by measure — {source}"))
+            out.append(_spec("delta", source, "all", f"Δ and max/min ratio with 95% CI — {source}"))
         for outcome in ("refusal", "erasure"):
             if any(t["source"] == source and t["outcome"] == outcome for t in report["regression"]):
                 out.append(_spec("odds", source, outcome, f"odds ratios of {outcome} — {source}"))
