@@ -185,7 +185,7 @@ def _forest_axis(ax, points, *, null, log, labels, limit=None, notes=False) -> N
     for y, point in enumerate(reversed(points)):
         value, low, high, colour = point["value"], point["low"], point["high"], point["colour"]
         if value is None:
-            ax.text(0.02, y, plotting.plain_text(f"undefined: {point['reason']}"), fontsize=6,
+            ax.text(0.02, y, plotting.plain_text(_short(f"undefined: {point['reason']}")), fontsize=6,
                     va="center", color="0.35", transform=text_at)  # fmt: skip
             continue
         shown = _clip(value, low_edge, high_edge)
@@ -199,7 +199,7 @@ def _forest_axis(ax, points, *, null, log, labels, limit=None, notes=False) -> N
             if high_edge is not None and high > high_edge:
                 ax.plot([high_edge], [y], marker=">", color=colour, markersize=5)
         elif point["reason"]:
-            ax.text(0.98, y + 0.32, plotting.plain_text(point["reason"]), fontsize=5.5,
+            ax.text(0.98, y + 0.32, plotting.plain_text(_short(point["reason"])), fontsize=5.5,
                     ha="right", va="center", color="0.35", transform=text_at)  # fmt: skip
         ax.plot([shown], [y], "o" if shown == value else "D", color=colour, markersize=4)
         if notes and point["note"]:
@@ -216,6 +216,13 @@ def _forest_axis(ax, points, *, null, log, labels, limit=None, notes=False) -> N
             ax.set_xlim(low_edge / 1.5, high_edge * 1.5)
         plotting.plain_log_ticks(ax.xaxis)
     ax.tick_params(axis="x", labelsize=7)
+
+
+FIGURE_REASON_CHARS = 64  # the whole reason is in the tables and the figure's CSV
+
+
+def _short(reason: str) -> str:
+    return reason if len(reason) <= FIGURE_REASON_CHARS else reason[: FIGURE_REASON_CHARS - 1] + "…"
 
 
 def _clip(value, low_edge, high_edge):
