@@ -37,11 +37,12 @@ setup-ml: $(VENV)/.ml-installed
 
 setup-test: $(VENV)/.test-installed browser
 
-# Debian's Chromium for the browser tests; never a browser downloaded by a test tool.
+# Debian's Chromium for the browser tests and the report's PDF; never a browser downloaded by a
+# test tool. poppler-utils (pdfinfo, pdftotext) lets the tests read the PDF back.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
-	  else echo "Install Debian's chromium and chromium-driver (sudo apt-get install chromium chromium-driver)"; exit 1; fi; }
+	@command -v chromium >/dev/null 2>&1 && command -v pdftotext >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver poppler-utils; \
+	  else echo "Install Debian's chromium, chromium-driver and poppler-utils (sudo apt-get install chromium chromium-driver poppler-utils)"; exit 1; fi; }
 
 # PIPELINE_DEMO=1 also builds a study end to end with a tiny random-weight generator
 # (taxonomy -> prompts -> generation -> judges -> batch); it installs the ml extra for that.

@@ -3,6 +3,7 @@
 - ``dataset``: frames in, the report dict out (``audit_report``); Django-free
 - ``text``: the report's sentences (limitations, the Article 10 map); Django-free
 - ``display``: display strings and the disparities summary; Django-free
+- ``summary``: the executive summary's sentences, from the report dict; Django-free
 - ``charts``, ``roc``: matplotlib figures of a metrics document / ROC curves; Django-free
 - ``figures``: the report's figure list, each figure's rows and image
 - ``design``: the design block counted from item and judgment records; Django-free
@@ -13,6 +14,7 @@
   and manifest; ``verify``: recompute a folder, ``python -m scoring.report.verify DIR``; Django-free
 - ``selectors``: the study design from the database and the cached report; ``inputs``: the
   report's inputs read from the database
-- ``render``: the HTML page context, the self-contained HTML file and the JSON text
+- ``render``: the HTML page context, the self-contained HTML file, the JSON text and the PDF
+- ``pdf``: HTML printed to PDF by headless Chromium; Django-free
 - ``views``, ``urls``: the pages; the ``audit_report`` command writes the same files
 """

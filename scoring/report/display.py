@@ -26,6 +26,28 @@ def p_value(value) -> str:
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
+def ratio_number(value) -> str:
+    """A ratio readable across orders of magnitude: 0.0031, 0.30, 3.37, 1,602 (not 0.00, 1601.64)."""
+    if value is None:
+        return DASH
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 0.1:
+        return f"{value:.2f}"
+    return f"{value:.2g}"
+
+
+def ratio_with_interval(value, low, high) -> str:
+    if low is None or high is None:
+        return ratio_number(value)
+    return f"{ratio_number(value)} [{ratio_number(low)}, {ratio_number(high)}]"
+
+
+CORRECTIONS = {
+    "haldane_anscombe": "a zero cell: 0.5 added to every cell (Haldane–Anscombe correction)",
+}
+
+
 def interval(low, high, digits: int = 3, *, as_percent: bool = False) -> str:
     if low is None or high is None:
         return ""
@@ -96,11 +118,10 @@ def _disparity(row: dict) -> dict:
             "rate": with_interval(
                 entry["rate"], entry["ci_low"], entry["ci_high"], as_percent=True
             ),
-            "ratio_to_neutral": with_interval(
+            "ratio_to_neutral": ratio_with_interval(
                 entry.get("ratio_to_neutral"),
                 entry.get("ratio_to_neutral_ci_low"),
                 entry.get("ratio_to_neutral_ci_high"),
-                2,
             ),
             "reason": entry.get("reason")
             or entry.get("ratio_to_neutral_reason")
@@ -116,12 +137,13 @@ def _disparity(row: dict) -> dict:
             "p_holm": p_value(test["p_holm"]),
             "p_bh": p_value(test["p_bh"]),
             "cohen_h": number(test.get("cohen_h")),
-            "odds_ratio": with_interval(
+            "odds_ratio": ratio_with_interval(
                 test.get("odds_ratio"),
                 test.get("odds_ratio_ci_low"),
                 test.get("odds_ratio_ci_high"),
-                2,
             ),
+            "note": CORRECTIONS.get(test.get("odds_ratio_correction"), "")
+            or test.get("odds_ratio_reason", ""),
         }
         for test in row["pairwise_tests"]
     ]
@@ -133,8 +155,8 @@ def _disparity(row: dict) -> dict:
         "ratio_ci_reason": _ci_reason(row, "ratio"),
         "max_value": row.get("max_value") or DASH,
         "min_value": row.get("min_value") or DASH,
-        "ratio": with_interval(
-            row.get("ratio"), row.get("ratio_ci_low"), row.get("ratio_ci_high"), 2
+        "ratio": ratio_with_interval(
+            row.get("ratio"), row.get("ratio_ci_low"), row.get("ratio_ci_high")
         ),
         "neutral_rate": percent(row.get("neutral_rate")),
         "permutation_p": p_value(row["permutation_p"]),
@@ -155,8 +177,8 @@ def _regression(table: dict) -> dict:
             c = fit.get("coefficients", {}).get(value, {})
             row[method] = {
                 "beta": number(c.get("beta")),
-                "odds_ratio": with_interval(
-                    c.get("odds_ratio"), c.get("ci_low"), c.get("ci_high"), 2
+                "odds_ratio": ratio_with_interval(
+                    c.get("odds_ratio"), c.get("ci_low"), c.get("ci_high")
                 ),
                 "p": p_value(c.get("p_value")),
                 "reason": c.get("reason", ""),

@@ -7,8 +7,10 @@ The numbers come from ``scoring.report.dataset.audit_report`` on the frames
 
 from __future__ import annotations
 
+from django.db.models import Max, Min
+
 from annotations import selectors
-from annotations.models import AttributeValue, AutomatedJudgment, Item, Study
+from annotations.models import Annotation, AttributeValue, AutomatedJudgment, Item, Study
 from scoring.metrics import cached_for_study_data
 from scoring.report import figures as report_figures
 from scoring.report.bundle import report_from_inputs
@@ -51,8 +53,22 @@ def design_records(*, study: Study) -> dict:
 
 
 def study_facts(*, study: Study) -> dict:
+    """The study's plain fields and the dates its evidence was recorded (ISO strings or None)."""
+    answered = Annotation.objects.filter(assignment__batch__study=study).aggregate(
+        first=Min("submitted_at"), last=Max("submitted_at")
+    )
+    judged = AutomatedJudgment.objects.filter(item__study=study).aggregate(
+        first=Min("created_at"), last=Max("created_at")
+    )
+
+    def iso(moment):
+        return moment.isoformat(timespec="seconds") if moment else None
+
     return {"slug": study.slug, "name": study.name, "mode": study.mode, "overlap_k": study.overlap_k,
             "description": study.description, "synthetic_demo": study.is_synthetic_demo,
+            "created_at": iso(study.created_at),
+            "annotations_from": iso(answered["first"]), "annotations_to": iso(answered["last"]),
+            "judgments_from": iso(judged["first"]), "judgments_to": iso(judged["last"]),
             **study_audit_context(study=study)}  # fmt: skip
 
 
@@ -95,4 +111,16 @@ def figure_image_cached(
         study=study,
         settings=[references or {}, {"figure": spec["key"], "fmt": fmt}],
         compute=lambda: report_figures.figure_image(report, spec, fmt),
+    )
+
+
+def report_pdf_cached(*, study: Study, report: dict, references: dict) -> bytes:
+    """The report's PDF, printed once per report (Chromium takes seconds a document)."""
+    from scoring.report.render import render_report_pdf
+
+    return cached_for_study_data(
+        "report-pdf",
+        study=study,
+        settings=[references or {}, {"generated_at": report["provenance"]["generated_at"]}],
+        compute=lambda: render_report_pdf(report),
     )

@@ -8,6 +8,7 @@ urlpatterns = [
     path(
         "studies/<slug:slug>/report/report.json", views.study_report_json, name="study_report_json"
     ),
+    path("studies/<slug:slug>/report/report.pdf", views.study_report_pdf, name="study_report_pdf"),
     path(
         "studies/<slug:slug>/report/figures/<str:key>.<str:fmt>",
         views.study_report_figure,

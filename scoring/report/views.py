@@ -14,8 +14,13 @@ from annotations.models import Study
 from annotations.permissions import staff_required
 from scoring.report import figures as report_figures
 from scoring.report.display import disparity_summary
+from scoring.report.pdf import PdfRendererMissing
 from scoring.report.render import render_report_json, report_context
-from scoring.report.selectors import figure_image_cached, report_document_cached
+from scoring.report.selectors import (
+    figure_image_cached,
+    report_document_cached,
+    report_pdf_cached,
+)
 
 
 def _references(request) -> dict:
@@ -48,6 +53,22 @@ def study_report_json(request, slug: str):
     report = report_document_cached(study=study, references=_references(request))
     response = HttpResponse(render_report_json(report), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-report.json"'
+    return response
+
+
+@staff_required
+@require_GET
+def study_report_pdf(request, slug: str):
+    """The report as PDF, printed from the self-contained HTML by headless Chromium."""
+    study = get_object_or_404(Study, slug=slug)
+    references = _references(request)
+    report = report_document_cached(study=study, references=references)
+    try:
+        document = report_pdf_cached(study=study, report=report, references=references)
+    except PdfRendererMissing as error:
+        return HttpResponse(str(error), status=503, content_type="text/plain")
+    response = HttpResponse(document, content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-report.pdf"'
     return response
 
 

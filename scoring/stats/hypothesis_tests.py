@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping
+from statistics import NormalDist
 
 import numpy as np
 from scipy.special import chdtrc
@@ -126,6 +127,9 @@ def pairwise_proportion_tests(counts: Mapping[str, tuple[int, int]]) -> list[dic
             row["cohen_h_reason"] = h.reason
         if not odds.defined:
             row["odds_ratio_reason"] = odds.reason
+        elif odds.extra["haldane_correction"]:
+            # A zero cell: the report says which correction produced the finite ratio.
+            row["odds_ratio_correction"] = "haldane_anscombe"
         rows.append(row)
     defined = [i for i, row in enumerate(rows) if row["p_value"] is not None]
     for adjust, key in ((holm_adjust, "p_holm"), (benjamini_hochberg_adjust, "p_bh")):
@@ -142,6 +146,19 @@ def cohen_h(rate_a: float | None, rate_b: float | None) -> Stat:
     if rate_a is None or rate_b is None:
         return undefined("a rate is undefined")
     return Stat(value=2.0 * math.asin(math.sqrt(rate_a)) - 2.0 * math.asin(math.sqrt(rate_b)))
+
+
+def minimum_detectable_h(n_per_group: int, *, alpha: float = 0.05, power: float = 0.8) -> Stat:
+    """The smallest |Cohen's h| a two-sided two-proportion z-test of two groups of
+    ``n_per_group`` detects with ``power`` at level ``alpha``: (z_{1-α/2} + z_{power}) / √(n/2)
+    (Cohen 1988, §6.3, arcsine approximation; docs/metrics.md, "Pairwise tests"). The far
+    rejection tail is ignored (negligible at 80% power).
+    """
+    if n_per_group < 1:
+        return undefined("no observations per group")
+    z_alpha = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    z_power = NormalDist().inv_cdf(power)
+    return Stat(value=(z_alpha + z_power) / math.sqrt(n_per_group / 2.0), n=int(n_per_group))
 
 
 def odds_ratio(a: int, b: int, c: int, d: int, *, confidence: float = 0.95) -> Stat:

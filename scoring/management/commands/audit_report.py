@@ -5,9 +5,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations.management.helpers import study_or_error
-from scoring.report import bundle, render
+from scoring.report import bundle, pdf, render
 from scoring.report.dataset import DEFAULTS
 from scoring.report.inputs import report_inputs
+from scoring.report.pdf import PdfRendererMissing
 
 
 def _reference(text: str) -> tuple[str, str]:
@@ -20,8 +21,8 @@ def _reference(text: str) -> tuple[str, str]:
 class Command(BaseCommand):
     help = (
         "Write a study's audit report (docs/report.md): DIR/report.html (self-contained), "
-        "DIR/report.json, the raw data under DIR/data and DIR/manifest.json (SHA-256 hashes; "
-        "check with verify_report DIR)."
+        "DIR/report.json (with --format pdf also DIR/report.pdf), the raw data under DIR/data and "
+        "DIR/manifest.json (SHA-256 hashes; check with verify_report DIR)."
     )
 
     def add_arguments(self, parser):
@@ -46,6 +47,13 @@ class Command(BaseCommand):
             default=DEFAULTS["n_permutations"],
             help="permutations per Δ test",
         )
+        parser.add_argument(
+            "--format",
+            dest="output_format",
+            choices=("html", "pdf"),
+            default="html",
+            help="pdf also prints report.html to report.pdf with headless Chromium",
+        )
         parser.add_argument("--seed", type=int, default=DEFAULTS["seed"])
         parser.add_argument(
             "--min-n",
@@ -62,22 +70,43 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *args, study, out, n_resamples, permutations, seed, min_n, reference, **options
+        self,
+        *args,
+        study,
+        out,
+        n_resamples,
+        permutations,
+        seed,
+        min_n,
+        reference,
+        output_format="html",
+        **options,
     ):
         study = study_or_error(study)
+        references = dict(_reference(text) for text in reference)
+        if output_format == "pdf":
+            try:
+                pdf.chromium_path()  # fail before minutes of resampling, not after
+            except PdfRendererMissing as error:
+                raise CommandError(str(error)) from None
         started = time.perf_counter()
         settings = {"n_resamples": n_resamples, "n_permutations": permutations, "seed": seed,
                     "min_n": min_n}  # fmt: skip
         # The folder holds the report's inputs, so verify_report can recompute every number.
-        inputs = report_inputs(
-            study=study, references=dict(_reference(text) for text in reference), **settings
-        )
+        inputs = report_inputs(study=study, references=references, **settings)
         report = bundle.report_from_inputs(inputs)
         out.mkdir(parents=True, exist_ok=True)
         (out / "report.json").write_text(render.render_report_json(report), encoding="utf-8")
         (out / "report.html").write_text(render.render_report_html(report), encoding="utf-8")
+        written = [out / "report.html", out / "report.json"]
+        if output_format == "pdf":
+            try:
+                (out / "report.pdf").write_bytes(render.render_report_pdf(report))
+            except PdfRendererMissing as error:
+                raise CommandError(str(error)) from None
+            written.append(out / "report.pdf")
         bundle.write_inputs(out, inputs)
-        # Last: the manifest hashes every file written above.
+        # Last: the manifest hashes every file written above (the PDF too).
         bundle.write_manifest(
             out,
             argv=sys.argv,
@@ -88,9 +117,9 @@ class Command(BaseCommand):
             },
         )
         seconds = time.perf_counter() - started
+        names = ", ".join(str(path) for path in written)
         self.stdout.write(
             self.style.SUCCESS(
-                f"wrote {out / 'report.html'}, {out / 'report.json'}, the raw data and "
-                f"{out / bundle.MANIFEST} in {seconds:.1f} s"
+                f"wrote {names}, the raw data and {out / bundle.MANIFEST} in {seconds:.1f} s"
             )
         )

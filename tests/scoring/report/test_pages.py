@@ -158,3 +158,42 @@ def test_degenerate_intervals_show_their_reason_not_a_zero_width_interval(
     page = staff_client.get(reverse("report:study_report", args=[answered_study.slug]))
     for html in (fragment, page.content.decode()):
         assert "no interval: fewer than 5 base prompts can be resampled" in html
+
+
+def test_report_page_opens_with_the_summary_and_offers_the_pdf(
+    answered_study, staff_client, fast_report
+):
+    page = staff_client.get(reverse("report:study_report", args=[answered_study.slug]))
+    html = page.content.decode()
+    assert html.index("Executive summary") < html.index("Evidence map")
+    assert "What was audited" in html and "Contents" in html
+    assert reverse("report:study_report_pdf", args=[answered_study.slug]) in html
+    assert "no interval: fewer than 5 base prompts can be resampled" in html.split("Contents")[0]
+
+
+@pytest.mark.browser
+def test_staff_download_the_report_as_pdf(answered_study, staff_client, annotators, fast_report):
+    url = reverse("report:study_report_pdf", args=[answered_study.slug])
+    assert client_for(annotators[0]).get(url).status_code == 403
+    response = staff_client.get(url)
+    assert response.status_code == 200 and response["Content-Type"] == "application/pdf"
+    assert response.content.startswith(b"%PDF") and "attachment" in response["Content-Disposition"]
+
+
+@pytest.mark.browser
+def test_command_writes_the_pdf(answered_study, tmp_path):
+    call_command("audit_report", study=answered_study.slug, out=tmp_path, bootstrap=0,
+                 permutations=10, output_format="pdf")  # fmt: skip
+    assert (tmp_path / "report.pdf").read_bytes().startswith(b"%PDF")
+    assert (tmp_path / "report.html").exists() and (tmp_path / "report.json").exists()
+
+
+def test_pdf_without_chromium_is_one_line_and_writes_nothing(answered_study, tmp_path, monkeypatch):
+    from django.core.management.base import CommandError
+
+    monkeypatch.setenv("ACRB_CHROMIUM", str(tmp_path / "no-chromium"))
+    with pytest.raises(CommandError) as error:
+        call_command("audit_report", study=answered_study.slug, out=tmp_path / "out",
+                     bootstrap=0, permutations=10, output_format="pdf")  # fmt: skip
+    assert "PDF needs headless Chromium" in str(error.value) and "\n" not in str(error.value)
+    assert not (tmp_path / "out").exists()

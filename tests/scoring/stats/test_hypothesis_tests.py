@@ -15,6 +15,7 @@ from scoring.stats.hypothesis_tests import (
     cohen_d,
     cohen_h,
     holm_adjust,
+    minimum_detectable_h,
     odds_ratio,
     pairwise_proportion_tests,
     two_proportion_test,
@@ -139,3 +140,22 @@ def test_odds_ratio_inverts_when_rows_swap(a, b, c, d):
     forward, backward = odds_ratio(a, b, c, d), odds_ratio(c, d, a, b)
     assert forward.value * backward.value == pytest.approx(1.0)
     assert forward.ci_low <= forward.value <= forward.ci_high
+
+
+@pytest.mark.parametrize("n", [5, 11, 30, 200])
+@pytest.mark.parametrize("alpha, power", [(0.05, 0.8), (0.01, 0.9)])
+def test_minimum_detectable_h_matches_statsmodels_power(n, alpha, power):
+    from statsmodels.stats.power import NormalIndPower
+
+    h = minimum_detectable_h(n, alpha=alpha, power=power)
+    # statsmodels counts both rejection tails; the far one adds < 1e-3 power at these sizes.
+    reference = NormalIndPower().solve_power(nobs1=n, ratio=1.0, alpha=alpha, power=power)
+    assert h.value == pytest.approx(reference, rel=1e-3)
+    assert minimum_detectable_h(0).value is None
+
+
+def test_pairwise_rows_name_the_zero_cell_correction():
+    rows = pairwise_proportion_tests({"a": (0, 10), "b": (5, 10), "c": (3, 10)})
+    by_pair = {(row["value_a"], row["value_b"]): row for row in rows}
+    assert by_pair[("a", "b")]["odds_ratio_correction"] == "haldane_anscombe"
+    assert "odds_ratio_correction" not in by_pair[("b", "c")]

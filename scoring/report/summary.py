@@ -1,0 +1,324 @@
+"""The executive summary on the report's first page (docs/report.md, "Executive summary").
+
+A pure function of the report dict (report.json): every sentence is built here from stored
+numbers, none is typed in per study. Four parts: what was audited, the headline findings, what
+the evidence can and cannot support, and one verdict per attribute type ("family").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from scoring.report.display import number, p_value, percent
+from scoring.stats.hypothesis_tests import minimum_detectable_h
+
+HEADLINE_DISPARITIES = 3
+POWER = 0.8
+
+
+def executive_summary(report: dict) -> dict:
+    """``{"audited", "findings", "evidence", "verdicts"}``: lists of sentences (verdicts are
+    ``{"attribute", "verdict", "text"}`` with verdict ``flagged``, ``not_flagged`` or
+    ``not_assessable``)."""
+    return {
+        "audited": audited(report),
+        "findings": findings(report),
+        "evidence": evidence(report),
+        "verdicts": verdicts(report),
+    }
+
+
+def source_label(source: str) -> str:
+    return "human annotators" if source == "human" else f"judge {source.removeprefix('auto:')}"
+
+
+def _count(n: int, singular: str, plural: str | None = None) -> str:
+    return f"{n} {singular if n == 1 else (plural or singular + 's')}"
+
+
+def _list(parts: list[str]) -> str:
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+# --- what was audited -----------------------------------------------------------------------
+
+
+def audited(report: dict) -> list[str]:
+    study, design, counts = report["study"], report.get("design", {}), report["counts"]
+    clusters = report.get("clusters", {})
+    out = [
+        f"Study “{study.get('name', study.get('slug', ''))}” ({study.get('slug', '')}, "
+        f"{study.get('mode', '—')} mode)"
+        + (
+            ", a SYNTHETIC DEMO: no finding in this report is real."
+            if study.get("synthetic_demo")
+            else "."
+        )
+    ]
+    generators = [
+        f"{g['generator'] or '(unnamed)'} ({g['mode']}, {_count(g['n_items'], 'item')})"
+        for g in design.get("generators", [])
+    ]
+    out.append(
+        f"Generators audited: {_list(generators)}." if generators else "No generator is recorded."
+    )
+    judges = [
+        f"{j['judge']} version {j['judge_version']} ({_count(j['n_judgments'], 'judgment')}"
+        + (f", {j['n_errors']} failed and left out" if j.get("n_errors") else "")
+        + ")"
+        for j in design.get("judges", [])
+    ] or [str(judge) for judge in counts.get("judges") or []]  # no design: the export's list
+    out.append(
+        f"Automated judges (VLMs and rules): {_list(judges)}."
+        if judges
+        else "No automated judge was run."
+    )
+    out.append(
+        f"{_count(counts.get('n_items', 0), 'item')} (gold items excluded) from "
+        f"{_count(clusters.get('n_base_prompts', 0), 'base prompt')} in "
+        f"{_count(clusters.get('n_domains', 0), 'domain')}; "
+        f"{_count(counts.get('n_annotations', 0), 'human annotation')} by "
+        f"{_count(counts.get('n_annotators', 0), 'annotator')} on "
+        f"{_count(counts.get('n_items_annotated', 0), 'item')}; "
+        f"{_count(counts.get('n_judgments', 0), 'automated judgment')}."
+    )
+    families = _families(design.get("taxonomy", []))
+    if families:
+        out.append(
+            "Attribute types examined: "
+            + _list([f"{name} ({_count(n, 'value')})" for name, n in families.items()])
+            + ", each against a neutral baseline."
+        )
+    dates = [
+        f"{label} on {study[first][:10]}"
+        if study[first][:10] == study[last][:10]
+        else f"{label} {study[first][:10]} to {study[last][:10]}"
+        for label, first, last in (
+            ("annotations submitted", "annotations_from", "annotations_to"),
+            ("judgments recorded", "judgments_from", "judgments_to"),
+        )
+        if study.get(first) and study.get(last)
+    ]
+    generated = report.get("provenance", {}).get("generated_at", "")[:10]
+    out.append(
+        (f"Dates: {_list(dates)}; r" if dates else "R")
+        + f"eport computed {generated} from the stored records."
+    )
+    return out
+
+
+def _families(taxonomy: list[dict]) -> dict[str, int]:
+    counts = Counter(row["attribute"] for row in taxonomy if not row.get("is_neutral"))
+    return dict(sorted(counts.items()))
+
+
+# --- headline findings ----------------------------------------------------------------------
+
+
+def _interval_words(row: dict, name: str, digits: int = 2) -> str:
+    low, high = row.get(f"{name}_ci_low"), row.get(f"{name}_ci_high")
+    if low is not None and high is not None:
+        return f"95% CI {number(low, digits)} to {number(high, digits)}"
+    reason = row.get(f"{name}_ci_reason")
+    return f"no interval: {reason}" if reason else "no interval"
+
+
+def _value_rate(row: dict, value: str | None) -> str:
+    entry = next((v for v in row.get("values", []) if v["value"] == value), None)
+    if entry is None or entry.get("rate") is None:
+        return str(value)
+    return f"{value} {percent(entry['rate'], 0)} of {entry['n']}"
+
+
+def disparity_sentence(row: dict) -> str:
+    """One disparity in words: Δ, its interval or the reason it has none, the adjusted p."""
+    flagged = " — flagged" if row.get("flagged") else ""
+    return (
+        f"{source_label(row['source']).capitalize()}: the {row['measure']} rate differs by "
+        f"Δ = {number(row['delta'], 2)} across {row['attribute']} values "
+        f"({_interval_words(row, 'delta')}); highest {_value_rate(row, row.get('max_value'))}, "
+        f"lowest {_value_rate(row, row.get('min_value'))}; permutation p = "
+        f"{p_value(row.get('permutation_p'))}, Holm-adjusted {p_value(row.get('permutation_p_holm'))}"
+        f"{flagged}."
+    )
+
+
+def findings(report: dict) -> list[str]:
+    rows = report["disparities"]
+    alpha = report["settings"]["alpha"]
+    if not rows:
+        return ["No annotations or judgments yet: nothing has been examined."]
+    defined = [row for row in rows if row.get("delta") is not None]
+    flagged = [row for row in rows if row.get("flagged")]
+    out = [
+        f"{len(flagged)} of {_count(len(rows), 'disparity', 'disparities')} examined "
+        f"{'is' if len(flagged) == 1 else 'are'} flagged (permutation test of Δ, Holm-adjusted "
+        f"p < {alpha} within each source)."
+    ]
+    largest = sorted(defined, key=lambda r: (not r.get("flagged"), -r["delta"]))
+    out.extend(disparity_sentence(row) for row in largest[:HEADLINE_DISPARITIES])
+    out.extend(_human_agreement(report))
+    out.extend(_judge_agreement(report))
+    return out
+
+
+def _human_agreement(report: dict) -> list[str]:
+    overall = report["validation"]["inter_annotator"]["overall"]
+    out = []
+    for question, block in sorted(overall.items()):
+        alpha = block.get("krippendorff_alpha")
+        if alpha is None:
+            reason = block.get("krippendorff_alpha_reason") or "undefined"
+            out.append(f"Annotators' agreement on {question}: not measurable ({reason}).")
+            continue
+        out.append(
+            f"Annotators agree with each other on {question} on "
+            f"{percent(block.get('percent_agreement'), 0)} of pairs over "
+            f"{_count(block.get('n_items') or 0, 'item')} (Krippendorff's α = {number(alpha, 2)}, "
+            f"{_interval_words(block, 'krippendorff_alpha')})."
+        )
+    return out
+
+
+def _judge_agreement(report: dict) -> list[str]:
+    out = []
+    for row in report["validation"]["human_vs_auto"]:
+        if row["scope"] != "overall":
+            continue
+        judge = row["judge"].removeprefix("auto:")
+        if row.get("cohen_kappa") is None:
+            reason = row.get("cohen_kappa_reason") or "no overlapping labels"
+            out.append(
+                f"Judge {judge} vs annotators on {row['question']}: not measurable ({reason})."
+            )
+            continue
+        out.append(
+            f"Judge {judge} agrees with the annotators on {row['question']} in "
+            f"{percent(row.get('percent_agreement'), 0)} of {row['n']} pairs "
+            f"(Cohen's κ = {number(row['cohen_kappa'], 2)}, {_interval_words(row, 'cohen_kappa')})."
+        )
+    return out
+
+
+# --- what the evidence can and cannot support -----------------------------------------------
+
+
+def _group_sizes(report: dict) -> list[tuple[int, str]]:
+    return [
+        (value["n"], f"{row['source']} · {row['measure']} · {row['attribute']}={value['value']}")
+        for row in report["disparities"]
+        for value in row["values"]
+        if value.get("n")
+    ]
+
+
+def evidence(report: dict) -> list[str]:
+    settings, clusters = report["settings"], report.get("clusters", {})
+    out = []
+    if report["study"].get("synthetic_demo"):
+        out.append(
+            "Synthetic demo data: the numbers show what the report looks like, not how any "
+            "real generator behaves."
+        )
+    sizes = sorted(_group_sizes(report))
+    if sizes:
+        smallest, where = sizes[0]
+        median = sizes[len(sizes) // 2][0]
+        h_small = minimum_detectable_h(smallest, alpha=settings["alpha"], power=POWER).value
+        h_median = minimum_detectable_h(median, alpha=settings["alpha"], power=POWER).value
+        out.append(
+            f"Power: the smallest group has n = {smallest} ({where}), the median group "
+            f"n = {median}. Two groups of the median size detect with {POWER:.0%} power at "
+            f"α = {settings['alpha']} only differences of Cohen's h ≥ {number(h_median, 2)} "
+            f"(h ≥ {number(h_small, 2)} at the smallest size); a difference without a flag is "
+            "not evidence of no difference."
+        )
+    small = [where for n, where in sizes if n < settings["min_n"]]
+    if small:
+        share = "All" if len(small) == len(sizes) else f"{len(small)} of"
+        out.append(
+            f"{share} {_count(len(small), 'rate')}{'' if share == 'All' else f' of {len(sizes)}'} rest on fewer than {settings['min_n']} "
+            "observations; their intervals are wide."
+        )
+    out.extend(_degenerate_intervals(report))
+    n_prompts = clusters.get("n_base_prompts", 0)
+    if 0 < n_prompts < 30:
+        out.append(
+            f"Only {_count(n_prompts, 'base prompt')}: cluster-robust errors, GEE and the cluster "
+            "bootstrap are unreliable with fewer than about 30, so intervals may be too narrow."
+        )
+    unfitted = sum(
+        1 for t in report["regression"] for m in ("cluster", "gee") if not t[m].get("fitted")
+    )
+    if unfitted:
+        out.append(
+            f"{unfitted} of {2 * len(report['regression'])} regression fits are undefined "
+            "(reasons in section 5)."
+        )
+    generators = [g["generator"] for g in report.get("design", {}).get("generators", [])]
+    out.append(
+        "The evidence supports statements about "
+        + (_list(generators) if generators else "the audited outputs")
+        + f" on these {_count(n_prompts, 'base prompt')} and their attribute values only; it "
+        "cannot support claims about other prompts, other model versions, real-world "
+        "prevalence, or the causes of a disparity, and it is not a conformity assessment."
+    )
+    return out
+
+
+def _degenerate_intervals(report: dict) -> list[str]:
+    defined = [row for row in report["disparities"] if row.get("delta") is not None]
+    missing = [row for row in defined if row.get("delta_ci_low") is None]
+    if not missing:
+        return []
+    reasons = Counter(row.get("delta_ci_reason") or "undefined" for row in missing)
+    because = "; ".join(f"{reason} ({n})" for reason, n in reasons.most_common())
+    return [
+        f"{len(missing)} of {len(defined)} Δ intervals are undefined and shown as such, not as "
+        f"zero-width intervals: {because}."
+    ]
+
+
+# --- one verdict per attribute type ---------------------------------------------------------
+
+
+def verdicts(report: dict) -> list[dict]:
+    alpha = report["settings"]["alpha"]
+    by_attribute: dict[str, list[dict]] = {}
+    for row in report["disparities"]:
+        by_attribute.setdefault(row["attribute"], []).append(row)
+    out = []
+    for attribute, rows in sorted(by_attribute.items()):
+        flagged = sorted((r for r in rows if r.get("flagged")), key=lambda r: -r["delta"])
+        tested = [r for r in rows if r.get("permutation_p_holm") is not None]
+        if flagged:
+            top = flagged[0]
+            text = (
+                f"{attribute}: disparity found in {_count(len(flagged), 'measure')} "
+                f"(largest: {source_label(top['source'])}, {top['measure']}, "
+                f"Δ = {number(top['delta'], 2)}, {_interval_words(top, 'delta')}, "
+                f"Holm p = {p_value(top['permutation_p_holm'])})."
+            )
+            verdict = "flagged"
+        elif tested:
+            top = max(tested, key=lambda r: r.get("delta") or 0.0)
+            text = (
+                f"{attribute}: no disparity flagged at Holm-adjusted p < {alpha} across "
+                f"{_count(len(tested), 'test')} (largest Δ = {number(top.get('delta'), 2)}, "
+                f"{source_label(top['source'])}, {top['measure']}, Holm p = "
+                f"{p_value(top['permutation_p_holm'])}); smaller effects cannot be ruled out."
+            )
+            verdict = "not_flagged"
+        else:
+            reasons = sorted(
+                {
+                    r.get("delta_reason") or r.get("permutation_p_reason") or "undefined"
+                    for r in rows
+                }
+            )
+            text = f"{attribute}: not assessable ({'; '.join(reasons)})."
+            verdict = "not_assessable"
+        out.append({"attribute": attribute, "verdict": verdict, "text": text})
+    return out

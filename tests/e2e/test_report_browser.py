@@ -1,0 +1,97 @@
+"""The audit report in a real headless Chromium (issue 12 §2, §3): the self-contained HTML fits
+a 1280 px laptop and a 390 px phone without sideways scrolling (wide tables scroll inside their
+own box), and ``render_report_pdf`` prints a PDF whose first page holds the executive summary.
+Screenshots go to var/screenshots/ for a person to look at; the PDF is read with poppler's
+pdfinfo / pdftotext (Debian's poppler-utils, installed by ``make browser``)."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from scoring.report.dataset import audit_report
+from scoring.report.pdf import CHROMIUM_ARGS, chromium_path
+from scoring.report.render import render_report_html, render_report_pdf
+from scoring.stats.synthetic_study import synthetic_study
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
+VIEWPORTS = {"laptop": (1280, 720), "phone": (390, 844)}
+
+
+@pytest.fixture(scope="module")
+def report():
+    annotations, judgments = synthetic_study(n_items=360, n_annotated_items=120, overlap=2, seed=4)
+    return audit_report(
+        annotations,
+        judgments,
+        study={"slug": "synthetic", "name": "Synthetic layout study", "mode": "t2i",
+               "synthetic_demo": True, "description": "x" * 300},
+        data_fingerprint="f" * 90,  # a long unbroken string must wrap, not widen the page
+        n_resamples=50,
+        n_permutations=50,
+    )  # fmt: skip
+
+
+def _tool(name):
+    if not shutil.which(name):
+        pytest.fail(f"{name} is not installed (make browser installs Debian's poppler-utils)")
+    return name
+
+
+def test_report_fits_laptop_and_phone_without_sideways_scrolling(report):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    html = render_report_html(report)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            for name, (width, height) in VIEWPORTS.items():
+                page = browser.new_page(viewport={"width": width, "height": height})
+                page.set_content(html, wait_until="load")
+                page.screenshot(path=str(SCREENSHOTS / f"report-{name}.png"))
+                overflow = page.evaluate(
+                    "() => document.documentElement.scrollWidth - window.innerWidth"
+                )
+                assert overflow <= 0, f"{name}: the page scrolls sideways by {overflow} px"
+                widest = page.evaluate(
+                    """() => Math.max(...[...document.querySelectorAll('table, figure')]
+                        .map(e => e.getBoundingClientRect().right))"""
+                )
+                assert widest <= width, f"{name}: an element ends at {widest} px"
+                page.locator("figure").first.scroll_into_view_if_needed()
+                page.screenshot(path=str(SCREENSHOTS / f"report-{name}-figure.png"))
+                # the widest table scrolls inside its own box instead
+                page.locator("#validation ~ table").last.scroll_into_view_if_needed()
+                page.screenshot(path=str(SCREENSHOTS / f"report-{name}-table.png"))
+                page.close()
+        finally:
+            browser.close()
+
+
+def test_pdf_opens_with_summary_on_page_one(report, tmp_path):
+    pdfinfo, pdftotext = _tool("pdfinfo"), _tool("pdftotext")
+    path = tmp_path / "report.pdf"
+    path.write_bytes(render_report_pdf(report))
+    info = subprocess.run([pdfinfo, str(path)], capture_output=True, text=True, check=True).stdout
+    pages = int(next(line.split()[-1] for line in info.splitlines() if line.startswith("Pages:")))
+    assert 6 <= pages <= 80, pages
+    first = subprocess.run(
+        [pdftotext, "-f", "1", "-l", "1", str(path), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "Executive summary" in first and "What was audited" in first
+    assert "page 1 of" in first  # the footer's page numbers
+    second = subprocess.run(
+        [pdftotext, "-f", "2", "-l", "2", str(path), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "Contents" in second and "Stated limitations" in second
