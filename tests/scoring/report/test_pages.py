@@ -165,7 +165,7 @@ def test_report_page_opens_with_the_summary_and_offers_the_pdf(
 ):
     page = staff_client.get(reverse("report:study_report", args=[answered_study.slug]))
     html = page.content.decode()
-    assert html.index("Executive summary") < html.index("Evidence map")
+    assert html.index("Executive summary") < html.index("Legal mapping")
     assert "What was audited" in html and "Contents" in html
     assert reverse("report:study_report_pdf", args=[answered_study.slug]) in html
     assert "no interval: fewer than 5 base prompts can be resampled" in html.split("Contents")[0]
