@@ -59,6 +59,7 @@ EXPECTED = {
     "api:study_annotations": staff_only(),
     "metrics:study_metrics": staff_only(),
     "metrics:study_statistics": staff_only(),
+    "metrics:study_summary": staff_only(),
     "scoring:study_judges": staff_only(),
     "scoring:judge_score": staff_only("post"),
     "scoring:threshold_calibrate": staff_only("post"),
