@@ -158,3 +158,13 @@ def test_metrics_api_answers_json_even_to_a_browser(batch, staff_client):
     )
     assert response.status_code == 200 and response["Content-Type"] == "application/json"
     assert "agreement" in json.loads(response.content)
+
+
+def test_summary_of_a_new_study_says_there_is_nothing_yet(study, staff_client):
+    url = reverse("metrics:study_summary", args=[study.slug])
+    fragment = staff_client.get(url, HTTP_HX_REQUEST="true")
+    assert fragment.status_code == 200
+    html = fragment.content.decode()
+    for text in ("undefined: no item has two or more ratings", "No disparity is defined yet.", "No batch yet.",
+                 "Nothing needs action."):  # fmt: skip
+        assert text in html, text
