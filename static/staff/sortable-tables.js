@@ -44,6 +44,16 @@
     keyed.forEach(function (entry) { body.appendChild(entry.row); });
   }
 
+  // Headings take the keyboard focus too (Enter or Space sorts), here and in swapped content.
+  function focusable(root) {
+    Array.prototype.forEach.call(
+      (root || document).querySelectorAll("table.sortable thead th"),
+      function (th) { if (!th.hasAttribute("tabindex")) th.tabIndex = 0; }
+    );
+  }
+  document.addEventListener("DOMContentLoaded", function () { focusable(document); });
+  document.addEventListener("htmx:load", function (event) { focusable(event.target); });
+
   document.addEventListener("click", function (event) {
     var heading = event.target.closest && event.target.closest("table.sortable thead th");
     if (heading) sortBy(heading);
