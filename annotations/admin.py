@@ -100,6 +100,7 @@ class BatchAdmin(admin.ModelAdmin):
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
     list_display = ["batch", "item", "annotator", "position", "is_active"]
+    list_select_related = ["batch__study", "item__study", "annotator__user"]
     raw_id_fields = ["item", "annotator", "batch", "reassigned_from"]
 
 
@@ -126,14 +127,19 @@ class AnnotationAdmin(admin.ModelAdmin):
     """Answers are read-only here: edits go through the survey so history is always written."""
 
     list_display = [
-        "assignment",
-        "hard_refusal",
-        "cue_label",
+        "id",
+        "annotator",
+        "item",
+        "label",
+        "broken_image",
         "revision",
         "too_fast",
         "submitted_at",
     ]
-    list_filter = ["too_fast", "hard_refusal", "cue_label", "source"]
+    list_filter = ["too_fast", "hard_refusal", "cue_label", "broken_image", "source"]
+    # One join for the whole page: annotator, item and study are columns, not a query per row.
+    list_select_related = ["assignment__annotator__user", "assignment__item__study"]
+    search_fields = ["assignment__item__item_id", "assignment__annotator__user__username"]
     inlines = [HistoryInline]
     readonly_fields = [f.name for f in Annotation._meta.fields]
 
@@ -142,6 +148,18 @@ class AnnotationAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    @admin.display(description="annotator", ordering="assignment__annotator__user__username")
+    def annotator(self, obj):
+        return obj.assignment.annotator.user.get_username()
+
+    @admin.display(description="item", ordering="assignment__item__item_id")
+    def item(self, obj):
+        return str(obj.assignment.item)
+
+    @admin.display(description="label")
+    def label(self, obj):
+        return "hard refusal" if obj.hard_refusal else f"not refused · cue {obj.cue_label}"
 
 
 @admin.register(BackgroundJob)

@@ -279,6 +279,9 @@ class Assignment(models.Model):
         ]
         ordering = ["position"]
 
+    def __str__(self):
+        return f"{self.item} → {self.annotator}"
+
 
 class Annotation(models.Model):
     assignment = models.OneToOneField(
@@ -305,6 +308,9 @@ class Annotation(models.Model):
                 name="cue_label_iff_not_refused",
             )
         ]
+
+    def __str__(self):
+        return f"answer to {self.assignment}"
 
 
 class AnnotationHistory(models.Model):

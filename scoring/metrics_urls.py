@@ -7,6 +7,7 @@ from . import metrics_views as views
 
 app_name = "metrics"
 urlpatterns = [
+    path("staff/studies/<slug:slug>/summary/", views.study_summary, name="study_summary"),
     path("staff/studies/<slug:slug>/statistics/", views.study_statistics, name="study_statistics"),
     path(
         "staff/studies/<slug:slug>/rates/<str:source>/<str:measure>.<str:fmt>",

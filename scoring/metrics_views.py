@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -20,6 +21,8 @@ from annotations.models import Study
 from annotations.permissions import staff_required
 from scoring import metrics as study_metrics
 from scoring.report import charts
+from scoring.selectors import study_summary as study_summary_data
+from scoring.summary import inter_annotator_rows, validation_display_rows
 
 
 @staff_required
@@ -37,13 +40,27 @@ def study_statistics(request, slug: str):
         "labels": labels,
         "label_sources": study_metrics.LABEL_SOURCES,
         "metrics": metrics,
-        "validation_rows": study_metrics.validation_table(metrics),
-        "inter_annotator": metrics.get("agreement", {}).get("inter_annotator", {}),
-        "rate_sources": sorted(metrics.get("rates", {})),
+        "validation_rows": validation_display_rows(study_metrics.validation_table(metrics)),
+        "inter_annotator": inter_annotator_rows(metrics),
+        # Human labels first, then each judge (docs/annotation.md, "Staff pages").
+        "rate_sources": sorted(
+            metrics.get("rates", {}), key=lambda source: (source != "human", source)
+        ),
         "measures": charts.MEASURES,
     }
     template = "scoring/study_statistics.html"
     return render(request, f"{template}#statistics" if request.htmx else template, context)
+
+
+@staff_required
+@require_GET
+def study_summary(request, slug: str):
+    """The summary at the top of the study page: progress, agreement headline, largest
+    disparities and warnings (an htmx fragment; a full page without htmx)."""
+    study = get_object_or_404(Study, slug=slug)
+    context = {"study": study, "summary": study_summary_data(study=study)}
+    template = "scoring/study_summary.html"
+    return render(request, f"{template}#summary" if request.htmx else template, context)
 
 
 @staff_required
@@ -87,6 +104,11 @@ def _unknown_labels(labels: str) -> HttpResponse:
 
 
 class StudyMetrics(APIView):
+    # JSON only: the document is tens of thousands of lines, and the browsable renderer drew it
+    # as a 400,000 px page. A browser gets the raw JSON (which it can fold); the staff study page
+    # is the readable view of the same numbers.
+    renderer_classes = [JSONRenderer]
+
     @extend_schema(
         responses=OpenApiTypes.OBJECT,
         description="The validated-metrics document; see docs/metrics.md. Optional query "

@@ -36,15 +36,18 @@ def rate_rows(metrics: dict, *, source: str, measure: str) -> list[dict]:
 def rates_bar_chart(metrics: dict, *, source: str, measure: str, fmt: str = "svg") -> bytes:
     """A bar per attribute value (grouped by attribute) with its 95% CI as an error bar."""
     rows = [r for r in rate_rows(metrics, source=source, measure=measure) if r["rate"] is not None]
-    fig = plotting.new_figure(figsize=(max(6.0, 0.45 * len(rows) + 2), 4.0))
+    # Drawn for a full-width slot (about 1,200 px): 11-pt labels stay legible when scaled.
+    fig = plotting.new_figure(figsize=(max(11.0, 0.4 * len(rows) + 3), 4.2))
     ax = fig.subplots()
     if not rows:
         ax.text(0.5, 0.5, "no defined rates yet", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
     else:
         _draw_bars(ax, rows)
-        ax.set_ylabel(plotting.plain_text(f"{measure} rate (95% CI)"))
-        ax.set_title(plotting.plain_text(f"{measure} rate by attribute value — {source}"))
+        ax.set_ylabel(plotting.plain_text(f"{measure} rate (95% CI)"), fontsize=11)
+        ax.set_title(
+            plotting.plain_text(f"{measure} rate by attribute value — {source}"), fontsize=12
+        )
     fig.tight_layout()
     return plotting.figure_bytes(fig, fmt)
 
@@ -58,10 +61,11 @@ def _draw_bars(ax, rows):
     upper = [(r["ci_high"] if r["ci_high"] is not None else r["rate"]) - r["rate"] for r in rows]
     ax.bar(x, rates, color=[palette[r["attribute"]] for r in rows], yerr=[lower, upper], capsize=3)
     labels = [plotting.plain_text(r["value"]) for r in rows]
-    ax.set_xticks(list(x), labels, rotation=45, ha="right", fontsize=8)
+    ax.set_xticks(list(x), labels, rotation=30, ha="right", fontsize=11)
+    ax.tick_params(axis="y", labelsize=11)
     ax.set_ylim(0, 1)
     handles = [matplotlib_patch(palette[a], plotting.plain_text(a)) for a in attributes]
-    ax.legend(handles=handles, fontsize=8, loc="upper right")
+    ax.legend(handles=handles, fontsize=10, loc="upper right", ncols=min(len(handles), 6))
 
 
 def matplotlib_patch(color, label):

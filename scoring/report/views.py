@@ -21,6 +21,7 @@ from scoring.report.selectors import (
     report_document_cached,
     report_pdf_cached,
 )
+from scoring.summary import human_first
 
 
 def _references(request) -> dict:
@@ -100,9 +101,12 @@ def study_report_figure(request, slug: str, key: str, fmt: str):
 @staff_required
 @require_GET
 def study_disparities(request, slug: str):
-    """The dashboard's compact disparities table (an htmx fragment; a full page without htmx)."""
+    """The dashboard's disparities table, human rows first (an htmx fragment; a full page without
+    htmx)."""
     study = get_object_or_404(Study, slug=slug)
     report = report_document_cached(study=study)
-    context = {"study": study, "summary": disparity_summary(report), "alpha": report["settings"]["alpha"],
+    context = {"study": study, "summary": human_first(disparity_summary(report)), "alpha": report["settings"]["alpha"],
                "n_permutations": report["settings"]["n_permutations"]}  # fmt: skip
-    return render(request, "staff/partials/disparities.html#table", context)
+    # The study page swaps in the fragment; a link or a reload gets the page around it.
+    template = "staff/partials/disparities.html#table" if request.htmx else "staff/disparities.html"
+    return render(request, template, context)

@@ -142,3 +142,31 @@ def precision_recall(reference, predicted, *, labels=None) -> dict:
             entry["f1"], entry["f1_reason"] = None, "precision or recall is undefined or both are 0"
         out[str(label)] = entry
     return out
+
+
+# Landis & Koch (1977), "The measurement of observer agreement for categorical data",
+# Biometrics 33(1):159-174, p. 165: the upper bound of each band (docs/metrics.md,
+# "Agreement in plain words").
+LANDIS_KOCH_BANDS = (
+    (0.0, "poor"),
+    (0.20, "slight"),
+    (0.40, "fair"),
+    (0.60, "moderate"),
+    (0.80, "substantial"),
+    (1.0, "almost perfect"),
+)
+
+
+def agreement_band(value: float | None) -> str | None:
+    """Landis & Koch's words for a κ or α (docs/metrics.md, "Agreement in plain words"): "poor"
+    below 0, "slight" up to 0.20, "fair" to 0.40, "moderate" to 0.60, "substantial" to 0.80,
+    "almost perfect" above. ``None`` for an undefined value; a band is a reading aid, not a test.
+    """
+    if value is None or not math.isfinite(value):
+        return None
+    if value < 0:
+        return "poor"
+    for upper, words in LANDIS_KOCH_BANDS[1:]:
+        if value <= upper:
+            return words
+    return LANDIS_KOCH_BANDS[-1][1]

@@ -1,0 +1,179 @@
+"""The staff study page's summary: what a research lead reads in a minute (docs/annotation.md,
+"Staff pages").
+
+Django-free. It picks and orders numbers from the metrics document
+(``scoring.metrics.metrics_document``) and the audit report (``scoring.report.dataset``) and a
+few counts ``annotations.selectors`` reads; it computes no statistic of its own, so every number
+on the summary is the one the export and the report hold.
+"""
+
+from __future__ import annotations
+
+from scoring.report.display import number, p_value, with_interval
+from scoring.stats.agreement import agreement_band
+
+HUMAN = "human"
+# Below Landis & Koch's "moderate" a judge's labels do not stand in for human ones.
+JUDGE_MIN_KAPPA = 0.40
+# An annotator with this share of answers faster than the study's minimum time needs a look.
+TOO_FAST_SHARE = 0.10
+LARGEST_DISPARITIES = 5
+
+
+def human_first(rows: list[dict], *, key: str = "source") -> list[dict]:
+    """Human-labelled rows before the judges', each group in its given order."""
+    return sorted(rows, key=lambda row: row[key] != HUMAN)
+
+
+def stat_text(block: dict, name: str, *, digits: int = 3) -> dict:
+    """A statistic as the page prints it: the value with its interval, or the reason it has none.
+
+    ``reason`` says why the value is undefined; ``ci_reason`` why a defined value has no interval
+    (docs/metrics.md, "Intervals that cannot carry uncertainty").
+    """
+    value = block.get(name)
+    low, high = block.get(f"{name}_ci_low"), block.get(f"{name}_ci_high")
+    return {
+        "value": value,
+        "text": with_interval(value, low, high, digits) if value is not None else "—",
+        "reason": "" if value is not None else block.get(f"{name}_reason", ""),
+        "ci_reason": (
+            block.get(f"{name}_ci_reason", "") if value is not None and low is None else ""
+        ),
+    }
+
+
+def agreement_headline(metrics: dict) -> list[dict]:
+    """Per question: Krippendorff's α with its CI and Landis & Koch band, beside Fleiss' κ."""
+    rows = []
+    for question, block in metrics.get("agreement", {}).get("inter_annotator", {}).items():
+        alpha = stat_text(block, "krippendorff_alpha")
+        rows.append(
+            {
+                "question": question,
+                "n_items": block.get("n_items"),
+                "n_annotators": block.get("n_annotators"),
+                "alpha": alpha,
+                "band": agreement_band(alpha["value"]),
+                "fleiss_kappa": stat_text(block, "fleiss_kappa"),
+                "percent_agreement": block.get("percent_agreement"),
+            }
+        )
+    return rows
+
+
+def largest_disparities(report: dict, *, limit: int = LARGEST_DISPARITIES) -> list[dict]:
+    """The ``limit`` largest defined Δ of the human labels (of every source when there are no
+    human labels), with the CI or the reason it has none, and the Holm-adjusted p."""
+    defined = [row for row in report.get("disparities", []) if row.get("delta") is not None]
+    human = [row for row in defined if row["source"] == HUMAN]
+    rows = sorted(human or defined, key=lambda row: -row["delta"])[:limit]
+    return [
+        {
+            "source": row["source"],
+            "measure": row["measure"],
+            "attribute": row["attribute"],
+            "n": row.get("n"),
+            "delta": stat_text(row, "delta"),
+            "max_value": row.get("max_value") or "—",
+            "min_value": row.get("min_value") or "—",
+            "p_holm": p_value(row.get("permutation_p_holm")),
+            "flagged": bool(row.get("flagged")),
+        }
+        for row in rows
+    ]
+
+
+def warnings(
+    *,
+    metrics: dict,
+    report: dict,
+    validation_rows: list[dict],
+    annotators: list[dict],
+    flags_waiting: int,
+) -> list[dict]:
+    """What needs action, most urgent first: each ``{"kind", "text", "link"}`` (``link`` names a
+    section of the page or a staff page the template resolves)."""
+    found = []
+    if flags_waiting:
+        found.append(_warning("flags", f"{flags_waiting} item(s) flagged as broken images wait for review.", "flag_queue"))  # fmt: skip
+    for row in annotators:
+        share = row["too_fast"] / row["done"] if row["done"] else 0.0
+        if share >= TOO_FAST_SHARE:
+            found.append(_warning("too_fast", f"{row['username']}: {row['too_fast']} of {row['done']} answers "
+                                  f"({share:.0%}) faster than the study's minimum time per item.", "progress"))  # fmt: skip
+    for row in validation_rows:
+        if row["scope"] != "overall":
+            continue
+        kappa = row.get("cohen_kappa")
+        if kappa is None or kappa < JUDGE_MIN_KAPPA:
+            said = (
+                "undefined" if kappa is None else f"κ = {number(kappa)} ({agreement_band(kappa)})"
+            )
+            found.append(_warning("judge", f"{row['judge']} disagrees with the humans on {row['question']}: "
+                                  f"{said} over {row.get('n') or 0} items.", "validation"))  # fmt: skip
+    found += _interval_warnings(metrics, report)
+    return found
+
+
+def _interval_warnings(metrics: dict, report: dict) -> list[dict]:
+    disparities = report.get("disparities", [])
+    min_n = report.get("settings", {}).get("min_n")
+    found = []
+    reasons: dict[str, int] = {}
+    for row in disparities:
+        if row.get("delta") is not None and row.get("delta_ci_low") is None:
+            reason = row.get("delta_ci_reason") or "no reason given"
+            reasons[reason] = reasons.get(reason, 0) + 1
+    for block in metrics.get("agreement", {}).get("inter_annotator", {}).values():
+        for name in ("krippendorff_alpha", "fleiss_kappa"):
+            if block.get(name) is not None and block.get(f"{name}_ci_reason"):
+                reason = block[f"{name}_ci_reason"]
+                reasons[reason] = reasons.get(reason, 0) + 1
+    for reason, count in sorted(reasons.items(), key=lambda pair: -pair[1]):
+        found.append(_warning("degenerate", f"{count} statistic(s) have no interval: {reason}.", "disparities"))  # fmt: skip
+    if min_n:
+        small = sum(1 for row in disparities if row.get("n") is not None and row["n"] < min_n)
+        if small:
+            found.append(_warning("small_n", f"{small} disparity row(s) rest on fewer than {min_n} answers: "
+                                  "read their Δ as indicative only.", "disparities"))  # fmt: skip
+    return found
+
+
+def _warning(kind: str, text: str, link: str) -> dict:
+    return {"kind": kind, "text": text, "link": link}
+
+
+INTER_ANNOTATOR_STATS = ("fleiss_kappa", "krippendorff_alpha", "cohen_kappa_pairwise_mean")
+
+
+def inter_annotator_rows(metrics: dict) -> list[dict]:
+    """The detail table of inter-annotator agreement: each statistic with its interval or the
+    reason it has none."""
+    return [
+        {
+            "question": question,
+            "n_items": block.get("n_items"),
+            "percent_agreement": stat_text(block, "percent_agreement"),
+            **{name: stat_text(block, name) for name in INTER_ANNOTATOR_STATS},
+            "band": agreement_band(block.get("krippendorff_alpha")),
+        }
+        for question, block in metrics.get("agreement", {}).get("inter_annotator", {}).items()
+    ]
+
+
+def validation_display_rows(validation_rows: list[dict]) -> list[dict]:
+    """The human-vs-judge rows (``scoring.metrics.validation_table``) with κ's interval or the
+    reason it has none, and Landis & Koch's band."""
+    return [
+        {
+            **row,
+            "percent_agreement": stat_text(row, "percent_agreement"),
+            "cohen_kappa": stat_text(row, "cohen_kappa"),
+            "band": agreement_band(row.get("cohen_kappa")),
+            "inter_annotator_alpha": stat_text(
+                {"alpha": row.get("inter_annotator_alpha")}, "alpha"
+            ),
+        }
+        for row in validation_rows
+    ]
