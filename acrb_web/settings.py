@@ -183,9 +183,24 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 else:
     # Redis redelivers a task whose worker died once this many seconds pass unacknowledged;
     # it must exceed the longest task (a scoring or generation batch).
+    # The sweep that gives those messages back runs every unacked_restore_interval seconds
+    # (kombu's default scans only every tenth sweep, i.e. every 100 s).
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "7200"))
+        "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "7200")),
+        "unacked_restore_interval": 10,
+        "unacked_restore_throttle": 1,
     }
+# A broker or database restart is survived, not fatal: workers reconnect to the broker
+# forever (also when it is down at start), publishing a task waits out a broker restart of up
+# to about a minute, and tasks retry on database connection errors (annotations.jobs).
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 30,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 2,
+}
 # Progress and results live in our own BackgroundJob rows; Celery needs no result store.
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
@@ -198,6 +213,10 @@ CELERY_TASK_ROUTES = {
     "scoring.tasks.*": {"queue": "gpu"},
     "generation.tasks.*": {"queue": "gpu"},
 }
+# Work that only calls HTTP APIs (image APIs, OpenAI-compatible judges) goes to this queue; a
+# deployment with CPU worker machines sets it to "api" and runs them with -Q api. The default
+# keeps every model task on "gpu", where one worker serves both (docs/deployment.md).
+ACRB_API_QUEUE = os.environ.get("ACRB_API_QUEUE", "gpu")
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 
