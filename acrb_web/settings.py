@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ACRB_VAR_DIR", BASE_DIR / "var"))
@@ -120,12 +121,40 @@ WHITENOISE_USE_FINDERS = True
 # Media are never served by a static route: every image goes through a permission-checked view.
 MEDIA_ROOT = Path(os.environ.get("ACRB_MEDIA_ROOT", VAR_DIR / "media"))
 MEDIA_URL = "/media-not-served-directly/"
+STORAGE_BACKENDS = {
+    "filesystem": "django.core.files.storage.FileSystemStorage",
+    "s3": "storages.backends.s3.S3Storage",  # the `s3` extra: pip install -e '.[s3]'
+}
+# S3-compatible object storage (AWS, MinIO, Ceph, R2...) through django-storages; credentials
+# come from boto3's own variables (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY) or the host role.
+S3_OPTION_VARIABLES = {
+    "bucket_name": "ACRB_S3_BUCKET",
+    "endpoint_url": "ACRB_S3_ENDPOINT_URL",
+    "region_name": "ACRB_S3_REGION",
+    "location": "ACRB_S3_PREFIX",
+}
+
+
+def media_storage(environ) -> dict:
+    """The default storage from ACRB_STORAGE_BACKEND: "filesystem" (MEDIA_ROOT, a local or
+    network folder), "s3" (ACRB_S3_* variables), or any storage class's dotted path."""
+    name = environ.get("ACRB_STORAGE_BACKEND", "filesystem")
+    backend = STORAGE_BACKENDS.get(name, name)
+    if backend != STORAGE_BACKENDS["s3"]:
+        return {"BACKEND": backend}
+    if not environ.get("ACRB_S3_BUCKET"):
+        raise ImproperlyConfigured("ACRB_STORAGE_BACKEND=s3 needs ACRB_S3_BUCKET")
+    options = {key: environ[var] for key, var in S3_OPTION_VARIABLES.items() if environ.get(var)}
+    # Images are private: never public-read, and served only through the permission-checked
+    # view, which reads them from the bucket (no pre-signed links handed out).
+    return {
+        "BACKEND": backend,
+        "OPTIONS": {**options, "default_acl": None, "file_overwrite": False},
+    }
+
+
 STORAGES = {
-    "default": {
-        "BACKEND": os.environ.get(
-            "ACRB_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"
-        )
-    },
+    "default": media_storage(os.environ),
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 

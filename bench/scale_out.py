@@ -4,7 +4,8 @@ Processes stand in for hosts. The benchmark starts its own PostgreSQL cluster an
 (it restarts both, so it never touches shared ones), runs the migrations, starts gunicorn and
 three groups of Celery workers, each group on its own queue: 1 worker on ``scale-1``, 2 on
 ``scale-2``, 4 on ``scale-4`` (a queue is what ACRB_API_QUEUE names; docs/deployment.md).
-A loopback image API and a loopback OpenAI-compatible VLM answer after a fixed latency.
+A loopback image API and a loopback OpenAI-compatible VLM answer after a fixed latency (2 s
+and 1 s by default: hosted image APIs take seconds, so the work is latency-bound).
 
 One measured run, for k = 1, 2, 4: a fresh study of ``--items`` planned images is generated
 through the image-API backend (``generation.services.generation_run``, chunks of
@@ -23,7 +24,7 @@ image and per (item, judge); ``finished`` is true when both jobs end successfull
 deadline. API calls repeated by the recovery (a killed worker's requests are sent again) are
 reported as ``repeated_api_calls``: repeated work, not duplicated results.
 
-    .venv/bin/python bench/scale_out.py            # ~6 minutes on 2 shared cores
+    .venv/bin/python bench/scale_out.py            # ~7 minutes on 2 shared cores
     .venv/bin/python bench/scale_out.py --quick    # one run of fewer items, ~3 minutes
 
 The last line printed is JSON (bench/harness.py). Exit status 1 when the fault run lost or
@@ -33,6 +34,7 @@ duplicated anything or did not finish.
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import os
 import shutil
@@ -58,23 +60,28 @@ STAFF = ("bench-staff", "bench-staff-password")
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one run of fewer items")
-    parser.add_argument("--items", type=int, help="images per measured study (default 96)")
-    parser.add_argument("--fault-items", type=int, help="images of the fault study (default 240)")
+    parser.add_argument("--items", type=int, help="images per measured study (default 64)")
+    parser.add_argument("--fault-items", type=int, help="images of the fault study (default 160)")
     parser.add_argument("--repeats", type=int, help="measured runs (default 3)")
-    parser.add_argument("--latency-ms", type=float, default=500.0, help="loopback API latency")
+    parser.add_argument("--generation-latency-ms", type=float, default=2000.0,
+                        help="image API latency (hosted image APIs take seconds)")  # fmt: skip
+    parser.add_argument("--judge-latency-ms", type=float, default=1000.0,
+                        help="VLM judge latency")  # fmt: skip
     parser.add_argument("--per-worker", type=int, default=4, help="requests in flight per worker")
     parser.add_argument("--provider-cap", type=int, default=32, help="generator max_concurrency")
     parser.add_argument("--pg-port", type=int, default=5442)
     parser.add_argument("--redis-port", type=int, default=6391)
     parser.add_argument("--http-port", type=int, default=9001)
     parser.add_argument("--visibility-timeout", type=int,
-                        help="seconds before Redis gives a dead worker's task to another (default 30; 20 with --quick)")  # fmt: skip
+                        help="seconds before Redis gives a dead worker's task to another (default 30; 10 with --quick)")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args(argv)
-    args.items = args.items or (48 if args.quick else 96)
-    args.fault_items = args.fault_items or (120 if args.quick else 240)
+    args.items = args.items or (32 if args.quick else 64)
+    args.fault_items = args.fault_items or (64 if args.quick else 160)
     args.repeats = args.repeats or (1 if args.quick else 3)
-    args.visibility_timeout = args.visibility_timeout or (20 if args.quick else 30)
+    args.visibility_timeout = args.visibility_timeout or (10 if args.quick else 30)
+    # Chunks of per_worker requests and batches of 2 × per_worker items: a study of a multiple
+    # of 8 × per_worker images keeps all four workers busy to the end (no half-empty last wave).
     for name in ("items", "fault_items", "repeats", "per_worker", "provider_cap"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
@@ -93,8 +100,6 @@ def image_rule(latency_s: float):
     def rule(route: str, request: dict) -> image_api_server.Reply:
         digest = hashlib.sha256(str(request.get("prompt", "")).encode()).digest()
         png = image_api_server.tiny_png(tuple(digest[:3]))
-        import base64
-
         body = {"created": int(time.time()), "data": [{"b64_json": base64.b64encode(png).decode()}]}
         return image_api_server.Reply(body=body, delay_s=latency_s)
 
@@ -381,11 +386,10 @@ def main(argv=None) -> int:
     started = time.monotonic()
     folder = Path(tempfile.mkdtemp(prefix="acrb_scaleout_bench_"))
     folder.chmod(0o755)
-    latency_s = args.latency_ms / 1000
     postgres = Postgres(folder / "pg", port=args.pg_port)
     redis = Redis(folder / "redis", port=args.redis_port)
-    api = image_api_server.ImageApiServer(image_rule(latency_s))
-    vlm = openai_server.OpenAIServer(judge_rule(latency_s))
+    api = image_api_server.ImageApiServer(image_rule(args.generation_latency_ms / 1000))
+    vlm = openai_server.OpenAIServer(judge_rule(args.judge_latency_ms / 1000))
     gunicorn = workers = None
     try:
         postgres.start()
@@ -436,7 +440,8 @@ def main(argv=None) -> int:
             "benchmark": "scale_out",
             "quick": args.quick,
             "items": args.items,
-            "latency_ms": args.latency_ms,
+            "generation_latency_ms": args.generation_latency_ms,
+            "judge_latency_ms": args.judge_latency_ms,
             "per_worker_in_flight": args.per_worker,
             "provider_cap": args.provider_cap,
             "workers": list(GROUPS),

@@ -469,7 +469,8 @@ def generation_run(
         chunks = queued_request_chunks(study=study, chunk_size=chunk_size)
         job = jobs.job_create(
             kind=JOB_KIND, study=study, created_by=created_by,
-            params={"chunks": len(chunks), "requests": sum(len(ids) for _, ids in chunks)},
+            params={"chunks": len(chunks), "requests": sum(len(ids) for _, ids in chunks),
+                    "queues": sorted({queue for queue, _ in chunks})},
         )  # fmt: skip
         job_id = job.pk
         transaction.on_commit(

@@ -235,7 +235,8 @@ def scoring_job_enqueue(
     pks = selectors.item_pks(study=study)
     batches = [pks[i : i + batch_size] for i in range(0, len(pks), batch_size)]
     params = {"judge": judge_name, "judge_version": config["version"], "device": device,
-              "batch_size": batch_size, "chunk_size": chunk_size, "batches": len(batches)}  # fmt: skip
+              "batch_size": batch_size, "chunk_size": chunk_size, "batches": len(batches),
+              "queue": scoring_queue(config)}  # fmt: skip
     with transaction.atomic():
         job = jobs.job_create(kind=selectors.SCORING_JOB_KIND, study=study, params=params,
                               created_by=created_by)  # fmt: skip
@@ -245,7 +246,7 @@ def scoring_job_enqueue(
         )
         if not batches:
             jobs.job_finish(job_id=job.pk, message="The study has no items to score.")
-        send = partial(score_items_task.apply_async, queue=scoring_queue(config))
+        send = partial(score_items_task.apply_async, queue=params["queue"])
         for ids in batches:
             transaction.on_commit(partial(send, (job.pk, study.pk, judge_name, ids, device)))
     job.refresh_from_db()
