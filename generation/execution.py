@@ -130,11 +130,15 @@ def provider_slots_acquire(
     expired = [slot.pk for slot in held if slot.expires_at < now or holder_is_dead(slot.holder)]
     ProviderSlot.objects.filter(pk__in=expired).delete()
     wanted = max(1, capacity if wanted is None else min(wanted, capacity))
-    acquired = sorted(s.slot for s in held if s.holder == holder and s.pk not in expired)
+    live = [s for s in held if s.pk not in expired]
+    acquired = sorted(s.slot for s in live if s.holder == holder)
+    # Only slots free a moment ago are tried: with many workers, inserting into every taken
+    # slot and catching the IntegrityError cost a round trip each, per chunk.
+    taken = {s.slot for s in live}
     for slot in range(max(1, capacity)):
         if len(acquired) >= wanted:
             break
-        if slot in acquired:
+        if slot in taken:
             continue
         try:
             with transaction.atomic():
