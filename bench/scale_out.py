@@ -4,8 +4,8 @@ Processes stand in for hosts. The benchmark starts its own PostgreSQL cluster an
 (it restarts both, so it never touches shared ones), runs the migrations, starts gunicorn and
 three groups of Celery workers, each group on its own queue: 1 worker on ``scale-1``, 2 on
 ``scale-2``, 4 on ``scale-4`` (a queue is what ACRB_API_QUEUE names; docs/deployment.md).
-A loopback image API and a loopback OpenAI-compatible VLM answer after a fixed latency (2 s
-and 1 s by default: hosted image APIs take seconds, so the work is latency-bound).
+A loopback image API and a loopback OpenAI-compatible VLM answer after a fixed latency (4 s
+and 2 s by default, as hosted image APIs and a busy VLM server do; the work is latency-bound).
 
 One measured run, for k = 1, 2, 4: a fresh study of ``--items`` planned images is generated
 through the image-API backend (``generation.services.generation_run``, chunks of
@@ -25,7 +25,7 @@ deadline. API calls repeated by the recovery (a killed worker's requests are sen
 reported as ``repeated_api_calls``: repeated work, not duplicated results.
 
     .venv/bin/python bench/scale_out.py            # ~7 minutes on 2 shared cores
-    .venv/bin/python bench/scale_out.py --quick    # one run of fewer items, ~3 minutes
+    .venv/bin/python bench/scale_out.py --quick    # one run, halved latencies: under 3 minutes
 
 The last line printed is JSON (bench/harness.py). Exit status 1 when the fault run lost or
 duplicated anything or did not finish.
@@ -60,26 +60,30 @@ STAFF = ("bench-staff", "bench-staff-password")
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one run of fewer items")
-    parser.add_argument("--items", type=int, help="images per measured study (default 64)")
-    parser.add_argument("--fault-items", type=int, help="images of the fault study (default 160)")
+    parser.add_argument("--items", type=int, help="images per measured study (default 32)")
+    parser.add_argument(
+        "--fault-items", type=int, help="images of the fault study (default 96; 32 with --quick)"
+    )
     parser.add_argument("--repeats", type=int, help="measured runs (default 3)")
-    parser.add_argument("--generation-latency-ms", type=float, default=2000.0,
-                        help="image API latency (hosted image APIs take seconds)")  # fmt: skip
-    parser.add_argument("--judge-latency-ms", type=float, default=1000.0,
-                        help="VLM judge latency")  # fmt: skip
+    parser.add_argument("--generation-latency-ms", type=float,
+                        help="image API latency (default 4000; 2000 with --quick)")  # fmt: skip
+    parser.add_argument("--judge-latency-ms", type=float,
+                        help="VLM judge latency (default 2000; 1000 with --quick)")  # fmt: skip
     parser.add_argument("--per-worker", type=int, default=4, help="requests in flight per worker")
     parser.add_argument("--provider-cap", type=int, default=32, help="generator max_concurrency")
     parser.add_argument("--pg-port", type=int, default=5442)
     parser.add_argument("--redis-port", type=int, default=6391)
     parser.add_argument("--http-port", type=int, default=9001)
     parser.add_argument("--visibility-timeout", type=int,
-                        help="seconds before Redis gives a dead worker's task to another (default 30; 10 with --quick)")  # fmt: skip
+                        help="seconds before Redis gives a dead worker's task to another (default 30; 8 with --quick)")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args(argv)
-    args.items = args.items or (32 if args.quick else 64)
-    args.fault_items = args.fault_items or (64 if args.quick else 160)
+    args.items = args.items or 32
+    args.fault_items = args.fault_items or (32 if args.quick else 96)
+    args.generation_latency_ms = args.generation_latency_ms or (2000.0 if args.quick else 4000.0)
+    args.judge_latency_ms = args.judge_latency_ms or (1000.0 if args.quick else 2000.0)
     args.repeats = args.repeats or (1 if args.quick else 3)
-    args.visibility_timeout = args.visibility_timeout or (10 if args.quick else 30)
+    args.visibility_timeout = args.visibility_timeout or (8 if args.quick else 30)
     # Chunks of per_worker requests and batches of 2 × per_worker items: a study of a multiple
     # of 8 × per_worker images keeps all four workers busy to the end (no half-empty last wave).
     for name in ("items", "fault_items", "repeats", "per_worker", "provider_cap"):

@@ -27,11 +27,13 @@ def wait_until(predicate, *, timeout: float, what: str, interval: float = 0.2) -
     raise RuntimeError(f"{what} did not happen within {timeout:.0f} s")
 
 
-def stop_processes(processes: list[subprocess.Popen], timeout: float = 20) -> None:
-    """SIGTERM every process group at once, then SIGKILL what is left after ``timeout``."""
+def stop_processes(
+    processes: list[subprocess.Popen], timeout: float = 20, sig: int = signal.SIGTERM
+) -> None:
+    """Signal every process group at once, then SIGKILL what is left after ``timeout``."""
     running = [process for process in processes if process.poll() is None]
     for process in running:
-        os.killpg(process.pid, signal.SIGTERM)
+        os.killpg(process.pid, sig)
     deadline = time.monotonic() + timeout
     for process in running:
         try:
@@ -200,4 +202,7 @@ class Workers:
         process.wait()
 
     def stop_all(self) -> None:
-        stop_processes([process for group in self.groups.values() for process in group])
+        """Cold shutdown (SIGQUIT): the benchmark is over, no task needs finishing."""
+        stop_processes(
+            [process for group in self.groups.values() for process in group], sig=signal.SIGQUIT
+        )
