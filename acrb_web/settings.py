@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dj_database_url
 from csp.constants import NONCE
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ACRB_VAR_DIR", BASE_DIR / "var"))
@@ -181,12 +182,40 @@ WHITENOISE_USE_FINDERS = True
 # Media are never served by a static route: every image goes through a permission-checked view.
 MEDIA_ROOT = Path(os.environ.get("ACRB_MEDIA_ROOT", VAR_DIR / "media"))
 MEDIA_URL = "/media-not-served-directly/"
+STORAGE_BACKENDS = {
+    "filesystem": "django.core.files.storage.FileSystemStorage",
+    "s3": "storages.backends.s3.S3Storage",  # the `s3` extra: pip install -e '.[s3]'
+}
+# S3-compatible object storage (AWS, MinIO, Ceph, R2...) through django-storages; credentials
+# come from boto3's own variables (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY) or the host role.
+S3_OPTION_VARIABLES = {
+    "bucket_name": "ACRB_S3_BUCKET",
+    "endpoint_url": "ACRB_S3_ENDPOINT_URL",
+    "region_name": "ACRB_S3_REGION",
+    "location": "ACRB_S3_PREFIX",
+}
+
+
+def media_storage(environ) -> dict:
+    """The default storage from ACRB_STORAGE_BACKEND: "filesystem" (MEDIA_ROOT, a local or
+    network folder), "s3" (ACRB_S3_* variables), or any storage class's dotted path."""
+    name = environ.get("ACRB_STORAGE_BACKEND", "filesystem")
+    backend = STORAGE_BACKENDS.get(name, name)
+    if backend != STORAGE_BACKENDS["s3"]:
+        return {"BACKEND": backend}
+    if not environ.get("ACRB_S3_BUCKET"):
+        raise ImproperlyConfigured("ACRB_STORAGE_BACKEND=s3 needs ACRB_S3_BUCKET")
+    options = {key: environ[var] for key, var in S3_OPTION_VARIABLES.items() if environ.get(var)}
+    # Images are private: never public-read, and served only through the permission-checked
+    # view, which reads them from the bucket (no pre-signed links handed out).
+    return {
+        "BACKEND": backend,
+        "OPTIONS": {**options, "default_acl": None, "file_overwrite": False},
+    }
+
+
 STORAGES = {
-    "default": {
-        "BACKEND": os.environ.get(
-            "ACRB_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"
-        )
-    },
+    "default": media_storage(os.environ),
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
@@ -250,9 +279,24 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 else:
     # Redis redelivers a task whose worker died once this many seconds pass unacknowledged;
     # it must exceed the longest task (a scoring or generation batch).
+    # The sweep that gives those messages back runs every unacked_restore_interval seconds
+    # (kombu's default scans only every tenth sweep, i.e. every 100 s).
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "7200"))
+        "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "7200")),
+        "unacked_restore_interval": 10,
+        "unacked_restore_throttle": 1,
     }
+# A broker or database restart is survived, not fatal: workers reconnect to the broker
+# forever (also when it is down at start), publishing a task waits out a broker restart of up
+# to about a minute, and tasks retry on database connection errors (annotations.jobs).
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 30,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 2,
+}
 # Progress and results live in our own BackgroundJob rows; Celery needs no result store.
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
@@ -265,6 +309,10 @@ CELERY_TASK_ROUTES = {
     "scoring.tasks.*": {"queue": "gpu"},
     "generation.tasks.*": {"queue": "gpu"},
 }
+# Work that only calls HTTP APIs (image APIs, OpenAI-compatible judges) goes to this queue; a
+# deployment with CPU worker machines sets it to "api" and runs them with -Q api. The default
+# keeps every model task on "gpu", where one worker serves both (docs/deployment.md).
+ACRB_API_QUEUE = os.environ.get("ACRB_API_QUEUE", "gpu")
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 

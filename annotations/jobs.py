@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from .models import BackgroundJob
+
+# A database that restarts or drops a connection raises these; the work is not wrong, only
+# interrupted. Tasks retry on them (same arguments, idempotent) instead of failing their job.
+TRANSIENT_DATABASE_ERRORS = (OperationalError, InterfaceError)
+TRANSIENT_RETRY_LIMIT = 30
+
+
+def transient_retry_delay_s(retries: int) -> float:
+    """Seconds before retry number ``retries + 1``: 1, 2, 4 … capped at 30 (a restart)."""
+    return float(min(30, 2**retries))
 
 
 def job_create(

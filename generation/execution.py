@@ -40,6 +40,13 @@ def claim_lease() -> timedelta:
     return timedelta(seconds=getattr(settings, "ACRB_GENERATION_LEASE_S", 3600))
 
 
+def generation_queue(config: dict) -> str:
+    """The Celery queue of a generator's tasks: "gpu" for local pipelines, ACRB_API_QUEUE
+    for HTTP image APIs (CPU worker machines, docs/deployment.md)."""
+    kind = config.get("kind", "")
+    return "gpu" if kind in LOCAL_KINDS else settings.ACRB_API_QUEUE
+
+
 # --- holders and claims -------------------------------------------------------------------
 
 
@@ -85,13 +92,18 @@ def requests_reopen(*, study) -> int:
 
 
 def requests_claim(*, request_ids: list[int], holder: str) -> list[GenerationRequest]:
-    """Take the pending (or stale running) rows among ``request_ids`` for ``holder``."""
+    """Take the pending (or stale running) rows among ``request_ids`` for ``holder``; rows
+    ``holder`` already claims are taken again (a task retried after a database error)."""
     now = timezone.now()
     with transaction.atomic():
         rows = GenerationRequest.objects.select_for_update().filter(
             pk__in=request_ids, status__in=[Status.PENDING, Status.RUNNING]
         )
-        claimed = [r.pk for r in rows if r.status == Status.PENDING or claim_is_stale(r, now)]
+        claimed = [
+            r.pk
+            for r in rows
+            if r.status == Status.PENDING or r.claimed_by == holder or claim_is_stale(r, now)
+        ]
         for row_id in claimed:
             GenerationRequest.objects.filter(pk=row_id).update(
                 status=Status.RUNNING, claimed_by=holder, claimed_at=now,
@@ -107,14 +119,27 @@ def requests_claim(*, request_ids: list[int], holder: str) -> list[GenerationReq
 # --- provider slots (a semaphore across processes) ------------------------------------------
 
 
-def provider_slots_acquire(*, provider: str, capacity: int, holder: str) -> list[int]:
-    """Lease as many of the provider's ``capacity`` slots as are free (maybe none)."""
+def provider_slots_acquire(
+    *, provider: str, capacity: int, holder: str, wanted: int | None = None
+) -> list[int]:
+    """Lease free slots of the provider's ``capacity`` (maybe none), at most ``wanted``: a
+    chunk of 4 requests holds 4 slots, so the other workers can use the rest. Slots
+    ``holder`` still has (a retried task) count as acquired."""
     now = timezone.now()
-    held = ProviderSlot.objects.filter(provider=provider)
+    held = list(ProviderSlot.objects.filter(provider=provider))
     expired = [slot.pk for slot in held if slot.expires_at < now or holder_is_dead(slot.holder)]
     ProviderSlot.objects.filter(pk__in=expired).delete()
-    acquired = []
+    wanted = max(1, capacity if wanted is None else min(wanted, capacity))
+    live = [s for s in held if s.pk not in expired]
+    acquired = sorted(s.slot for s in live if s.holder == holder)
+    # Only slots free a moment ago are tried: with many workers, inserting into every taken
+    # slot and catching the IntegrityError cost a round trip each, per chunk.
+    taken = {s.slot for s in live}
     for slot in range(max(1, capacity)):
+        if len(acquired) >= wanted:
+            break
+        if slot in taken:
+            continue
         try:
             with transaction.atomic():
                 ProviderSlot.objects.create(
@@ -123,7 +148,7 @@ def provider_slots_acquire(*, provider: str, capacity: int, holder: str) -> list
         except IntegrityError:
             continue
         acquired.append(slot)
-    return acquired
+    return sorted(acquired)
 
 
 def provider_slots_release(*, provider: str, holder: str) -> None:
@@ -193,7 +218,10 @@ def _run_for_generator(generator, request_ids, attempt_round, holder, outcome) -
     slots: list[int] = []
     if is_api:
         slots = provider_slots_acquire(
-            provider=provider, capacity=config.max_concurrency, holder=holder
+            provider=provider,
+            capacity=config.max_concurrency,
+            holder=holder,
+            wanted=len(request_ids),
         )
         if not slots:
             outcome.busy_ids += request_ids

@@ -26,7 +26,12 @@ from annotations import jobs
 from annotations import services as annotation_services
 from annotations.models import BackgroundJob, Study
 from generation import backends
-from generation.execution import claim_holder, generation_chunk_run, requests_reopen
+from generation.execution import (
+    claim_holder,
+    generation_chunk_run,
+    generation_queue,
+    requests_reopen,
+)
 from generation.models import (
     GenerationRequest,
     PlannedPrompt,
@@ -426,7 +431,15 @@ def default_chunk_size(config: dict) -> int:
 
 def open_request_chunks(*, study: Study, chunk_size: int | None = None) -> list[list[int]]:
     """Ids of the study's pending requests, cut into per-generator chunks."""
-    chunks: list[list[int]] = []
+    return [ids for _queue, ids in queued_request_chunks(study=study, chunk_size=chunk_size)]
+
+
+def queued_request_chunks(
+    *, study: Study, chunk_size: int | None = None
+) -> list[tuple[str, list[int]]]:
+    """``(queue, ids)`` per chunk of pending requests; the queue follows the generator's kind
+    (``execution.generation_queue``)."""
+    chunks: list[tuple[str, list[int]]] = []
     for generator in StudyGenerator.objects.filter(study=study):
         ids = list(
             GenerationRequest.objects.filter(
@@ -434,7 +447,8 @@ def open_request_chunks(*, study: Study, chunk_size: int | None = None) -> list[
             ).values_list("pk", flat=True)
         )
         size = chunk_size or default_chunk_size(generator.config)
-        chunks += [ids[start : start + size] for start in range(0, len(ids), size)]
+        queue = generation_queue(generator.config)
+        chunks += [(queue, ids[start : start + size]) for start in range(0, len(ids), size)]
     return chunks
 
 
@@ -444,22 +458,25 @@ def open_request_chunks(*, study: Study, chunk_size: int | None = None) -> list[
 def generation_run(
     *, study: Study, created_by=None, chunk_size: int | None = None
 ) -> BackgroundJob:
-    """Queue the study's missing images on the GPU queue: requests are created for gaps,
-    errors and stale claims reopened, and one task per chunk is sent after commit. The
-    returned job shows the study's progress."""
+    """Queue the study's missing images (local pipelines on "gpu", APIs on ACRB_API_QUEUE):
+    requests are created for gaps, errors and stale claims reopened, and one task per chunk
+    is sent after commit. The returned job shows the study's progress."""
     from generation.tasks import generate_chunk_task
 
     with transaction.atomic():
         generation_requests_create(study=study)
         requests_reopen(study=study)
-        chunks = open_request_chunks(study=study, chunk_size=chunk_size)
+        chunks = queued_request_chunks(study=study, chunk_size=chunk_size)
         job = jobs.job_create(
             kind=JOB_KIND, study=study, created_by=created_by,
-            params={"chunks": len(chunks), "requests": sum(map(len, chunks))},
+            params={"chunks": len(chunks), "requests": sum(len(ids) for _, ids in chunks),
+                    "queues": sorted({queue for queue, _ in chunks})},
         )  # fmt: skip
         job_id = job.pk
         transaction.on_commit(
-            lambda: [generate_chunk_task.delay(job_id, chunk) for chunk in chunks]
+            lambda: [
+                generate_chunk_task.apply_async((job_id, ids), queue=queue) for queue, ids in chunks
+            ]
         )
     if not chunks:
         generation_job_refresh(job_id=job_id)
@@ -544,6 +561,7 @@ __all__ = [
     "generation_run_inline",
     "generator_config_resolve",
     "open_request_chunks",
+    "queued_request_chunks",
     "rephrase_cache",
     "rephrase_choice",
     "rewriter_config_resolve",

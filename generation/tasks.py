@@ -3,8 +3,10 @@
 Routed to the "gpu" queue (settings.CELERY_TASK_ROUTES); serve it with a solo worker per
 GPU (``celery -A acrb_web worker -Q gpu -P solo``). The generator stays loaded in the
 worker process between tasks (generation.execution.generator_for). Tasks are idempotent
-and acknowledged late: a redelivered chunk skips what is done, and a worker that starts
-after a crash re-queues the requests its dead predecessor had claimed.
+and acknowledged late: a redelivered chunk skips what is done, a worker that starts after a
+crash re-queues the requests its dead predecessor had claimed, and a chunk interrupted by a
+database restart is retried. Chunks of API generators go to ACRB_API_QUEUE instead
+(``execution.generation_queue``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready
 
+from annotations import jobs
 from annotations.models import Study
 from generation import execution, services
 from generation.models import GenerationRequest
@@ -22,18 +25,37 @@ logger = logging.getLogger(__name__)
 BUSY_RETRY_S = 2.0  # every provider slot was taken: try the chunk again shortly
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
-def generate_chunk_task(job_id: int, request_ids: list[int], attempt_round: int = 0) -> None:
-    outcome = execution.generation_chunk_run(request_ids=request_ids, attempt_round=attempt_round)
-    if outcome.busy_ids:
-        generate_chunk_task.apply_async(
-            (job_id, outcome.busy_ids, attempt_round), countdown=BUSY_RETRY_S
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+def generate_chunk_task(
+    self, job_id: int, request_ids: list[int], attempt_round: int = 0, holder: str = ""
+) -> None:
+    # A retry after a database error keeps the holder, so it takes back its own claims and
+    # provider slots instead of waiting for their lease to run out.
+    holder = holder or execution.claim_holder()
+    queue = (self.request.delivery_info or {}).get("routing_key")  # follow-ups stay on it
+    try:
+        outcome = execution.generation_chunk_run(
+            request_ids=request_ids, attempt_round=attempt_round, holder=holder
         )
-    if outcome.retry_ids:
-        generate_chunk_task.apply_async(
-            (job_id, outcome.retry_ids, attempt_round + 1), countdown=outcome.retry_after_s
-        )
-    services.generation_job_refresh(job_id=job_id)
+        if outcome.busy_ids:
+            generate_chunk_task.apply_async(
+                (job_id, outcome.busy_ids, attempt_round), countdown=BUSY_RETRY_S, queue=queue
+            )
+        if outcome.retry_ids:
+            generate_chunk_task.apply_async(
+                (job_id, outcome.retry_ids, attempt_round + 1),
+                countdown=outcome.retry_after_s,
+                queue=queue,
+            )
+        services.generation_job_refresh(job_id=job_id)
+    except jobs.TRANSIENT_DATABASE_ERRORS as error:
+        logger.warning("generation chunk of job %s: %s; retrying", job_id, error)
+        raise self.retry(
+            args=(job_id, request_ids, attempt_round),
+            kwargs={"holder": holder},
+            countdown=jobs.transient_retry_delay_s(self.request.retries),
+            max_retries=jobs.TRANSIENT_RETRY_LIMIT,
+        ) from error
 
 
 @worker_ready.connect

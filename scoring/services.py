@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Sum
 from django.utils import timezone
@@ -44,6 +45,7 @@ from scoring.judges.records import (
     REFUSAL,
     preferred_batch_size,
 )
+from scoring.judges.registry import runs_a_local_model
 from scoring.storage import local_file_paths
 
 from . import selectors
@@ -308,7 +310,8 @@ def scoring_job_enqueue(
     pks = selectors.item_pks(study=study)
     batches = [pks[i : i + batch_size] for i in range(0, len(pks), batch_size)]
     params = {"judge": judge_name, "judge_version": config["version"], "device": device,
-              "batch_size": batch_size, "chunk_size": chunk_size, "batches": len(batches)}  # fmt: skip
+              "batch_size": batch_size, "chunk_size": chunk_size, "batches": len(batches),
+              "queue": scoring_queue(config)}  # fmt: skip
     with transaction.atomic():
         job = jobs.job_create(kind=selectors.SCORING_JOB_KIND, study=study, params=params,
                               created_by=created_by)  # fmt: skip
@@ -318,12 +321,16 @@ def scoring_job_enqueue(
         )
         if not batches:
             jobs.job_finish(job_id=job.pk, message="The study has no items to score.")
+        send = partial(score_items_task.apply_async, queue=params["queue"])
         for ids in batches:
-            transaction.on_commit(
-                partial(score_items_task.delay, job.pk, study.pk, judge_name, ids, device)
-            )
+            transaction.on_commit(partial(send, (job.pk, study.pk, judge_name, ids, device)))
     job.refresh_from_db()
     return job
+
+
+def scoring_queue(config: dict[str, Any]) -> str:
+    """ "gpu" for judges that load a model, ACRB_API_QUEUE for API-backed and rules-only ones."""
+    return "gpu" if runs_a_local_model(config) else settings.ACRB_API_QUEUE
 
 
 def scoring_batch_run(
@@ -352,6 +359,8 @@ def scoring_batch_run(
         summary = study_score(study=Study.objects.get(pk=study_id), judge_name=judge_name,
                               device=device, item_ids=list(item_ids), progress=progress,
                               chunk_size=chunk_size)  # fmt: skip
+    except jobs.TRANSIENT_DATABASE_ERRORS:
+        raise  # the batch stays queued; its task retries (scoring.tasks)
     except Exception as exc:
         logger.exception("scoring batch %s of job %s failed", batch.index, job_id)
         _batch_finish(

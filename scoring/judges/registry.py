@@ -55,6 +55,19 @@ def load_judge(
     return judge
 
 
+def runs_a_local_model(config: dict[str, Any]) -> bool:
+    """True when the judge loads a model in the worker (CLIP, a transformers VLM), False when
+    it only calls an HTTP API or applies rules; the former run on the GPU queue."""
+    kind = config.get("kind")
+    if kind == "ensemble":
+        return any(runs_a_local_model(member) for member in config.get("members", []))
+    if kind == "cue_vlm":
+        return (config.get("backend") or {}).get("type", "transformers") != "openai"
+    if kind == "hard_refusal":
+        return bool(config.get("clip"))
+    return True
+
+
 def _override_device(config: dict[str, Any], device: str) -> None:
     for key in ("clip", "backend"):
         if (

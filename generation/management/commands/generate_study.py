@@ -75,7 +75,9 @@ class Command(BaseCommand):
 
     def _wait(self, record, job, progress, timeout):
         self.stdout.write(
-            f"Queued as job #{job.pk}; waiting for the 'gpu' workers (Ctrl-C leaves them running)."
+            f"Queued as job #{job.pk}; waiting for the workers on "
+            f"{', '.join(repr(q) for q in job.params.get('queues', ['gpu']))} "
+            "(Ctrl-C leaves them running)."
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

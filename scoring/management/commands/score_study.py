@@ -1,4 +1,4 @@
-"""Score a study with one configured judge: queued on the "gpu" queue, or inline."""
+"""Score a study with one configured judge: queued (on "gpu", or ACRB_API_QUEUE for API judges), or inline."""
 
 import time
 
@@ -64,7 +64,8 @@ class Command(BaseCommand):
             study=study, judge_name=judge, device=device, batch_size=batch_size
         )
         self.stdout.write(
-            f"Job #{job.pk}: {job.params['batches']} batches queued on the 'gpu' queue."
+            f"Job #{job.pk}: {job.params['batches']} batches queued on the "
+            f"'{job.params['queue']}' queue."
         )
         deadline = None if timeout is None else time.monotonic() + timeout
         with tqdm(total=job.total, desc=f"scoring with {judge}", unit="item", disable=None) as bar:
