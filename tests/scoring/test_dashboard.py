@@ -170,3 +170,13 @@ def test_summary_of_a_new_study_says_there_is_nothing_yet(study, staff_client):
     for text in ("undefined: no item has two or more ratings", "No disparity is defined yet.", "No batch yet.",
                  "Nothing needs action."):  # fmt: skip
         assert text in html, text
+
+
+def test_a_batch_without_assignments_is_not_shown_as_complete(batch, staff_client):
+    """A recruitment batch waits for its recruits: 0 / 0 is "no assignments yet", not 100 %."""
+    services.batch_create(study=batch.study, name="empty-batch", policy="manual", annotators=[],
+                          overlap_k=1, seed=1, manual_pairs=[])  # fmt: skip
+    url = reverse("metrics:study_summary", args=[batch.study.slug])
+    fragment = staff_client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    row = fragment[fragment.index("empty-batch") :].split("</tr>", 1)[0]
+    assert "no assignments yet" in row and "100%" not in row
