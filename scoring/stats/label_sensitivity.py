@@ -12,20 +12,11 @@ from collections.abc import Sequence
 import pandas as pd
 
 from scoring.stats.label_models import METHODS, LabelAggregation, aggregate_labels
-from scoring.stats.study_rates import source_rates
+from scoring.stats.study_rates import ITEM_COLUMNS, source_rates
 
 # The study export's default. MACE (~50 EM steps per question, each a pandas pass) and GLAD
 # (~13 s on 6,000 answers against 0.4 s for Dawid-Skene, crowd-kit 1.4) are opt-in there.
 DEFAULT_METHODS = ("majority", "dawid-skene")
-ITEM_COLUMNS = [
-    "item_id",
-    "attribute",
-    "attribute_value",
-    "base_prompt_id",
-    "domain",
-    "generator",
-    "mode",
-]
 
 
 def aggregated_frame(annotations: pd.DataFrame, aggregation: LabelAggregation) -> pd.DataFrame:

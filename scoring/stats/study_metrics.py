@@ -19,17 +19,14 @@ from scoring.stats.study_agreement import (
     human_vs_auto_agreement,
     inter_annotator_agreement,
 )
-from scoring.stats.study_rates import ANSWERS_REFUSAL, MEASURES, rates_breakdown, study_rates
+from scoring.stats.study_rates import (
+    ANSWERS_REFUSAL,
+    ITEM_COLUMNS,
+    MEASURES,
+    rates_breakdown,
+    study_rates,
+)
 
-ITEM_COLUMNS = [
-    "item_id",
-    "attribute",
-    "attribute_value",
-    "base_prompt_id",
-    "domain",
-    "generator",
-    "mode",
-]
 ANNOTATION_COLUMNS = [*ITEM_COLUMNS, "annotator", "annotator_group", "hard_refusal", "cue"]
 JUDGMENT_COLUMNS = [*ITEM_COLUMNS, "judge", "hard_refusal", "cue"]
 STRING_COLUMNS = [*ITEM_COLUMNS, "annotator", "annotator_group", "judge"]

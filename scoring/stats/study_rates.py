@@ -22,6 +22,19 @@ MEASURES = ("refusal", "erasure", "substitution", "combined")
 ANSWERS_REFUSAL = "answers_refusal"
 
 
+# The columns that describe an item in every frame the study statistics take (one row per
+# annotation, judgment or aggregated item label); study_metrics' frame contracts build on it.
+ITEM_COLUMNS = [
+    "item_id",
+    "attribute",
+    "attribute_value",
+    "base_prompt_id",
+    "domain",
+    "generator",
+    "mode",
+]
+
+
 def measure_outcomes(frame: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per measure, the per-row (success, counted) booleans.
 
