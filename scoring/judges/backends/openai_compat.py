@@ -197,13 +197,30 @@ def data_url(image: ImageSource) -> str:
     so a rewritten file is read again)."""
     if isinstance(image, str | Path):
         status = os.stat(image)  # a missing file: that request's error, as before
-        return _file_data_url(str(image), status.st_size, status.st_mtime_ns)
+        return _shared_file_data_url(str(image), status.st_size, status.st_mtime_ns)
     return image_data_url(image)
 
 
 @functools.lru_cache(maxsize=128)
 def _file_data_url(path: str, size: int, mtime_ns: int) -> str:
     return image_data_url(path)
+
+
+_KEY_LOCKS_GUARD = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1024)
+def _key_lock(key: tuple) -> threading.Lock:
+    return threading.Lock()
+
+
+def _shared_file_data_url(path: str, size: int, mtime_ns: int) -> str:
+    """The file's data URL, read once even when many request threads ask for it at the same
+    moment (lru_cache alone lets each concurrent miss read the file)."""
+    with _KEY_LOCKS_GUARD:
+        lock = _key_lock((path, size, mtime_ns))
+    with lock:
+        return _file_data_url(path, size, mtime_ns)
 
 
 def _rejects_structured(error: str) -> bool:

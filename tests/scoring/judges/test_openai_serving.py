@@ -127,7 +127,15 @@ def test_an_image_shared_by_many_requests_is_read_once(make_image, monkeypatch):
     face = make_image((20, 30, 40))
     reads = []
     real = openai_compat.image_data_url
-    monkeypatch.setattr(openai_compat, "image_data_url", lambda s: reads.append(s) or real(s))
+
+    def slow_read(source):
+        # A slow read makes the concurrent requests overlap, as they do on a loaded machine:
+        # every thread then misses a plain cache at once.
+        reads.append(source)
+        time.sleep(0.05)
+        return real(source)
+
+    monkeypatch.setattr(openai_compat, "image_data_url", slow_read)
     openai_compat._file_data_url.cache_clear()
     requests = [VLMRequest(images=(face, make_image((i, 0, 0))), text="q") for i in range(4)]
     with OpenAIServer(answer_with("A")) as server:
