@@ -85,12 +85,12 @@ BENCH_CPU := stats_bench export_bench reflect_stats_timing judge_bench generatio
 # Arguments per benchmark; any of them can be overridden on the command line, e.g.
 # make bench QUICK=1 BENCH_ARGS_judge_bench="--images 32".
 ifdef QUICK
-export BENCH_ARGS_stats_bench ?= --budget-s 20
+export BENCH_ARGS_stats_bench ?= --budget-s 10
 export BENCH_ARGS_export_bench ?= --items 10000 --budget-s 15
-export BENCH_ARGS_reflect_stats_timing ?= --budget-s 30
-export BENCH_ARGS_judge_bench ?= --images 16 --batch-size 16 --image-size 256 --budget-s 60
+export BENCH_ARGS_reflect_stats_timing ?= --budget-s 20
+export BENCH_ARGS_judge_bench ?= --images 16 --batch-size 16 --image-size 256 --budget-s 30
 export BENCH_ARGS_generation_bench ?= --size 32 --base-prompts 4 --budget-s 30
-export BENCH_ARGS_reflect_bench ?= --templates-per-occupation 1 --budget-s 45
+export BENCH_ARGS_reflect_bench ?= --templates-per-occupation 1 --budget-s 30
 export BENCH_ARGS_annotation_load ?= --quick --cycles 10
 export BENCH_ARGS_score_bench ?= --images 100
 export BENCH_ARGS_vlm_client_bench ?=
