@@ -105,14 +105,18 @@ def aggregated_label_export(*, study: Study, method: str, seed: int = 0) -> Expo
 CACHE_SECONDS = 24 * 3600
 
 
-def cached_for_study_data(kind: str, *, study: Study, settings, compute: Callable[[], T]) -> T:
+def cached_for_study_data(
+    kind: str, *, study: Study, settings, compute: Callable[[], T], fingerprint: str | None = None
+) -> T:
     """``compute()``, reused while the study's data and ``settings`` (JSON-able) are unchanged.
 
     The one cache of computed study documents (metrics, report, figures): the key holds the
     study's data fingerprint (``annotations.selectors.study_data_fingerprint``), so an answer,
-    an edit or a gold flag makes a new key and a cached value is never stale.
+    an edit or a gold flag makes a new key and a cached value is never stale. A caller that
+    reads several documents in one go passes the fingerprint it read once (five queries).
     """
-    fingerprint = selectors.study_data_fingerprint(study=study)
+    if fingerprint is None:
+        fingerprint = selectors.study_data_fingerprint(study=study)
     settings_text = json.dumps(settings, sort_keys=True)
     digest = hashlib.sha256(f"{study.pk}|{fingerprint}|{settings_text}".encode()).hexdigest()
     key = f"{kind}:{digest}"
@@ -124,12 +128,18 @@ def cached_for_study_data(kind: str, *, study: Study, settings, compute: Callabl
 
 
 def metrics_document_cached(
-    *, study: Study, n_resamples: int = DEFAULT_N_RESAMPLES, seed: int = 0, labels: str = POOLED
+    *,
+    study: Study,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    seed: int = 0,
+    labels: str = POOLED,
+    fingerprint: str | None = None,
 ) -> dict:
     """The same document, reused while the study's data is unchanged (dashboard and charts)."""
     return cached_for_study_data(
         "metrics",
         study=study,
+        fingerprint=fingerprint,
         settings=[n_resamples, seed, labels],
         compute=lambda: metrics_document(
             study=study, n_resamples=n_resamples, seed=seed, labels=labels

@@ -164,8 +164,9 @@ def study_summary(*, study: Study) -> dict:
     fixed number of queries: the cached metrics document and audit report (the export's and the
     report's numbers, one definition each), progress per batch and annotator, and the flags
     waiting for review."""
-    metrics = metrics_document_cached(study=study)
-    report = report_document_cached(study=study)
+    fingerprint = annotation_selectors.study_data_fingerprint(study=study)  # read once for both
+    metrics = metrics_document_cached(study=study, fingerprint=fingerprint)
+    report = report_document_cached(study=study, fingerprint=fingerprint)
     progress = annotation_selectors.study_progress(study=study)
     validation_rows = validation_table(metrics)
     return {

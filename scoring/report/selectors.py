@@ -91,11 +91,14 @@ def report_document(*, study: Study, references: dict | None = None, **options) 
     return report_from_inputs(report_inputs(study=study, references=references, **options))
 
 
-def report_document_cached(*, study: Study, references: dict | None = None, **options) -> dict:
+def report_document_cached(
+    *, study: Study, references: dict | None = None, fingerprint: str | None = None, **options
+) -> dict:
     """The same report, reused while the study's data (its fingerprint) and the settings are unchanged."""
     return cached_for_study_data(
         "report",
         study=study,
+        fingerprint=fingerprint,
         # The staff-stated context is no data the fingerprint sees: an edit must refresh the report.
         settings=[references or {}, options, study_audit_context(study=study)],
         compute=lambda: report_document(study=study, references=references, **options),

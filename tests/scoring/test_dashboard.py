@@ -52,10 +52,10 @@ def test_summary_selector_runs_the_same_queries_whatever_the_study_size(annotato
         counts.append(len(queries))
         assert len(summary["progress"]["annotators"]) == 3
     assert counts[0] == counts[1], counts
-    # Two data fingerprints of five queries each (answers, judgments, items, adjudications,
-    # label exclusions; one per cached document: metrics, report), progress per batch and
-    # annotator, flags waiting.
-    assert counts[0] == 5 + 5 + 2 + 1
+    # One data fingerprint of five queries (answers, judgments, items, adjudications, label
+    # exclusions; shared by the cached metrics and report), progress per batch and annotator,
+    # flags waiting.
+    assert counts[0] == 5 + 2 + 1
 
 
 def test_summary_numbers_are_the_exports(batch, annotators):
