@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol, runtime_checkable
 
 from annotations.labels import CUE_LABELS
@@ -72,7 +72,12 @@ class JudgmentOutput:
         return self.error is None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The output as plain data. ``evidence`` is shared, not deep-copied: judges build it
+        fresh per item and nothing changes it afterwards, and copying it was a visible part of
+        the per-image cost (issue 13)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["member_outputs"] = [member.to_dict() for member in self.member_outputs]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JudgmentOutput:

@@ -13,7 +13,7 @@ from scoring.judges import images as images_module
 from scoring.judges.hard_refusal import HardRefusalConfig, HardRefusalJudge
 from scoring.judges.pipeline import ordered_map
 from scoring.judges.records import ItemInput
-from scoring.judges.rules import _uint8_median, blank_image_stats
+from scoring.judges.rules import _histogram_median, blank_image_stats
 from tests.scoring.judges.fakes import FakeClip
 
 TEXTS = {"r1": [1, 0, 0], "o1": [0, 0, 1]}
@@ -91,11 +91,11 @@ def test_ordered_map_keeps_order_and_bounds_work_in_flight():
     assert peak[0] <= 4
 
 
-def test_uint8_median_equals_numpy():
+def test_histogram_median_equals_numpy():
     rng = np.random.default_rng(1)
     for size in (1, 2, 3, 10, 11, 4096):
         values = rng.integers(0, 256, size).astype(np.uint8)
-        assert _uint8_median(values) == np.median(values)
+        assert _histogram_median(np.bincount(values, minlength=256)) == np.median(values)
 
 
 def test_blank_statistics_equal_the_float_reference(make_image):
