@@ -45,7 +45,7 @@ from scoring.judges.records import (
     REFUSAL,
     preferred_batch_size,
 )
-from scoring.judges.registry import runs_a_local_model
+from scoring.judges.registry import configured_batch_size, runs_a_local_model
 from scoring.storage import local_file_paths
 
 from . import selectors
@@ -300,13 +300,16 @@ def scoring_job_enqueue(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     created_by=None,
 ) -> BackgroundJob:
-    """A BackgroundJob and one ``score_items_task`` per batch, queued after commit. Within a
-    batch, judgments are stored every ``chunk_size`` items (kept in the job's params)."""
+    """A BackgroundJob and one ``score_items_task`` per batch, queued after commit. A batch
+    (one task) holds ``batch_size`` items, widened to the judge's configured model batch so
+    the model's batches are never cut short; within a batch, judgments are stored every
+    ``chunk_size`` items (kept in the job's params)."""
     from .tasks import score_items_task
 
     if batch_size < 1 or chunk_size < 1:
         raise ValueError("batch_size and chunk_size must be at least 1")
     config = selectors.judge_config(study=study, judge_name=judge_name)  # fails early if unknown
+    batch_size = max(batch_size, configured_batch_size(config))
     pks = selectors.item_pks(study=study)
     batches = [pks[i : i + batch_size] for i in range(0, len(pks), batch_size)]
     params = {"judge": judge_name, "judge_version": config["version"], "device": device,

@@ -68,6 +68,19 @@ def runs_a_local_model(config: dict[str, Any]) -> bool:
     return True
 
 
+def configured_batch_size(config: dict[str, Any]) -> int:
+    """The largest model batch a config asks for (1 when it names none), read without loading
+    anything, so a queued job never cuts its tasks smaller than the model's batch."""
+    if config.get("kind") == "ensemble":
+        return max((configured_batch_size(m) for m in config.get("members", [])), default=1)
+    sizes = [
+        int(config[key].get("batch_size", 1))
+        for key in ("clip", "backend")
+        if isinstance(config.get(key), dict)
+    ]
+    return max([1, *sizes])
+
+
 def _override_device(config: dict[str, Any], device: str) -> None:
     for key in ("clip", "backend"):
         if (

@@ -132,3 +132,14 @@ def test_selectors_run_a_fixed_number_of_queries(mixed_study, django_assert_num_
         selectors.review_items(study=mixed_study)
     with django_assert_num_queries(1):
         selectors.items_for_scoring(study=mixed_study)
+
+
+def test_queued_batches_are_never_smaller_than_the_models_batch(mixed_study, judges):
+    """--batch-size 2 with a CLIP batch of 4: tasks of 4 items, so CLIP sees batches of 4."""
+    from scoring import services
+
+    clip_judge = CLIP_JUDGE | {"clip": CLIP_JUDGE["clip"] | {"batch_size": 4}}
+    judges(clip=clip_judge)
+    job = services.scoring_job_enqueue(study=mixed_study, judge_name="clip", batch_size=2)
+    assert job.params["batch_size"] == 4
+    assert [len(b.item_ids) for b in ScoringBatch.objects.filter(job=job)] == [4, 2]

@@ -64,3 +64,15 @@ def test_clip_and_vlm_judges_from_config(tiny_clip_files, rigged_llava_dir, make
     assert [m.judge_name for m in out.member_outputs] == ["clip_cue", "tiny_vlm"]
     assert out.member_outputs[1].label == "erased"
     assert out.label in ("erased", "retained")
+
+
+def test_configured_batch_size_reads_the_model_batch_without_loading():
+    from scoring.judges.registry import configured_batch_size
+
+    clip = {"kind": "hard_refusal", "clip": {"architecture": "ViT-B-32", "batch_size": 128}}
+    vlm = {"kind": "cue_vlm", "backend": {"type": "transformers", "batch_size": 8}}
+    assert configured_batch_size(clip) == 128
+    assert configured_batch_size(vlm) == 8
+    assert configured_batch_size({"kind": "hard_refusal", "clip": None}) == 1  # rules only
+    assert configured_batch_size({"kind": "ensemble", "members": [clip, vlm]}) == 128
+    assert configured_batch_size({"kind": "ensemble", "members": []}) == 1
