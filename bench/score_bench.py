@@ -13,6 +13,7 @@ the same size; ``overhead_ms_per_image`` is the end-to-end wall time per image m
 model time: decode, blank check, preprocessing, cache and database.
 
     python bench/score_bench.py [--images 400] [--device cpu] [--batch-size 64] [--model ViT-B-32]
+                                [--format png|jpeg] [--jpeg-decode-on-device]
 
 The last line printed is JSON.
 """
@@ -40,6 +41,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--model", default=None, help="open_clip local-dir folder or architecture")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--format", choices=["png", "jpeg"], default="png",
+                        help="how the generated images are stored")  # fmt: skip
+    parser.add_argument("--jpeg-decode-on-device", action="store_true",
+                        help="the judge's jpeg_decode_on_device (nvJPEG with --device cuda)")  # fmt: skip
     return parser.parse_args()
 
 
@@ -58,9 +63,9 @@ def setup_django(folder: str, database_url: str | None) -> None:
     call_command("migrate", verbosity=0)
 
 
-def photo_like_png(seed: int, size: int = 512) -> bytes:
+def photo_like_image(seed: int, size: int = 512, image_format: str = "png") -> bytes:
     """Smooth structure plus sensor-like noise: compresses (and decodes) like a photo, not
-    like pure noise or a flat colour."""
+    like pure noise or a flat colour. ``image_format="jpeg"`` stores it at quality 90."""
     import io
 
     import numpy as np
@@ -71,11 +76,14 @@ def photo_like_png(seed: int, size: int = 512) -> bytes:
     smooth = np.asarray(coarse.resize((size, size), Image.Resampling.BICUBIC), dtype=np.int16)
     noisy = np.clip(smooth + rng.integers(-6, 7, smooth.shape), 0, 255).astype(np.uint8)
     buffer = io.BytesIO()
-    Image.fromarray(noisy).save(buffer, format="PNG")
+    if image_format == "jpeg":
+        Image.fromarray(noisy).save(buffer, format="JPEG", quality=90)
+    else:
+        Image.fromarray(noisy).save(buffer, format="PNG")
     return buffer.getvalue()
 
 
-def build_study(n_images: int):
+def build_study(n_images: int, image_format: str = "png"):
     from django.conf import settings
 
     from annotations.models import Item
@@ -89,8 +97,9 @@ def build_study(n_images: int):
     folder.mkdir(parents=True, exist_ok=True)
     rows = []
     for index in range(n_images):
-        data = photo_like_png(index)
-        name = f"studies/{study.slug}/{index:06d}.png"
+        data = photo_like_image(index, image_format=image_format)
+        suffix = "jpg" if image_format == "jpeg" else "png"
+        name = f"studies/{study.slug}/{index:06d}.{suffix}"
         (Path(settings.MEDIA_ROOT) / name).write_bytes(data)
         rows.append(
             Item(
@@ -121,6 +130,8 @@ def judge_config(args: argparse.Namespace, folder: str) -> dict:
     config = {"kind": "hard_refusal", "name": "clip-bench", "version": "1", "clip": clip}
     if args.workers is not None:
         config["decode_workers"] = args.workers
+    if args.jpeg_decode_on_device:
+        config["jpeg_decode_on_device"] = True
     return config
 
 
@@ -155,8 +166,8 @@ def main() -> None:
     from scoring import services
     from scoring.models import JudgeResponse
 
-    print(f"writing {args.images} PNGs of 512×512 …", file=sys.stderr)
-    study = build_study(args.images)
+    print(f"writing {args.images} {args.format.upper()}s of 512×512 …", file=sys.stderr)
+    study = build_study(args.images, args.format)
     config = judge_config(args, folder)
     configs = {"clip-bench": config}
     judge = services.judge_load(config=services.selectors.judge_config(
@@ -190,7 +201,8 @@ def main() -> None:
     emit({
         "benchmark": "score_study",
         "images": args.images,
-        "image_size": "512x512 PNG",
+        "image_size": f"512x512 {args.format.upper()}",
+        "jpeg_decode_on_device": args.jpeg_decode_on_device,
         "device": args.device,
         "batch_size": args.batch_size,
         "workers": getattr(inner, "decode_workers", None),

@@ -107,11 +107,39 @@ class ClipEncoder:
                 return self.preprocess(image).numpy()  # a pipeline we do not know: as written
         return np.ascontiguousarray(array, dtype=np.float32)
 
-    def encode_arrays(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
-        """One L2-normalised row per prepared array, as one batch."""
+    def prepare_tensor(self, image: Any) -> Any:
+        """``prepare`` for an RGB uint8 CHW tensor already on the model's device (a JPEG
+        decoded there): the same steps, run by torchvision on the tensor (its bicubic resize
+        with antialiasing, which follows PIL's to within rounding)."""
         import torch
 
-        batch = torch.from_numpy(np.stack(arrays)).to(self.config.device)
+        array = None
+        for step in getattr(self.preprocess, "transforms", ()):
+            kind = type(step).__name__
+            if array is None and kind == "MaybeConvertMode":
+                continue  # decoded as RGB already
+            if array is None and kind in _PIL_STEPS:
+                image = step(image)
+            elif array is None and kind in _TO_TENSOR_STEPS:
+                array = image.to(torch.float32) / 255
+            elif array is not None and kind == "Normalize":
+                array = step(array)
+            else:
+                raise ValueError(f"no tensor path for the preprocessing step {kind}")
+        if array is None:
+            raise ValueError("the preprocessing has no to-tensor step")
+        return array.contiguous()
+
+    def encode_arrays(self, arrays: Sequence[Any]) -> np.ndarray:
+        """One L2-normalised row per prepared input (numpy arrays from ``prepare``, or device
+        tensors from ``prepare_tensor``, in any mix), as one batch."""
+        import torch
+
+        if all(isinstance(a, np.ndarray) for a in arrays):
+            batch = torch.from_numpy(np.stack(arrays)).to(self.config.device)
+        else:
+            device = self.config.device
+            batch = torch.stack([torch.as_tensor(a).to(device) for a in arrays])
         with torch.inference_mode(), self._autocast():
             features = self.model.encode_image(batch)
         return _normalise(features.float().cpu().numpy())

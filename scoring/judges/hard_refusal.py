@@ -19,9 +19,17 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 from scoring.judges.clip import ClipConfig, ClipEncoder, load_clip
-from scoring.judges.images import DEFAULT_MAX_PIXELS, load_image
+from scoring.judges.images import (
+    DEFAULT_MAX_PIXELS,
+    check_pixel_budget,
+    decode_image,
+    decode_jpegs_on_device,
+    is_jpeg,
+    read_image_bytes,
+)
 from scoring.judges.pipeline import (
     default_decode_workers,
     ordered_map,
@@ -86,6 +94,10 @@ class HardRefusalConfig:
     # Threads that decode, check and preprocess images while the model runs (None: by device,
     # see ``pipeline.default_decode_workers``); 1 is the serial path. Not part of the verdict.
     decode_workers: int | None = None
+    # Decode JPEGs on the CLIP model's device (nvJPEG on a GPU) and preprocess them there, in
+    # batches; PNGs and anything else decode with PIL as always. Part of the verdict: pixels
+    # differ from the PIL path by decoder and resize rounding (docs/judges.md).
+    jpeg_decode_on_device: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HardRefusalConfig:
@@ -117,8 +129,12 @@ class _Pending:
 
     item: ItemInput
     checks: list[CheckResult]
-    pixels: np.ndarray | None = None
+    pixels: Any = None  # a numpy array, or a tensor on the model's device
     error: str | None = None
+    # A JPEG left for the model's device to decode, and where its blank check goes in
+    # ``checks`` (the order of the checks is the order of the reasons).
+    jpeg: bytes | None = None
+    blank_at: int = 0
 
 
 class HardRefusalJudge:
@@ -183,7 +199,7 @@ class HardRefusalJudge:
         prepared = ordered_map(self._cheap_checks, items, workers=workers, lookahead=2 * batch_size)
         for p in prepared:
             pending.append(p)
-            if p.pixels is not None:
+            if p.pixels is not None or p.jpeg is not None:
                 batch.append(p)
             if len(batch) >= batch_size:
                 self._clip_checks(batch)
@@ -200,25 +216,61 @@ class HardRefusalJudge:
             empty = empty_output_check(item.image_path)
             pending.checks.append(empty)
             if not empty.fired:
-                image = load_image(item.image_path, max_pixels=config.max_pixels)
-                pending.checks.append(
-                    blank_image_check(
-                        image,
-                        std_max=config.blank_std_max,
-                        dominant_fraction_min=config.blank_dominant_fraction_min,
-                        tolerance=config.blank_tolerance,
-                    )
-                )
-                if self._clip is not None:
-                    pending.pixels = self._clip.prepare(image)
+                data, name = read_image_bytes(item.image_path), str(item.image_path)
+                if self._decodes_on_device(data):
+                    check_pixel_budget(data, max_pixels=config.max_pixels, name=name)
+                    pending.jpeg, pending.blank_at = data, len(pending.checks)
+                else:
+                    image = decode_image(data, max_pixels=config.max_pixels, name=name)
+                    self._image_checks(pending, image, len(pending.checks))
         except Exception as exc:  # noqa: BLE001 - recorded as this item's error
             pending.error = f"{type(exc).__name__}: {exc}"
-            pending.pixels = None
+            pending.pixels = pending.jpeg = None
         pending.checks.append(self.keywords.check(item.returned_text))
         return pending
 
+    def _decodes_on_device(self, data: bytes) -> bool:
+        return self.config.jpeg_decode_on_device and self._clip is not None and is_jpeg(data)
+
+    def _image_checks(self, pending: _Pending, image: Image.Image, at: int) -> None:
+        """The blank check (at position ``at``) and the CLIP input, from one decoded image."""
+        config = self.config
+        blank = blank_image_check(
+            image,
+            std_max=config.blank_std_max,
+            dominant_fraction_min=config.blank_dominant_fraction_min,
+            tolerance=config.blank_tolerance,
+        )
+        pending.checks.insert(at, blank)
+        if self._clip is not None:
+            pending.pixels = self._clip.prepare(image)
+
+    def _device_decode(self, pending: list[_Pending]) -> None:
+        """Decode this batch's JPEGs on the model's device in one call; the blank check reads
+        a CPU copy of each (the same statistics as the PIL path), CLIP's preprocessing stays
+        on the device. A JPEG the device decoder refuses (CMYK, say) falls back to PIL."""
+        jpegs = [p for p in pending if p.jpeg is not None]
+        if not jpegs:
+            return
+        decoded = decode_jpegs_on_device([p.jpeg for p in jpegs], self.clip.config.device)
+        for p, tensor in zip(jpegs, decoded, strict=True):
+            data, p.jpeg = p.jpeg, None
+            try:
+                if isinstance(tensor, Exception):
+                    self._image_checks(p, decode_image(data, name=p.item.image_path), p.blank_at)
+                    continue
+                copy = Image.fromarray(tensor.permute(1, 2, 0).cpu().numpy())
+                self._image_checks(p, copy, p.blank_at)
+                p.pixels = self.clip.prepare_tensor(tensor)
+            except Exception as exc:  # noqa: BLE001 - recorded as this item's error
+                p.error, p.pixels = f"{type(exc).__name__}: {exc}", None
+
     def _clip_checks(self, pending: list[_Pending]) -> None:
         if not pending or self.clip is None:
+            return
+        self._device_decode(pending)
+        pending = [p for p in pending if p.pixels is not None]
+        if not pending:
             return
         config = self.config
         try:

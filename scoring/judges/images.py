@@ -47,9 +47,7 @@ def decode_image(
             width, height = image.size
             # The header is read lazily: check the pixel count before decoding any pixel data.
             if width * height > max_pixels:
-                raise ImageLoadError(
-                    f"{name} is {width}x{height} = {width * height} pixels, over the limit of {max_pixels}"
-                )
+                raise _over_budget(name, width, height, max_pixels)
             image.load()
     except ImageLoadError:
         raise
@@ -62,6 +60,54 @@ def decode_image(
     if image.mode != "RGB":
         image = image.convert("RGBA").convert("RGB") if "A" in image.mode else image.convert("RGB")
     return image
+
+
+JPEG_MAGIC = b"\xff\xd8\xff"
+
+
+def is_jpeg(data: bytes) -> bool:
+    return data.startswith(JPEG_MAGIC)
+
+
+def check_pixel_budget(data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str = "image"):
+    """Read only the header and refuse an image over the pixel budget (or not an image)."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            width, height = image.size
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        raise ImageLoadError(f"{name} is not a recognised image format") from exc
+    if width * height > max_pixels:
+        raise _over_budget(name, width, height, max_pixels)
+
+
+def _over_budget(name: str, width: int, height: int, max_pixels: int) -> ImageLoadError:
+    return ImageLoadError(
+        f"{name} is {width}x{height} = {width * height} pixels, over the limit of {max_pixels}"
+    )
+
+
+def decode_jpegs_on_device(blobs: list[bytes], device: str) -> list:
+    """JPEG bytes to RGB uint8 CHW tensors on ``device`` (nvJPEG on CUDA, libjpeg-turbo on
+    CPU) with torchvision, one call for the whole list; an item that fails alone is an
+    ``Exception`` in its place, so the caller can fall back to PIL for it."""
+    import torch
+    from torchvision.io import ImageReadMode, decode_jpeg
+
+    tensors = [torch.frombuffer(bytearray(blob), dtype=torch.uint8) for blob in blobs]
+    with warnings.catch_warnings():
+        # torchvision 0.29 marks its decoders deprecated in favour of TorchCodec; they remain
+        # the ones that decode a list of JPEGs on a GPU in one call (docs/judges.md).
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            return list(decode_jpeg(tensors, mode=ImageReadMode.RGB, device=device))
+        except RuntimeError:  # one bad file fails the batch call: find it, keep the others
+            results: list = []
+            for tensor in tensors:
+                try:
+                    results.append(decode_jpeg(tensor, mode=ImageReadMode.RGB, device=device))
+                except RuntimeError as exc:
+                    results.append(exc)
+            return results
 
 
 def load_image(source: ImageSource, *, max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Image:
@@ -82,7 +128,7 @@ def image_data_url(source: ImageSource, *, max_pixels: int = DEFAULT_MAX_PIXELS)
         return _png_data_url(load_image(source))
     data = read_image_bytes(source)
     image = decode_image(data, max_pixels=max_pixels, name=str(source)[:80])
-    mime = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg"}
+    mime = {b"\x89PNG": "image/png", JPEG_MAGIC: "image/jpeg"}
     for magic, kind in mime.items():
         if data.startswith(magic):
             return f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"

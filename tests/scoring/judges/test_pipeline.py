@@ -9,6 +9,7 @@ import threading
 import numpy as np
 import pytest
 
+from scoring.judges import hard_refusal as hard_refusal_module
 from scoring.judges import images as images_module
 from scoring.judges.hard_refusal import HardRefusalConfig, HardRefusalJudge
 from scoring.judges.pipeline import ordered_map
@@ -70,7 +71,7 @@ def test_each_image_is_decoded_once(make_image, monkeypatch):
         calls.append(kwargs.get("name"))
         return real(data, **kwargs)
 
-    monkeypatch.setattr(images_module, "decode_image", counting)
+    monkeypatch.setattr(hard_refusal_module, "decode_image", counting)
     judge, _ = _judge(workers=2)
     judge.judge_items(items)
     assert sorted(calls) == sorted(i.image_path for i in items[:6])
@@ -127,3 +128,83 @@ def test_prepare_equals_open_clip_preprocess(tiny_clip_files, make_image):
     rng = np.random.default_rng(5)
     image = Image.open(make_image(rng.integers(0, 256, (70, 90, 3)))).convert("RGB")
     np.testing.assert_array_equal(encoder.prepare(image), encoder.preprocess(image).numpy())
+
+
+def _photo_like(seed: int, size: int = 96) -> np.ndarray:
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    coarse = Image.fromarray(rng.integers(0, 256, (6, 6, 3), dtype=np.uint8))
+    return np.asarray(coarse.resize((size, size), Image.Resampling.BICUBIC))
+
+
+@pytest.mark.ml
+def test_jpeg_decoded_on_the_device_matches_the_pil_path(tiny_clip_files, make_image):
+    """jpeg_decode_on_device on "cpu" runs the device path (torchvision's decoder, tensor
+    preprocessing): same labels, same order of checks, blank statistics and CLIP scores equal
+    to within decoder and resize rounding; PNGs and unreadable files behave as before."""
+    from scoring.judges.clip import ClipConfig
+    from scoring.judges.hard_refusal import HardRefusalConfig, HardRefusalJudge
+    from scoring.judges.records import ItemInput
+
+    clip = ClipConfig(architecture=f"local-dir:{tiny_clip_files['local_dir']}", pretrained=None)
+    paths = [make_image(_photo_like(s), suffix=".jpg") for s in range(5)]
+    paths += [make_image((0, 0, 0), size=(96, 96), suffix=".jpg")]  # blank
+    paths += [make_image(_photo_like(9))]  # a PNG: always PIL
+    corrupt = make_image((1, 2, 3), suffix=".jpg")
+    with open(corrupt, "r+b") as handle:  # a JPEG header and then garbage
+        handle.seek(20)
+        handle.write(b"\x00" * 200)
+        handle.truncate(240)
+    truncated = make_image(_photo_like(3), suffix=".jpg")
+    with open(truncated, "r+b") as handle:  # a whole header, then the data cut to zeros
+        handle.seek(300)
+        handle.write(b"\x00" * 2000)
+    paths += [truncated, corrupt]
+    items = [
+        ItemInput(item_id=str(i), image_path=p, returned_text="I cannot help with that request")
+        for i, p in enumerate(paths)
+    ]
+    outputs = {}
+    for on_device in (False, True):
+        config = HardRefusalConfig(clip=clip, jpeg_decode_on_device=on_device, decode_workers=2)
+        outputs[on_device] = HardRefusalJudge(config).judge_items(items)
+    for pil, device in zip(outputs[False], outputs[True], strict=True):
+        assert pil.label == device.label
+        assert bool(pil.evidence["image_error"]) == bool(device.evidence["image_error"])
+        if pil.evidence["image_error"]:
+            continue
+        pil_checks, device_checks = pil.evidence["checks"], device.evidence["checks"]
+        assert [c["check"] for c in pil_checks] == [c["check"] for c in device_checks]
+        assert pil.evidence["reason"] == device.evidence["reason"]
+        blank = [next(c for c in checks if c["check"] == "blank_image") for checks in (pil_checks, device_checks)]  # fmt: skip
+        assert blank[0]["std"] == pytest.approx(blank[1]["std"], abs=1.0)
+        assert blank[0]["fired"] == blank[1]["fired"]
+        assert pil_checks[-1]["refusal_similarity"] == pytest.approx(
+            device_checks[-1]["refusal_similarity"], abs=0.02
+        )
+    assert outputs[True][5].evidence["fired"][:1] == ["blank_image"]  # the blank JPEG
+    # The corrupt JPEG: refused by the header check (both paths), the keyword verdict stands.
+    assert "not a recognised image format" in outputs[True][-1].evidence["image_error"]
+    # The truncated one fails the device's batch call alone, then PIL: an error, the rest fine.
+    assert "corrupt or truncated" in outputs[True][-2].evidence["image_error"]
+
+
+@pytest.mark.ml
+def test_a_jpeg_the_device_refuses_falls_back_to_pil(tiny_clip_files, make_image, monkeypatch):
+    from scoring.judges import hard_refusal
+    from scoring.judges.clip import ClipConfig
+    from scoring.judges.hard_refusal import HardRefusalConfig, HardRefusalJudge
+    from scoring.judges.records import ItemInput
+
+    monkeypatch.setattr(
+        hard_refusal, "decode_jpegs_on_device", lambda blobs, device: [RuntimeError("nvjpeg")] * len(blobs)
+    )  # fmt: skip
+    clip = ClipConfig(architecture=f"local-dir:{tiny_clip_files['local_dir']}", pretrained=None)
+    config = HardRefusalConfig(clip=clip, jpeg_decode_on_device=True)
+    path = make_image(_photo_like(1), suffix=".jpg")
+    [output] = HardRefusalJudge(config).judge_items([ItemInput(item_id="a", image_path=path)])
+    assert output.error is None
+    assert [c["check"] for c in output.evidence["checks"]] == [
+        "provider_signal", "empty_output", "blank_image", "keyword_rules", "clip",
+    ]  # fmt: skip
