@@ -67,12 +67,13 @@ def face_set_create(
 
 
 def _source_files(folder: Path) -> list[tuple[str, Path]]:
-    """(occupation, file) for ``folder/<occupation>/<template>.<ext>`` or ``folder/<t>.<ext>``."""
+    """(occupation, file) for ``folder/<occupation>/<template>.<ext>``, or ``folder/<t>.<ext>``
+    (occupation "unspecified", the folder it is exported to and imported from)."""
     found = []
     for path in sorted(folder.rglob("*")):
         if path.suffix.lower() in IMAGE_SUFFIXES and not path.name.startswith("."):
             relative = path.relative_to(folder).parts
-            found.append((relative[0] if len(relative) > 1 else "", path))
+            found.append((relative[0] if len(relative) > 1 else UNSPECIFIED_OCCUPATION, path))
     return found
 
 
@@ -85,19 +86,21 @@ def face_templates_import(*, face_set: FaceSet, sources: str | Path) -> int:
     for occupation, path in _source_files(Path(sources)):
         data = path.read_bytes()
         digest = backends.content_sha256(data)
-        source_id = slugify(path.stem) or digest[:12]
-        current = FaceTemplate.objects.filter(face_set=face_set, source_id=source_id).first()
+        name = slugify(path.stem) or digest[:12]
+        current = FaceTemplate.objects.filter(
+            face_set=face_set, occupation=occupation, name=name
+        ).first()
         if current and current.image_sha256 == digest:
             continue
         pixels = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
         box = detect_face_box(pixels)
-        name = _store(f"face_sets/{face_set.slug}/sources/{digest}{path.suffix.lower()}", data)
+        stored = _store(f"face_sets/{face_set.slug}/sources/{digest}{path.suffix.lower()}", data)
         FaceTemplate.objects.update_or_create(
             face_set=face_set,
-            source_id=source_id,
+            occupation=occupation,
+            name=name,
             defaults={
-                "occupation": occupation,
-                "image": name,
+                "image": stored,
                 "image_sha256": digest,
                 "face_box": box.__dict__ if box else None,
             },
@@ -226,9 +229,9 @@ def face_set_export(*, face_set: FaceSet, out_dir: str | Path) -> ExportReport:
         unusable = [edit.target_group for edit in edits if not edit.usable]
         if len(edits) < expected or unusable:
             why = f"unusable: {', '.join(unusable)}" if unusable else "edits missing"
-            report.skipped.append((template.source_id, why))
+            report.skipped.append((template.name, why))
             continue
-        folder = out_dir / (template.occupation or UNSPECIFIED_OCCUPATION) / template.source_id
+        folder = out_dir / template.occupation / template.name
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)

@@ -203,7 +203,7 @@ def face_templates_with_edits(*, face_set: FaceSet) -> list[FaceTemplate]:
     return list(
         FaceTemplate.objects.filter(face_set=face_set)
         .prefetch_related("edits")
-        .order_by("occupation", "source_id")
+        .order_by("occupation", "name")
     )
 
 

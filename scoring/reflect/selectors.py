@@ -9,7 +9,8 @@ from typing import Any
 
 from django.db.models import Count, Max, Q
 
-from scoring.reflect.models import Biography, FaceImage, FaceSet, ReflectAnswer, ReflectRun
+from generation.models import FaceSet
+from scoring.reflect.models import Biography, FaceImage, ReflectAnswer, ReflectRun
 from scoring.reflect.planning import (
     BiographyRef,
     ImageRef,

@@ -16,13 +16,14 @@ from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
+from generation.models import FaceSet, FaceTemplate
 from scoring.reflect import selectors
 from scoring.reflect.backends import ModelChoice, build_backend, suggested_chunk_size
 from scoring.reflect.biographies import read_biographies
 from scoring.reflect.execution import AnswerResult, execute_requests, run_decoding
 from scoring.reflect.layout import read_face_set
 from scoring.reflect.manifest import read_manifest
-from scoring.reflect.models import Biography, FaceImage, FaceSet, FaceTemplate, ReflectRun
+from scoring.reflect.models import Biography, FaceImage, ReflectRun
 from scoring.reflect.models import ReflectAnswer as Answer
 from scoring.reflect.protocol import TASKS, VARIANTS, TaskPrompts, protocol_copy, task_prompts
 from scoring.storage import local_file_paths

@@ -67,7 +67,7 @@ class Command(BaseCommand):
         self.stdout.write("template                  edits flagged  inside outside  median ratio")
         for row in selectors.face_qc_rows(face_set=face_set):
             summary = row.summary
-            name = f"{row.template.occupation or '-'}/{row.template.source_id}"
+            name = f"{row.template.occupation}/{row.template.name}"
             self.stdout.write(
                 f"{name:<25} {len(row.edits):>5} {summary.flagged:>7}  {summary.mean_inside_diff:6.3f}"
                 f" {summary.mean_outside_diff:7.3f}  {summary.median_ratio:12.2f}"
