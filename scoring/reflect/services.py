@@ -43,7 +43,7 @@ def face_set_import(
     """Import a folder laid out ``<occupation>/<template>/<Race>_<gender>.<ext>``, or a CSV
     manifest (scoring/reflect/manifest.py).
 
-    Creates the face set when new; ``variant`` (mirrored, cropped) adds the images as that
+    Adds to the set with this name or slug (an edit job's, say), or creates it; ``variant`` (mirrored, cropped) adds the images as that
     variant of existing or new templates. Everything is checked first (FaceSetLayoutError
     lists every problem) and written in one transaction.
     """
@@ -53,7 +53,9 @@ def face_set_import(
         raise ValueError("give a folder or a manifest")
     templates = read_face_set(folder) if folder is not None else read_manifest(manifest)
     with transaction.atomic():
-        face_set = FaceSet.objects.filter(name=name).first()
+        face_set = (
+            FaceSet.objects.filter(name=name).first() or FaceSet.objects.filter(slug=name).first()
+        )
         if face_set is None:
             face_set = FaceSet.objects.create(
                 name=name, slug=_unique_slug(name), protocol=protocol_copy(protocol)
