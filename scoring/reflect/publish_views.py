@@ -19,11 +19,15 @@ def face_set_publish(request, slug: str):
     except ValueError as error:
         messages.error(request, f"Nothing was published. {error}")
         return redirect("generation:face_set_detail", slug=slug)
-    skipped = (
-        f"; {len(result['skipped'])} incomplete templates left out" if result["skipped"] else ""
-    )
+    left_out = len(result["skipped"])
+    skipped = f"; {_count(left_out, 'incomplete template')} left out" if left_out else ""
     messages.success(
         request,
-        f"Published {result['templates']} templates ({result['images']} images){skipped}.",
+        f"Published {_count(result['templates'], 'template')} "
+        f"({_count(result['images'], 'image')}){skipped}.",
     )
     return redirect("reflect:face_set_detail", slug=slug)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"

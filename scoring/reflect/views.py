@@ -44,7 +44,7 @@ def face_set_detail(request, slug: str):
         "tasks": TASKS,
         **_report_context(report),
         "report_current": current,
-        "templates": face_set.templates.prefetch_related("images")[:3],
+        "templates": selectors.template_previews(face_set=face_set),
     }
     return render(request, "reflect/face_set_detail.html", context)
 

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from generation import face_services
 from generation.models import FaceEdit, FaceSet
-from scoring.reflect import services
+from scoring.reflect import selectors, services
 from scoring.reflect.models import FaceImage, ReflectAnswer
 from tests.scoring.reflect.conftest import run_reflect
 from tests.scoring.reflect.fakes import answers_by_position, make_edit_job
@@ -43,6 +43,10 @@ def test_publishing_equals_export_then_import_and_is_idempotent(tmp_path):
     again = services.face_set_publish(face_set=job)
     assert (again["templates"], again["images"]) == (2, 20)
     assert set(FaceImage.objects.filter(template__face_set=job).values_list("pk", flat=True)) == pks
+    # Importing the export into the job itself (by slug) finds the same templates and images.
+    call_command("import_face_set", str(tmp_path / "out"), "--set", "job", verbosity=0)
+    assert set(FaceImage.objects.filter(template__face_set=job).values_list("pk", flat=True)) == pks
+    assert FaceSet.objects.count() == 2 and job.templates.count() == 2
 
 
 def test_an_incomplete_template_waits_until_staff_accept_its_flagged_edit(staff_user):
@@ -54,6 +58,10 @@ def test_an_incomplete_template_waits_until_staff_accept_its_flagged_edit(staff_
     assert result["templates"] == 1
     assert result["skipped"] == [("t0", f"unusable: {flagged.target_group}")]
     assert {key[0] for key in images_of(job)} == {"CEO"}
+    # REFLECT sees only the published template; the other is still in QC.
+    assert selectors.face_set_counts(face_set=job)["templates"] == 1
+    assert selectors.source_genders(face_set=job) == {("CEO", "t0"): "female"}
+    assert [t.occupation for t in selectors.template_previews(face_set=job)] == ["CEO"]
 
     face_services.face_edit_accept(edit=flagged, user=staff_user)
     assert services.face_set_publish(face_set=job)["templates"] == 2
