@@ -35,7 +35,19 @@ class GenerationRequestAdmin(admin.ModelAdmin):
     raw_id_fields = ("planned_prompt", "item")
 
 
-admin.site.register([FaceSet, FaceTemplate])
+@admin.register(FaceSet)
+class FaceSetAdmin(admin.ModelAdmin):
+    """The one face-set admin: a REFLECT set's protocol (its task templates) is edited here,
+    as are an edit job's settings."""
+
+    list_display = ("name", "slug", "generator_name", "created_at")
+    search_fields = ("name", "slug")
+
+
+@admin.register(FaceTemplate)
+class FaceTemplateAdmin(admin.ModelAdmin):
+    list_display = ("face_set", "occupation", "name", "source_gender")
+    list_filter = ("face_set", "occupation")
 
 
 @admin.register(FaceEdit)

@@ -5,7 +5,8 @@ Read top to bottom: ``face_set_create`` → ``face_templates_import`` (source ph
 boxes) → ``face_set_edit`` (the protocol's instruction per target group, through the
 set's editing generator; QC numbers per edit) → ``face_edit_accept`` → ``face_set_export``
 (``<occupation>/<template>/<Race>_<gender>.png``; a template is exported only when all its
-edits are usable, since REFLECT compares every group of a template).
+edits are usable, since REFLECT compares every group of a template). REFLECT publishes the same
+complete templates straight into the set's images (``scoring.reflect.services.face_set_publish``).
 """
 
 from __future__ import annotations
@@ -45,34 +46,41 @@ def face_set_create(
     qc_options: dict | None = None,
     seed: int = 0,
 ) -> FaceSet:
-    """Create or update a face set; the instruction defaults to the shipped FOCUS one."""
+    """Create or update the edit job of a face set; the instruction defaults to the shipped
+    FOCUS one. Names are unique (the REFLECT commands find a set by name or slug)."""
     protocol = load_face_protocol(template=instruction_template)
     unknown = sorted(set(qc_options or {}) - set(QC_OPTION_KEYS))
     if unknown:
         raise ValueError(f"unknown QC options {unknown}; known: {QC_OPTION_KEYS}")
     config = generator_config_resolve(name=generator_name, config=generator_config)
+    wanted = name or ("" if FaceSet.objects.filter(slug=slug).exists() else slug)
+    if wanted and FaceSet.objects.filter(name=wanted).exclude(slug=slug).exists():
+        raise ValueError(f"another face set is already named {wanted!r}; give this one a name")
+    job = {
+        "generator_name": generator_name,
+        "generator_config": config,
+        "instruction_template": protocol.template,
+        "placeholder": protocol.placeholder,
+        "qc_options": dict(qc_options or {}),
+        "seed": seed,
+    }
+    # A set that exists (an imported one, say) keeps its name unless a new one is given.
     face_set, _ = FaceSet.objects.update_or_create(
         slug=slug,
-        defaults={
-            "name": name or slug,
-            "generator_name": generator_name,
-            "generator_config": config,
-            "instruction_template": protocol.template,
-            "placeholder": protocol.placeholder,
-            "qc_options": dict(qc_options or {}),
-            "seed": seed,
-        },
+        create_defaults={**job, "name": name or slug},
+        defaults={**job, **({"name": name} if name else {})},
     )
     return face_set
 
 
 def _source_files(folder: Path) -> list[tuple[str, Path]]:
-    """(occupation, file) for ``folder/<occupation>/<template>.<ext>`` or ``folder/<t>.<ext>``."""
+    """(occupation, file) for ``folder/<occupation>/<template>.<ext>``, or ``folder/<t>.<ext>``
+    (occupation "unspecified", the folder it is exported to and imported from)."""
     found = []
     for path in sorted(folder.rglob("*")):
         if path.suffix.lower() in IMAGE_SUFFIXES and not path.name.startswith("."):
             relative = path.relative_to(folder).parts
-            found.append((relative[0] if len(relative) > 1 else "", path))
+            found.append((relative[0] if len(relative) > 1 else UNSPECIFIED_OCCUPATION, path))
     return found
 
 
@@ -85,19 +93,21 @@ def face_templates_import(*, face_set: FaceSet, sources: str | Path) -> int:
     for occupation, path in _source_files(Path(sources)):
         data = path.read_bytes()
         digest = backends.content_sha256(data)
-        source_id = slugify(path.stem) or digest[:12]
-        current = FaceTemplate.objects.filter(face_set=face_set, source_id=source_id).first()
+        name = slugify(path.stem) or digest[:12]
+        current = FaceTemplate.objects.filter(
+            face_set=face_set, occupation=occupation, name=name
+        ).first()
         if current and current.image_sha256 == digest:
             continue
         pixels = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
         box = detect_face_box(pixels)
-        name = _store(f"face_sets/{face_set.slug}/sources/{digest}{path.suffix.lower()}", data)
+        stored = _store(f"face_sets/{face_set.slug}/sources/{digest}{path.suffix.lower()}", data)
         FaceTemplate.objects.update_or_create(
             face_set=face_set,
-            source_id=source_id,
+            occupation=occupation,
+            name=name,
             defaults={
-                "occupation": occupation,
-                "image": name,
+                "image": stored,
                 "image_sha256": digest,
                 "face_box": box.__dict__ if box else None,
             },
@@ -215,34 +225,53 @@ def race_file_stem(race: str, gender: str) -> str:
     return f"{race.replace(' ', '-')}_{gender}"
 
 
-def face_set_export(*, face_set: FaceSet, out_dir: str | Path) -> ExportReport:
-    """Write every complete template to ``out_dir/<occupation>/<template>/<Race>_<gender>.png``.
-    An edit counts when done and not flagged, or flagged but accepted by staff."""
-    out_dir, report = Path(out_dir), ExportReport()
+def face_set_complete_templates(
+    *, face_set: FaceSet
+) -> tuple[list[tuple[FaceTemplate, list[FaceEdit]]], list[tuple[str, str]]]:
+    """The templates whose every target group has a usable edit, with those edits, and
+    (template, why) for the others: REFLECT compares every group of a template, so a template
+    is exported or published whole or not at all."""
     expected = len(load_face_protocol(template=face_set.instruction_template).target_groups)
+    complete, skipped = [], []
     templates = FaceTemplate.objects.filter(face_set=face_set).prefetch_related("edits")
     for template in templates:
         edits = list(template.edits.all())
         unusable = [edit.target_group for edit in edits if not edit.usable]
         if len(edits) < expected or unusable:
             why = f"unusable: {', '.join(unusable)}" if unusable else "edits missing"
-            report.skipped.append((template.source_id, why))
-            continue
-        folder = out_dir / (template.occupation or UNSPECIFIED_OCCUPATION) / template.source_id
+            skipped.append((template.name, why))
+        else:
+            complete.append((template, edits))
+    return complete, skipped
+
+
+def face_set_export(*, face_set: FaceSet, out_dir: str | Path) -> ExportReport:
+    """Write every complete template to ``out_dir/<occupation>/<template>/<Race>_<gender>.png``.
+    An edit counts when done and not flagged, or flagged but accepted by staff."""
+    out_dir = Path(out_dir)
+    complete, skipped = face_set_complete_templates(face_set=face_set)
+    report = ExportReport(skipped=skipped)
+    for template, edits in complete:
+        folder = out_dir / template.occupation / template.name
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
         for edit in edits:
-            with edit.image.open("rb") as handle:
-                (folder / f"{race_file_stem(edit.race, edit.gender)}.png").write_bytes(
-                    _as_png(handle.read())
-                )
+            (folder / f"{race_file_stem(edit.race, edit.gender)}.png").write_bytes(
+                face_edit_png(edit)
+            )
         if template.source_gender:
             metadata = {"source_gender": template.source_gender}
             (folder / "template.json").write_text(json.dumps(metadata), encoding="utf-8")
         report.templates += 1
         report.images += len(edits)
     return report
+
+
+def face_edit_png(edit: FaceEdit) -> bytes:
+    """The edit's image as PNG bytes, as exported and published."""
+    with edit.image.open("rb") as handle:
+        return _as_png(handle.read())
 
 
 def _as_png(data: bytes) -> bytes:

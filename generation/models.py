@@ -1,5 +1,5 @@
 """Stages I and II in the database: a study's prompt plan, its generators, one row per image
-to make, and the FOCUS face-edit sets.
+to make, and the face-only sets (FOCUS edits; REFLECT audits run on the same sets).
 
 Uniqueness lives in constraints, so a rerun or a redelivered task fills gaps and never
 duplicates: one plan row per (study, plan id), one request per (plan row, generator, seed),
@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import models
 
 from annotations.models import AttributeValue, Item, Study
+from generation.data import reflect_protocol
 
 
 class StudyPlan(models.Model):
@@ -195,45 +196,68 @@ def face_image_path(instance, filename):
     return f"face_sets/{face_set.slug}/{filename}"
 
 
-class FaceSet(models.Model):
-    """A FOCUS face-only counterfactual set: source photos edited to every target group."""
+GENDER_CHOICES = [("female", "female"), ("male", "male")]
 
-    slug = models.SlugField(max_length=100, unique=True)
-    name = models.CharField(max_length=200)
-    generator_name = models.CharField(max_length=100)
-    generator_config = models.JSONField()
-    instruction_template = models.TextField()
+
+class FaceSet(models.Model):
+    """A face-only counterfactual set: the image set a REFLECT audit runs on and, when it was
+    made here, the FOCUS edit job that made it (source photos edited to every target group).
+
+    The edit-job settings (``generator_name`` … ``seed``) stay blank for a set imported from a
+    folder made elsewhere (``import_face_set``). ``name`` is unique because the commands find a
+    set by name or slug (``--set``).
+    """
+
+    slug = models.SlugField(max_length=200, unique=True)
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    # The REFLECT task templates of this set: a copy of generation/data/reflect/protocol.json,
+    # editable; runs record the exact texts they used.
+    protocol = models.JSONField(default=reflect_protocol)
+    generator_name = models.CharField(max_length=100, blank=True)
+    generator_config = models.JSONField(default=dict, blank=True)
+    instruction_template = models.TextField(blank=True)
     placeholder = models.CharField(max_length=50, default="{TARGET_GROUP}")
     qc_options = models.JSONField(default=dict, blank=True, help_text="max_outside_diff, …")
     seed = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["-created_at"]
+        ordering = ["name"]
 
     def __str__(self):
-        return self.slug
+        return self.name
+
+    @property
+    def is_edit_job(self) -> bool:
+        """Made here by an editing generator (not only imported from a folder)."""
+        return bool(self.generator_name)
 
 
 class FaceTemplate(models.Model):
-    """One source photo (a REFLECT "template") and the face found in it."""
+    """One source photo of an occupation (a REFLECT "template"), edited into every target
+    group: ``FaceEdit`` rows while it is being made, REFLECT ``FaceImage`` rows once accepted.
+    The source photo and its face box are there only when the edits were made here."""
 
     face_set = models.ForeignKey(FaceSet, on_delete=models.CASCADE, related_name="templates")
-    source_id = models.CharField(max_length=200, help_text="e.g. doctor_01")
-    occupation = models.CharField(max_length=100, blank=True)
-    source_gender = models.CharField(max_length=10, blank=True, help_text="female, male or blank")
-    image = models.FileField(upload_to=face_image_path, max_length=500)
-    image_sha256 = models.CharField(max_length=64)
+    occupation = models.CharField(max_length=100)
+    name = models.CharField(max_length=200, help_text="e.g. doctor_01")
+    # The gender presented in the source photo, for the matched / swapped split ("" unknown).
+    source_gender = models.CharField(max_length=10, choices=GENDER_CHOICES, blank=True)
+    image = models.FileField(upload_to=face_image_path, max_length=500, blank=True)
+    image_sha256 = models.CharField(max_length=64, blank=True)
     face_box = models.JSONField(null=True, blank=True, help_text="x, y, width, height or null")
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["face_set", "source_id"], name="unique_template")
+            models.UniqueConstraint(
+                fields=["face_set", "occupation", "name"], name="unique_face_template"
+            )
         ]
-        ordering = ["face_set", "occupation", "source_id"]
+        ordering = ["face_set", "occupation", "name"]
 
     def __str__(self):
-        return f"{self.face_set.slug}/{self.source_id}"
+        return f"{self.occupation}/{self.name}"
 
 
 class FaceEdit(models.Model):

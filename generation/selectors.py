@@ -195,7 +195,12 @@ def studies_with_plans():
 
 
 def face_set_list():
-    return list(FaceSet.objects.annotate(template_count=Count("templates")).order_by("-created_at"))
+    """The edit jobs (face sets made here), newest first; imported sets have no generator."""
+    return list(
+        FaceSet.objects.exclude(generator_name="")
+        .annotate(template_count=Count("templates"))
+        .order_by("-created_at")
+    )
 
 
 def face_templates_with_edits(*, face_set: FaceSet) -> list[FaceTemplate]:
@@ -203,7 +208,7 @@ def face_templates_with_edits(*, face_set: FaceSet) -> list[FaceTemplate]:
     return list(
         FaceTemplate.objects.filter(face_set=face_set)
         .prefetch_related("edits")
-        .order_by("occupation", "source_id")
+        .order_by("occupation", "name")
     )
 
 

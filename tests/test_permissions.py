@@ -95,6 +95,7 @@ EXPECTED = {
     "recruitment:staff_panel_link_close": staff_only_object("post"),
     "recruitment:staff_participant_release": staff_only_object("post"),
     "reflect:face_set_detail": staff_only_object(),
+    "reflect:face_set_publish": staff_only_object("post"),
     "reflect:run_start": staff_only_object("post"),
     "reflect:run_answers": staff_only_object(),
     "reflect:report_refresh": staff_only_object("post"),

@@ -43,7 +43,7 @@ class FaceEditProtocol:
 @dataclass(frozen=True)
 class FaceEditPlan:
     request_id: str
-    source_id: str
+    template: str  # the template's name (FaceTemplate.name)
     target_group: str
     race: str
     gender: str
@@ -66,17 +66,17 @@ def load_face_protocol(path: str | Path | None = None, *, template: str | None =
     )
 
 
-def plan_face_edits(source_ids: list[str], protocol: FaceEditProtocol) -> list[FaceEditPlan]:
-    """One edit per (source photo, target group); ids are ``{source}:{race}:{gender}``."""
+def plan_face_edits(templates: list[str], protocol: FaceEditProtocol) -> list[FaceEditPlan]:
+    """One edit per (template, target group); ids are ``{template}:{race}:{gender}``."""
     plan = []
-    for source_id in source_ids:
+    for template in templates:
         for race in protocol.races:
             for gender in protocol.genders:
                 group = f"{race} {gender}"
                 plan.append(
                     FaceEditPlan(
-                        request_id=f"{source_id}:{race}:{gender}",
-                        source_id=source_id,
+                        request_id=f"{template}:{race}:{gender}",
+                        template=template,
                         target_group=group,
                         race=race,
                         gender=gender,
@@ -95,7 +95,7 @@ def face_edit_requests(
             request_id=edit.request_id,
             prompt=edit.instruction,
             seed=seed,
-            source_image=sources[edit.source_id],
+            source_image=sources[edit.template],
         )
         for edit in plan_face_edits(list(sources), protocol)
     ]

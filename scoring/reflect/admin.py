@@ -1,20 +1,9 @@
-"""Admin: edit a face set's protocol (its task templates), accept images and biographies."""
+"""Admin: accept images and biographies. Face sets and templates (with each set's protocol)
+are edited in the one face-set admin, generation/admin.py."""
 
 from django.contrib import admin
 
-from .models import Biography, FaceImage, FaceSet, FaceTemplate, ReflectRun
-
-
-@admin.register(FaceSet)
-class FaceSetAdmin(admin.ModelAdmin):
-    list_display = ("name", "slug", "created_at")
-    search_fields = ("name",)
-
-
-@admin.register(FaceTemplate)
-class FaceTemplateAdmin(admin.ModelAdmin):
-    list_display = ("face_set", "occupation", "name", "source_gender")
-    list_filter = ("face_set", "occupation")
+from .models import Biography, FaceImage, ReflectRun
 
 
 @admin.register(FaceImage)

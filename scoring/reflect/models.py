@@ -1,4 +1,7 @@
-"""REFLECT audits: face sets (templates → ten group images), biographies, runs and answers.
+"""REFLECT audits: the ten group images of each template, biographies, runs and answers.
+
+The face set and its templates are ``generation.models.FaceSet`` / ``FaceTemplate`` (one model
+for the set an audit runs on and the edit job that made it; docs/architecture.md).
 
 A run is one (face set, model, decoding settings, prompt version); it holds one answer row per
 request key, unique, so a rerun or a second worker never asks or stores a question twice
@@ -9,7 +12,8 @@ from __future__ import annotations
 
 from django.db import models
 
-GENDER_CHOICES = [("female", "female"), ("male", "male")]
+from generation.models import GENDER_CHOICES, FaceSet, FaceTemplate
+
 VARIANT_CHOICES = [("original", "original"), ("mirrored", "mirrored"), ("cropped", "cropped")]
 
 
@@ -19,42 +23,6 @@ def face_image_path(instance: FaceImage, filename: str) -> str:
         f"reflect/{template.face_set.slug}/{instance.variant}/{template.occupation}/"
         f"{template.name}/{filename}"
     )
-
-
-class FaceSet(models.Model):
-    name = models.CharField(max_length=200, unique=True)
-    slug = models.SlugField(max_length=200, unique=True)
-    description = models.TextField(blank=True)
-    # The task templates of this set: a copy of generation/data/reflect/protocol.json, editable.
-    protocol = models.JSONField()
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class FaceTemplate(models.Model):
-    """One source photo of an occupation, edited into the ten race × gender images."""
-
-    face_set = models.ForeignKey(FaceSet, on_delete=models.CASCADE, related_name="templates")
-    occupation = models.CharField(max_length=100)
-    name = models.CharField(max_length=200)
-    # The gender presented in the source photo, for the matched / swapped split ("" unknown).
-    source_gender = models.CharField(max_length=10, choices=GENDER_CHOICES, blank=True)
-
-    class Meta:
-        ordering = ["occupation", "name"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["face_set", "occupation", "name"], name="reflect_template_unique"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.occupation}/{self.name}"
 
 
 class FaceImage(models.Model):

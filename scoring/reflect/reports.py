@@ -11,8 +11,9 @@ from typing import Any
 
 from django.utils import timezone
 
+from generation.models import FaceSet
 from scoring.reflect import selectors
-from scoring.reflect.models import FaceSet, ReflectReport
+from scoring.reflect.models import ReflectReport
 from scoring.reflect.report import full_report
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 

@@ -9,7 +9,8 @@ from typing import Any
 
 from django.db.models import Count, Max, Q
 
-from scoring.reflect.models import Biography, FaceImage, FaceSet, ReflectAnswer, ReflectRun
+from generation.models import FaceSet
+from scoring.reflect.models import Biography, FaceImage, ReflectAnswer, ReflectRun
 from scoring.reflect.planning import (
     BiographyRef,
     ImageRef,
@@ -21,10 +22,24 @@ from scoring.reflect.planning import (
 from scoring.reflect.protocol import TASKS, TaskPrompts
 
 
+def templates_with_images(*, face_set: FaceSet):
+    """The set's templates that have REFLECT images: an edit job's template joins the audit
+    once published (its edits may still be in QC until then)."""
+    return face_set.templates.filter(images__isnull=False).distinct()
+
+
+def template_previews(*, face_set: FaceSet, limit: int = 3) -> list:
+    """The first templates with images, each with its images, for the set's page."""
+    return list(templates_with_images(face_set=face_set).prefetch_related("images")[:limit])
+
+
 def face_set_list() -> list[FaceSet]:
+    """Every face set (edit jobs included: their templates count once they have images)."""
     return list(
         FaceSet.objects.annotate(
-            template_count=Count("templates", distinct=True),
+            template_count=Count(
+                "templates", filter=Q(templates__images__isnull=False), distinct=True
+            ),
             run_count=Count("runs", distinct=True),
         )
     )
@@ -39,8 +54,11 @@ def face_set_counts(*, face_set: FaceSet) -> dict[str, Any]:
         total=Count("id"), accepted=Count("id", filter=Q(accepted=True))
     )
     return {
-        "templates": face_set.templates.count(),
-        "occupations": face_set.templates.values("occupation").distinct().count(),
+        "templates": templates_with_images(face_set=face_set).count(),
+        "occupations": templates_with_images(face_set=face_set)
+        .values("occupation")
+        .distinct()
+        .count(),
         "images_by_variant": by_variant,
         "images_rejected": images.filter(accepted=False).count(),
         "biographies": biographies["total"],
@@ -176,7 +194,9 @@ def answer_rows(*, face_set: FaceSet, run: ReflectRun | None = None) -> Iterator
 
 def source_genders(*, face_set: FaceSet) -> dict[tuple[str, str], str] | None:
     """(occupation, template) → source gender, or None unless every template has one."""
-    rows = list(face_set.templates.values_list("occupation", "name", "source_gender"))
+    rows = list(
+        templates_with_images(face_set=face_set).values_list("occupation", "name", "source_gender")
+    )
     if not rows or any(not gender for _, _, gender in rows):
         return None
     return {(occupation, name): gender for occupation, name, gender in rows}

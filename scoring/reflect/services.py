@@ -13,16 +13,20 @@ from pathlib import Path
 from typing import Any
 
 from django.core.files import File
+from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
+from generation.face_services import face_edit_png, face_set_complete_templates, race_file_stem
+from generation.models import FaceSet, FaceTemplate
+from scoring.judges.images import image_sha256
 from scoring.reflect import selectors
 from scoring.reflect.backends import ModelChoice, build_backend, suggested_chunk_size
 from scoring.reflect.biographies import read_biographies
 from scoring.reflect.execution import AnswerResult, execute_requests, run_decoding
-from scoring.reflect.layout import read_face_set
+from scoring.reflect.layout import FaceImageRecord, read_face_set
 from scoring.reflect.manifest import read_manifest
-from scoring.reflect.models import Biography, FaceImage, FaceSet, FaceTemplate, ReflectRun
+from scoring.reflect.models import Biography, FaceImage, ReflectRun
 from scoring.reflect.models import ReflectAnswer as Answer
 from scoring.reflect.protocol import TASKS, VARIANTS, TaskPrompts, protocol_copy, task_prompts
 from scoring.storage import local_file_paths
@@ -39,7 +43,7 @@ def face_set_import(
     """Import a folder laid out ``<occupation>/<template>/<Race>_<gender>.<ext>``, or a CSV
     manifest (scoring/reflect/manifest.py).
 
-    Creates the face set when new; ``variant`` (mirrored, cropped) adds the images as that
+    Adds to the set with this name or slug (an edit job's, say), or creates it; ``variant`` (mirrored, cropped) adds the images as that
     variant of existing or new templates. Everything is checked first (FaceSetLayoutError
     lists every problem) and written in one transaction.
     """
@@ -49,7 +53,9 @@ def face_set_import(
         raise ValueError("give a folder or a manifest")
     templates = read_face_set(folder) if folder is not None else read_manifest(manifest)
     with transaction.atomic():
-        face_set = FaceSet.objects.filter(name=name).first()
+        face_set = (
+            FaceSet.objects.filter(name=name).first() or FaceSet.objects.filter(slug=name).first()
+        )
         if face_set is None:
             face_set = FaceSet.objects.create(
                 name=name, slug=_unique_slug(name), protocol=protocol_copy(protocol)
@@ -66,7 +72,38 @@ def face_set_import(
     return face_set
 
 
-def _image_store(template: FaceTemplate, image, variant: str) -> None:
+def face_set_publish(*, face_set: FaceSet) -> dict[str, Any]:
+    """Publish the set's own accepted edits as its REFLECT images (variant original): every
+    template whose ten edits are all usable (done, and not flagged or accepted by staff), the
+    same templates ``face_set_export`` writes, so publishing equals export then import without
+    the folder. Idempotent; a changed image that runs have asked about is refused, as on
+    import. Returns {"templates", "images", "skipped": [(template, why), ...]}."""
+    if not face_set.is_edit_job:
+        raise ValueError(
+            f"face set {face_set.name!r} was imported, not edited here: nothing to publish"
+        )
+    complete, skipped = face_set_complete_templates(face_set=face_set)
+    images = 0
+    with transaction.atomic():
+        for template, edits in complete:
+            for edit in edits:
+                data = face_edit_png(edit)
+                record = FaceImageRecord(
+                    template.occupation,
+                    template.name,
+                    edit.race,
+                    edit.gender,
+                    Path(f"{race_file_stem(edit.race, edit.gender)}.png"),
+                    image_sha256(data),
+                )
+                _image_store(template, record, "original", content=ContentFile(data))
+                images += 1
+    return {"templates": len(complete), "images": images, "skipped": skipped}
+
+
+def _image_store(template: FaceTemplate, image, variant: str, content: File | None = None) -> None:
+    """Store one image record (from a folder, or ``content`` when given) as the template's
+    image of its group and variant."""
     existing = FaceImage.objects.filter(
         template=template, race=image.race, gender=image.gender, variant=variant
     ).first()
@@ -86,8 +123,11 @@ def _image_store(template: FaceTemplate, image, variant: str) -> None:
     )
     target.sha256 = image.sha256
     target.qc_flags, target.accepted = flags, not flags  # a flagged image is not asked about
-    with image.path.open("rb") as handle:
-        target.file.save(image.path.name, File(handle), save=False)
+    if content is not None:
+        target.file.save(image.path.name, content, save=False)
+    else:
+        with image.path.open("rb") as handle:
+            target.file.save(image.path.name, File(handle), save=False)
     target.save()
 
 

@@ -11,9 +11,10 @@ from celery import shared_task
 from django.conf import settings
 
 from annotations import jobs
+from generation.models import FaceSet
 from scoring.reflect import reports, services
 from scoring.reflect.backends import model_choice
-from scoring.reflect.models import FaceSet, ReflectRun
+from scoring.reflect.models import ReflectRun
 
 
 def run_queue(choice) -> str | None:

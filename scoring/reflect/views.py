@@ -15,10 +15,11 @@ from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations.permissions import staff_required
+from generation.models import FaceSet
 from scoring.reflect import reports, selectors, services
 from scoring.reflect.backends import BackendConfigError, model_choice
 from scoring.reflect.figures import TABLE_BUILDERS, figure_bytes, figure_list, table_csv
-from scoring.reflect.models import FaceImage, FaceSet
+from scoring.reflect.models import FaceImage
 from scoring.reflect.protocol import TASKS
 
 CONTENT_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
@@ -43,7 +44,7 @@ def face_set_detail(request, slug: str):
         "tasks": TASKS,
         **_report_context(report),
         "report_current": current,
-        "templates": face_set.templates.prefetch_related("images")[:3],
+        "templates": selectors.template_previews(face_set=face_set),
     }
     return render(request, "reflect/face_set_detail.html", context)
 

@@ -73,9 +73,7 @@ def test_face_qc_flags_the_leaking_edit_and_export_needs_staff_acceptance(
         assert {route for route, _ in server.requests} == {"edits"}
         assert face_services.face_set_edit(face_set=face_set) == 0  # nothing left to do
     template = face_set.templates.get()
-    assert (
-        template.occupation == "doctor" and template.source_id == "doctor_01" and template.face_box
-    )
+    assert template.occupation == "doctor" and template.name == "doctor_01" and template.face_box
     edits = {edit.target_group: edit for edit in FaceEdit.objects.all()}
     assert len(edits) == 10 and all(edit.status == "done" for edit in edits.values())
     leaky = edits[LEAKY_GROUP]

@@ -22,7 +22,7 @@ def face_edit(study):
         instruction_template="t {TARGET_GROUP}",
     )
     template = FaceTemplate.objects.create(
-        face_set=face_set, source_id="t1", image="x.png", image_sha256="0" * 64
+        face_set=face_set, occupation="doctor", name="t1", image="x.png", image_sha256="0" * 64
     )
     return FaceEdit.objects.create(
         template=template,

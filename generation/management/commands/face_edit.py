@@ -25,13 +25,16 @@ class Command(BaseCommand):
             "--set", dest="slug", help="face-set slug (default: the sources folder name)"
         )
         parser.add_argument(
+            "--name", default="", help="the set's name (default: the slug; names are unique)"
+        )
+        parser.add_argument(
             "--template-file", type=Path, help="instruction text with {TARGET_GROUP}"
         )
         parser.add_argument("--max-outside-diff", type=float)
         parser.add_argument("--min-ratio", type=float)
         parser.add_argument("--seed", type=int, default=0)
 
-    def handle(self, *args, sources, generator, out, slug, template_file, seed, **options):
+    def handle(self, *args, sources, generator, out, slug, name, template_file, seed, **options):
         if not sources.is_dir():
             raise CommandError(f"{sources}: not a folder")
         qc = {
@@ -41,7 +44,7 @@ class Command(BaseCommand):
         }
         try:
             face_set = face_services.face_set_create(
-                slug=slug or sources.name, generator_name=generator, seed=seed, qc_options=qc,
+                slug=slug or sources.name, name=name, generator_name=generator, seed=seed, qc_options=qc,
                 instruction_template=template_file.read_text(encoding="utf-8") if template_file else None,
             )  # fmt: skip
         except (ValueError, OSError) as error:
@@ -67,7 +70,7 @@ class Command(BaseCommand):
         self.stdout.write("template                  edits flagged  inside outside  median ratio")
         for row in selectors.face_qc_rows(face_set=face_set):
             summary = row.summary
-            name = f"{row.template.occupation or '-'}/{row.template.source_id}"
+            name = f"{row.template.occupation}/{row.template.name}"
             self.stdout.write(
                 f"{name:<25} {len(row.edits):>5} {summary.flagged:>7}  {summary.mean_inside_diff:6.3f}"
                 f" {summary.mean_outside_diff:7.3f}  {summary.median_ratio:12.2f}"

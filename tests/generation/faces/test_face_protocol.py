@@ -40,6 +40,7 @@ def test_plan_is_sources_times_groups_with_stable_ids():
     assert len(plan) == 8
     assert plan[0].request_id == "img1:Black:female"
     assert plan[0].instruction == "Make them Black female."
+    assert plan[0].template == "img1"
 
 
 def test_requests_carry_the_source_image():

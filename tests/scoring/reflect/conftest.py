@@ -14,7 +14,7 @@ def face_folder(tmp_path):
 
 @pytest.fixture
 def face_set(db, face_folder):
-    from scoring.reflect.models import FaceSet
+    from generation.models import FaceSet
 
     call_command("import_face_set", str(face_folder), "--set", "Faces A", verbosity=0)
     return FaceSet.objects.get(name="Faces A")

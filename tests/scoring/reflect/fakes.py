@@ -96,3 +96,49 @@ def answers_by_position(request):
 
 def always_refuses(request):
     return _reply(request, REFUSAL_TEXT)
+
+
+def png_bytes(colour: tuple[int, int, int], size=(16, 16)) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", size, colour).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def make_edit_job(*, slug="job", name="Edit job", templates=(("CEO", "t0"), ("nurse", "t0"))):
+    """A face_edit job as the editing generator leaves it: one source photo per template and a
+    done, unflagged edit per group, coloured as ``write_face_set`` colours its images (needs
+    the database; the generator itself is tested in tests/generation/test_face_sets.py)."""
+    from django.core.files.base import ContentFile
+
+    from generation.faces import load_face_protocol
+    from generation.models import FaceEdit, FaceSet, FaceTemplate
+
+    protocol = load_face_protocol()
+    face_set = FaceSet.objects.create(
+        slug=slug,
+        name=name,
+        generator_name="editor",
+        generator_config={"kind": "openai-images"},
+        instruction_template=protocol.template,
+    )
+    for template_index, (occupation, template_name) in enumerate(templates):
+        template = FaceTemplate.objects.create(
+            face_set=face_set,
+            occupation=occupation,
+            name=template_name,
+            source_gender=("female", "male")[template_index % 2],
+            image="source.png",
+            image_sha256="0" * 64,
+        )
+        for race, gender in GROUPS:
+            edit = FaceEdit(
+                template=template,
+                race=race,
+                gender=gender,
+                instruction=protocol.instruction(f"{race} {gender}"),
+                status=FaceEdit.Status.DONE,
+            )
+            colour = group_colour(GROUPS.index((race, gender)), template_index)
+            edit.image.save(f"{race}_{gender}.png", ContentFile(png_bytes(colour)), save=False)
+            edit.save()
+    return face_set

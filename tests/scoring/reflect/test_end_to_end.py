@@ -9,7 +9,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from scipy.spatial.distance import jensenshannon
 
-from scoring.reflect.models import FaceSet, ReflectAnswer
+from generation.models import FaceSet
+from scoring.reflect.models import ReflectAnswer
 from scoring.stats.reflect.vocabulary import GENDERS, GROUPS, RACES
 from tests.scoring.reflect.conftest import report_of, run_reflect
 from tests.scoring.reflect.fakes import always_refuses, answers_by_position, prefers_rank

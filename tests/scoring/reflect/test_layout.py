@@ -183,7 +183,7 @@ def test_import_face_set_from_a_manifest(tmp_path):
     from django.core.management import call_command
     from django.core.management.base import CommandError
 
-    from scoring.reflect.models import FaceTemplate
+    from generation.models import FaceTemplate
 
     root = write_face_set(tmp_path / "faces", occupations=("CEO",), templates_per_occupation=1)
     manifest = write_manifest(root, manifest_rows(root))

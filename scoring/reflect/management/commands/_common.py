@@ -2,7 +2,7 @@
 
 from django.core.management.base import CommandError
 
-from scoring.reflect.models import FaceSet
+from generation.models import FaceSet
 
 
 def face_set_or_error(name: str) -> FaceSet:

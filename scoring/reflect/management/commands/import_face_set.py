@@ -23,7 +23,7 @@ class Command(BaseCommand):
             "--manifest", help="a CSV manifest instead of a folder (docs/reflect.md)"
         )
         parser.add_argument(
-            "--set", dest="name", required=True, help="face set name (created if new)"
+            "--set", dest="name", required=True, help="face set name or slug (created if new)"
         )
         parser.add_argument(
             "--variant",
