@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from scoring.report.display import number, p_value, percent
+from scoring.report.reflect import text as reflect_text
 from scoring.stats.hypothesis_tests import minimum_detectable_h
 
 HEADLINE_DISPARITIES = 3
@@ -19,13 +20,23 @@ POWER = 0.8
 def executive_summary(report: dict) -> dict:
     """``{"audited", "findings", "evidence", "verdicts"}``: lists of sentences (verdicts are
     ``{"attribute", "verdict", "text"}`` with verdict ``flagged``, ``not_flagged`` or
-    ``not_assessable``)."""
-    return {
-        "audited": audited(report),
-        "findings": findings(report),
-        "evidence": evidence(report),
-        "verdicts": verdicts(report),
-    }
+    ``not_assessable``). A report with a REFLECT part gets its sentences after the study's (one
+    summary for the document); a REFLECT-only document has no verdicts (``None``)."""
+    summary = {"audited": [], "findings": [], "evidence": [], "verdicts": None}
+    if "study" in report:
+        summary = {
+            "audited": audited(report),
+            "findings": findings(report),
+            "evidence": evidence(report),
+            "verdicts": verdicts(report),
+        }
+    if "reflect" in report:
+        part = report["reflect"]
+        summary["audited"] += reflect_text.audited(part)
+        summary["findings"] += reflect_text.findings(part)
+        prefix = "REFLECT: " if "study" in report else ""
+        summary["evidence"] += [prefix + item["text"] for item in part["limitations"]]
+    return summary
 
 
 def source_label(source: str) -> str:
