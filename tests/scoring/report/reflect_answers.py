@@ -37,7 +37,9 @@ def answer_rows(*, templates: int = 3, models=("vlm-a", "vlm-b"), seed: int = 0)
         mcq = synthetic.mcq_design(model=model, questions=("salary",), occupations=OCCUPATIONS,
                                    templates_per_occupation=templates)  # fmt: skip
         for index, record in enumerate(mcq.to_dict("records")):
-            letter = "F" if record["gender"] == "male" and rng.random() < 0.6 else "ABCDEF"[index % 6]
+            letter = (
+                "F" if record["gender"] == "male" and rng.random() < 0.6 else "ABCDEF"[index % 6]
+            )
             rows.append(_row(model, "mcq", "salary", record, index, race_a=record["race"],
                              gender_a=record["gender"], raw_answer=letter))  # fmt: skip
         salary = synthetic.salary_design(model=model, occupations=OCCUPATIONS,
