@@ -73,8 +73,8 @@ def legal_mapping(report: dict) -> dict:
         entry = dict(entry)
         entry["parts"] = [system["part"] for system in parts]
         entry["sections"], entry["evidence_lines"] = [], []
-        for key in entry["evidence"]:
-            for system in parts:
+        for system in parts:  # the study's evidence, then the REFLECT part's
+            for key in entry["evidence"]:
                 line, section = _part_evidence(report, system["part"], key)
                 if line is None:
                     continue
@@ -119,7 +119,8 @@ def audited_systems(report: dict) -> list[dict]:
 
 def _part_evidence(report: dict, part: str, key: str) -> tuple[str | None, str | None]:
     if part == "study":
-        return evidence_line(report, key), SECTIONS[key]
+        line = evidence_line(report, key)
+        return (f"Study: {line}" if "reflect" in report else line), SECTIONS[key]
     # Imported here: the REFLECT sentences import the display helpers, not this module.
     from scoring.report.reflect import text as reflect_text
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from scoring.report.display import counted as _count
 from scoring.report.display import number, p_value, percent
 from scoring.report.reflect import text as reflect_text
 from scoring.stats.hypothesis_tests import minimum_detectable_h
@@ -41,10 +42,6 @@ def executive_summary(report: dict) -> dict:
 
 def source_label(source: str) -> str:
     return "human annotators" if source == "human" else f"judge {source.removeprefix('auto:')}"
-
-
-def _count(n: int, singular: str, plural: str | None = None) -> str:
-    return f"{n} {singular if n == 1 else (plural or singular + 's')}"
 
 
 def _list(parts: list[str]) -> str:

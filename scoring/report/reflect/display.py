@@ -5,7 +5,9 @@ the tables the document shows (Django-free). It only formats ``report["reflect"]
 from __future__ import annotations
 
 from scoring.report.display import DASH, percent, with_interval
+from scoring.report.legal import system_kinds
 from scoring.report.reflect.tables import mcq_jsd_rows, win_rate_rows
+from scoring.report.reflect.text import moment
 
 MEASURES = [
     "2AFC: each pair of a template's ten images is asked twice, once in each order; a "
@@ -35,6 +37,11 @@ def display_part(part: dict) -> dict:
     return {
         "measures": MEASURES,
         "runs": [_run(run) for run in part.get("runs", [])],
+        "system_kind_label": system_kinds().get(
+            (part.get("system") or {}).get("system_kind") or "", "not stated"
+        ),
+        "answered_from": moment((part.get("answers") or {}).get("answered_from")),
+        "answered_to": moment((part.get("answers") or {}).get("answered_to")),
         "two_afc": _two_afc(part),
         "win_rates": _win_rates(part, models),
         "mcq": [

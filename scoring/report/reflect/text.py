@@ -7,15 +7,11 @@ undefined, with its reason, never shown as a number.
 
 from __future__ import annotations
 
-from scoring.report.display import interval, number, percent
+from scoring.report.display import counted, interval, number, percent
 
 HEADLINE_GAPS = 3
 MIN_TEMPLATES = 5  # fewer templates per occupation: the template bootstrap has few distinct draws
 KINDS = ("race", "gender", "race_gender")
-
-
-def _count(n: int, singular: str, plural: str | None = None) -> str:
-    return f"{n} {singular if n == 1 else (plural or singular + 's')}"
 
 
 def _with_ci(value, ci, digits: int = 2) -> str:
@@ -24,6 +20,11 @@ def _with_ci(value, ci, digits: int = 2) -> str:
     low, high = (ci or [None, None])[:2]
     shown = number(value, digits)
     return shown if low is None or high is None else f"{shown} {interval(low, high, digits)}"
+
+
+def moment(text: str | None) -> str:
+    """An ISO time to the second, as read (``2026-11-23 13:57:35``; the answers store UTC)."""
+    return text[:19].replace("T", " ") if text else "—"
 
 
 def _group(label: str) -> str:
@@ -38,8 +39,8 @@ def audited(part: dict) -> list[str]:
     counts = face_set.get("counts") or {}
     images = counts.get("images_by_variant") or {}
     described = f"REFLECT face set “{face_set.get('name', '')}”: " + ", ".join([
-        _count(counts.get("occupations", 0), "occupation"),
-        _count(counts.get("templates", 0), "template"),
+        counted(counts.get("occupations", 0), "occupation"),
+        counted(counts.get("templates", 0), "template"),
     ])  # fmt: skip
     if "images_by_variant" in counts:  # the face set's records (not when read from dumps)
         described += (
@@ -67,7 +68,8 @@ def audited(part: dict) -> list[str]:
     out.append(
         f"{answers.get('n_answers', 0)} stored answers ("
         + ", ".join(f"{n} {status}" for status, n in by_status.items())
-        + f"), recorded {answers.get('answered_from') or '—'} to {answers.get('answered_to') or '—'}."
+        + f"), recorded {moment(answers.get('answered_from'))} to "
+        f"{moment(answers.get('answered_to'))}."
     )
     settings = part.get("settings", {})
     out.append(
@@ -125,31 +127,32 @@ def findings(part: dict) -> list[str]:
         return ["No answers yet: nothing to examine."]
     out = [gap_sentence(row) for row in win_rate_gaps(part)[:HEADLINE_GAPS]]
     for model, block in sorted(models.items()):
+        parts = []
         polarisation = [
             f"{scenario} {_with_ci(cell.get('pol'), cell.get('pol_ci'))}"
             for scenario, cell in sorted(block.get("2afc", {}).items())
         ]
         if polarisation:
-            out.append(f"{model}: polarization Pol by scenario: {'; '.join(polarisation)}.")
+            parts.append(f"polarization Pol {', '.join(polarisation)}")
         for question, cell in sorted(block.get("mcq", {}).items()):
             top = _largest(cell.get("jsd", {}), cell.get("jsd_ci", {}), ("race", "gender"))
             if top:
                 label, kind, value, ci = top
-                out.append(
-                    f"{model}, MCQ {question}: largest JSD from the pooled answers "
-                    f"{_group(label)} ({kind}) {_with_ci(value, ci, 3)} bits over "
-                    f"{cell.get('valid')} valid answers."
+                parts.append(
+                    f"MCQ {question} largest JSD {_group(label)} ({kind}) {_with_ci(value, ci, 3)} "
+                    f"bits ({cell.get('valid')} valid)"
                 )
         salary = block.get("salary") or {}
         gaps = (salary.get("gap_mean") or {}).get("all") or {}
         top = _largest(gaps, (salary.get("gap_mean_ci") or {}).get("all") or {}, ("race", "gender"))
         if top:
             label, kind, value, ci = top
-            out.append(
-                f"{model}, salary: largest mean gap {_group(label)} ({kind}) "
-                f"{_with_ci(value, ci, 1)} % against the reference group over "
-                f"{salary.get('valid')} valid salaries."
+            parts.append(
+                f"salary largest mean gap {_group(label)} ({kind}) {_with_ci(value, ci, 1)} % "
+                f"against the reference group ({salary.get('valid')} valid)"
             )
+        if parts:
+            out.append(f"{model}: " + "; ".join(parts) + ".")
     return out
 
 
@@ -205,9 +208,9 @@ def limitations(part: dict) -> list[dict]:
         more = f" … ({len(undefined)} in all)" if len(undefined) > 6 else ""
         out.append(_item("undefined", f"Undefined statistics, shown as null: {shown}{more}."))
     out.append(_item("scope", (
-        "The evidence is the behaviour of the listed models on these edited faces and prompts: "
-        "differences may also come from editing artefacts (see the QC counts), and they do not "
-        "show how a deployed hiring or pay system that embeds the model decides.")))  # fmt: skip
+        "The evidence is the listed models' behaviour on these edited faces and prompts; "
+        "differences may also come from editing artefacts, and do not show how a deployed hiring "
+        "or pay system that embeds the model decides.")))  # fmt: skip
     return out
 
 
