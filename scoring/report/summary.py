@@ -35,8 +35,14 @@ def executive_summary(report: dict) -> dict:
         part = report["reflect"]
         summary["audited"] += reflect_text.audited(part)
         summary["findings"] += reflect_text.findings(part)
-        prefix = "REFLECT: " if "study" in report else ""
-        summary["evidence"] += [prefix + item["text"] for item in part["limitations"]]
+        # Beside a study the part's lines are labelled, and its general scope line gives way to
+        # the study's own (page 1 stays one page); the limitations section keeps it.
+        combined = "study" in report
+        summary["evidence"] += [
+            ("REFLECT: " if combined else "") + item["text"]
+            for item in part["limitations"]
+            if not (combined and item["kind"] == "scope")
+        ]
     return summary
 
 

@@ -65,15 +65,13 @@ def audited(part: dict) -> list[str]:
         models = sorted(answers.get("by_model") or {})
         out.append(f"Models in the answers: {', '.join(models) or 'none'}.")
     by_status = answers.get("by_status") or {}
+    settings = part.get("settings", {})
     out.append(
         f"{answers.get('n_answers', 0)} stored answers ("
         + ", ".join(f"{n} {status}" for status, n in by_status.items())
         + f"), recorded {moment(answers.get('answered_from'))} to "
-        f"{moment(answers.get('answered_to'))}."
-    )
-    settings = part.get("settings", {})
-    out.append(
-        f"Intervals: {int(settings.get('confidence', 0.95) * 100)}% template-cluster bootstrap, "
+        f"{moment(answers.get('answered_to'))}; intervals: "
+        f"{int(settings.get('confidence', 0.95) * 100)}% template-cluster bootstrap, "
         f"{settings.get('n_resamples')} resamples, seed {settings.get('seed')}."
     )
     return out
