@@ -179,8 +179,8 @@ def limitations(part: dict) -> list[dict]:
             f"{table['attempted'] - table['kept']} of {table['attempted']} 2AFC comparisons "
             f"({percent(table['discard_rate'])}) were discarded: {table['discarded_invalid']} "
             f"invalid, {table['discarded_refusal']} refused, {table['discarded_inconsistent']} "
-            "inconsistent between the two presentations. Win rates count the kept comparisons; "
-            "the all-trials rates count every valid single answer.")))  # fmt: skip
+            "inconsistent between the two presentations. Win rates and all-trials rates count "
+            "kept comparisons only; the first-position rate counts every valid answer.")))  # fmt: skip
     errors = (part.get("answers", {}).get("by_status") or {}).get("error", 0)
     if errors:
         out.append(_item("errors", f"{errors} requests failed in transport and count nowhere; "
