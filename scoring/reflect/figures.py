@@ -1,6 +1,6 @@
-"""Tables and figures of a REFLECT report (Django-free): rows → CSV, rows → matplotlib.
+"""The REFLECT staff page's figures and CSV (Django-free): rows → CSV, rows → matplotlib.
 
-One place builds each table's rows from report.json; the staff page, the CSV downloads, the
+The rows come from ``scoring.report.reflect.tables`` (one place builds each table); the staff page, the CSV downloads, the
 figures and ``reflect_report --out`` all format those rows (dataset → formatter → writer).
 matplotlib is imported inside the functions; figures are drawn without pyplot
 (``scoring.plotting``: safe in threaded views and tasks).
@@ -15,122 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from scoring import plotting
-from scoring.stats.reflect.vocabulary import GENDERS, GROUP_KEYS, RACES
-
-
-def two_afc_summary_rows(report: dict) -> list[dict]:
-    keys = (
-        "attempted",
-        "kept",
-        "discarded_invalid",
-        "discarded_refusal",
-        "discarded_inconsistent",
-        "pol",
-        "ext",
-        "first_position_rate",
-    )
-    rows = []
-    for model, block in sorted(report.get("models", {}).items()):
-        for scenario, cell in sorted(block.get("2afc", {}).items()):
-            row = {"model": model, "scenario": scenario, **{k: cell.get(k) for k in keys}}
-            row["pol_ci"] = cell.get("pol_ci")
-            rows.append(row)
-    return rows
-
-
-def win_rate_rows(report: dict) -> list[dict]:
-    rows = []
-    for model, block in sorted(report.get("models", {}).items()):
-        for scenario, cell in sorted(block.get("2afc", {}).items()):
-            for kind, labels in (("race", RACES), ("gender", GENDERS), ("race_gender", GROUP_KEYS)):
-                rates = cell.get("win_rate", {}).get(kind, {})
-                cis = cell.get("win_rate_ci", {}).get(kind, {})
-                for label in labels:
-                    low, high = (cis.get(label) or [None, None])[:2]
-                    rows.append(
-                        {
-                            "model": model,
-                            "scenario": scenario,
-                            "kind": kind,
-                            "group": label,
-                            "win_rate": rates.get(label),
-                            "ci_low": low,
-                            "ci_high": high,
-                        }
-                    )
-    return rows
-
-
-def win_matrix_rows(report: dict) -> list[dict]:
-    rows = []
-    for model, block in sorted(report.get("models", {}).items()):
-        for scenario, cell in sorted(block.get("2afc", {}).items()):
-            matrix = cell.get("win_matrix", {})
-            for winner, row in zip(matrix.get("groups", []), matrix.get("cells", []), strict=False):
-                for loser, value in zip(matrix["groups"], row, strict=True):
-                    rows.append(
-                        {
-                            "model": model,
-                            "scenario": scenario,
-                            "group": winner,
-                            "opponent": loser,
-                            "win_rate": value,
-                        }
-                    )
-    return rows
-
-
-def mcq_jsd_rows(report: dict) -> list[dict]:
-    rows = []
-    for model, block in sorted(report.get("models", {}).items()):
-        for question, cell in sorted(block.get("mcq", {}).items()):
-            for kind, labels in (("race", RACES), ("gender", GENDERS)):
-                for label in labels:
-                    low, high = cell.get("jsd_ci", {}).get(kind, {}).get(label) or [None] * 2
-                    rows.append(
-                        {
-                            "model": model,
-                            "question": question,
-                            "kind": kind,
-                            "group": label,
-                            "valid": cell.get("valid"),
-                            "jsd": cell.get("jsd", {}).get(kind, {}).get(label),
-                            "jsd_ci_low": low,
-                            "jsd_ci_high": high,
-                            "mean_gap": cell.get("mean_gap", {}).get(kind, {}).get(label),
-                        }
-                    )
-    return rows
-
-
-def salary_gap_rows(report: dict) -> list[dict]:
-    rows = []
-    for model, block in sorted(report.get("models", {}).items()):
-        salary = block.get("salary") or {}
-        for statistic in ("gap_mean", "gap_median"):
-            for occupation, kinds in sorted((salary.get(statistic) or {}).items()):
-                for kind, values in kinds.items():
-                    for label, value in values.items():
-                        rows.append(
-                            {
-                                "model": model,
-                                "statistic": statistic,
-                                "occupation": occupation,
-                                "kind": kind,
-                                "group": label,
-                                "gap": value,
-                            }
-                        )
-    return rows
-
-
-TABLE_BUILDERS = {
-    "two_afc_summary": two_afc_summary_rows,
-    "win_rates": win_rate_rows,
-    "win_matrix": win_matrix_rows,
-    "mcq_jsd": mcq_jsd_rows,
-    "salary_gaps": salary_gap_rows,
-}
+from scoring.report.reflect.tables import (  # noqa: F401  (TABLE_BUILDERS: the page's downloads)
+    TABLE_BUILDERS,
+    mcq_jsd_rows,
+    win_matrix_rows,
+)
 
 
 def table_csv(rows: list[dict]) -> str:
@@ -250,16 +139,17 @@ def _safe(name: str) -> str:
 
 
 def write_report_bundle(report: dict, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
-    """DIR/report.json, each table as CSV, each figure as PNG and SVG (and its data as CSV)."""
+    """DIR/tables/<table>.csv and DIR/figures/<figure>.{png,svg,csv} of a REFLECT statistics
+    block (``report.json`` itself is the report package's: ``scoring.report.folder``)."""
     out = Path(out_dir)
-    (out / "figures").mkdir(parents=True, exist_ok=True)
-    written = [out / "report.json"]
-    written[0].write_text(json.dumps(report, indent=1, sort_keys=True), encoding="utf-8")
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    written = []
     for name, builder in TABLE_BUILDERS.items():
-        path = out / f"{name}.csv"
+        path = out / "tables" / f"{name}.csv"
         path.write_text(table_csv(builder(report)), encoding="utf-8")
         written.append(path)
     for figure in figure_list(report) if figures else []:
+        (out / "figures").mkdir(exist_ok=True)
         for fmt in ("png", "svg"):
             path = out / "figures" / f"{figure['name']}.{fmt}"
             path.write_bytes(figure_bytes(report, figure, fmt))

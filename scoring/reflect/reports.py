@@ -1,12 +1,11 @@
-"""The report of a face set, from the database or from answer dumps, and its cache.
+"""The staff page's REFLECT statistics of a face set and their cache (a thin caller).
 
-``report_compute`` is the one entry point the command, the staff page and the static export
-share; the arithmetic is in report.py and scoring/stats.
+The arithmetic is ``scoring.report.reflect.dataset.full_report`` (and scoring/stats); the
+``reflect_report`` command writes the full report folder through ``scoring.report``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.utils import timezone
@@ -14,7 +13,7 @@ from django.utils import timezone
 from generation.models import FaceSet
 from scoring.reflect import selectors
 from scoring.reflect.models import ReflectReport
-from scoring.reflect.report import full_report
+from scoring.report.reflect.dataset import full_report
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 
 PAGE_RESAMPLES = 1000  # the staff page's bootstrap; the command defaults to more
@@ -50,26 +49,6 @@ def report_compute(
         n_resamples=n_resamples,
         seed=seed,
         meta=meta,
-    )
-
-
-def report_from_rows(
-    rows: Iterable[Mapping[str, Any]],
-    *,
-    source,
-    n_resamples: int = DEFAULT_N_RESAMPLES,
-    seed: int = 0,
-) -> dict[str, Any]:
-    """The report of answer-dump rows (no database, no model)."""
-    rows = list(rows)
-    genders = {(r["occupation"], r["template"]): r.get("source_gender") or "" for r in rows}
-    complete = all(genders.values()) and bool(genders)
-    return full_report(
-        rows,
-        source_genders=genders if complete else None,
-        n_resamples=n_resamples,
-        seed=seed,
-        meta={"answers_from": list(source) if not isinstance(source, str) else [source]},
     )
 
 

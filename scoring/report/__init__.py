@@ -1,4 +1,5 @@
-"""The study audit report (docs/report.md), read top to bottom:
+"""The audit report (docs/report.md): a study's, a REFLECT face set's, or both in one
+document, read top to bottom:
 
 - ``dataset``: frames in, the report dict out (``audit_report``); Django-free
 - ``text``: the report's sentences (limitations, the Article 10 map); Django-free
@@ -10,11 +11,14 @@
 - ``datasheet``: the people (annotator pool) and the data (prompt-set statement); Django-free
 - ``legal``: the obligations that apply to the system kind (``data/obligations.json``) and the
   evidence for each; Django-free
+- ``reflect``: the REFLECT part (answers → statistics → part, its sentences, tables, figures);
+  Django-free
 - ``bundle``: the report from its inputs (``report_from_inputs``), and the report folder's files
   and manifest; ``verify``: recompute a folder, ``python -m scoring.report.verify DIR``; Django-free
 - ``selectors``: the study design from the database and the cached report; ``inputs``: the
   report's inputs read from the database
 - ``render``: the HTML page context, the self-contained HTML file, the JSON text and the PDF
 - ``pdf``: HTML printed to PDF by headless Chromium; Django-free
+- ``folder``: a report folder's files (the ``audit_report`` and ``reflect_report`` commands)
 - ``views``, ``urls``: the pages; the ``audit_report`` command writes the same files
 """

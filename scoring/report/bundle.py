@@ -7,13 +7,16 @@ settings), the report built from them, and ``manifest.json``: each file's SHA-25
 versions, the seeds and the exact command line.
 
 ``report_from_inputs`` is the one assembly of the report from its inputs: the audit report
-(``dataset.audit_report``), the people and the data (``datasheet``) and the legal mapping
-(``legal``). The ``audit_report`` command and the page build the report through it from the
+(``dataset.audit_report``), the people and the data (``datasheet``), the REFLECT part
+(``reflect.dataset.reflect_part``, from ``data/reflect_answers.jsonl`` and
+``data/reflect_context.json``) and the legal mapping over every part (``legal``). A folder holds
+the study's inputs, the REFLECT inputs, or both (one combined document). The ``audit_report`` command and the page build the report through it from the
 database; ``verify`` builds it again from the folder's files and compares.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import platform
@@ -22,10 +25,11 @@ from importlib import metadata
 from pathlib import Path
 
 from annotations.labels import gold_accuracy_from_records
-from scoring.report.dataset import audit_report
+from scoring.report.dataset import audit_report, software_versions
 from scoring.report.datasheet import annotator_pool, data_statement
 from scoring.report.design import study_design_from_records
 from scoring.report.legal import legal_mapping
+from scoring.report.reflect.dataset import reflect_part
 from scoring.stats.study_metrics import frames_from_records, to_plain
 
 FOLDER_SCHEMA = "acrb-report-folder/1"
@@ -41,10 +45,27 @@ ROW_FILES = {
     "judgment_log": "data/judgment_log.jsonl",
 }
 CONTEXT_FILE = "data/context.json"
+REFLECT_ANSWERS_FILE = "data/reflect_answers.jsonl"
+REFLECT_CONTEXT_FILE = "data/reflect_context.json"
+REFLECT_SCHEMA = "acrb-reflect-report/1"
 
 
 def report_from_inputs(inputs: dict, *, generated_at: str | None = None) -> dict:
-    """The whole report from its inputs (the dict ``read_inputs`` returns)."""
+    """The whole report from its inputs (the dict ``read_inputs`` returns): the study's
+    report when ``inputs`` holds the study's records, the REFLECT part under ``reflect`` when it
+    holds REFLECT answers (``inputs["reflect"]``), and one legal mapping over both."""
+    if "context" in inputs:
+        report = study_report(inputs, generated_at=generated_at)
+    else:
+        report = reflect_document(inputs["reflect"]["context"], generated_at=generated_at)
+    if "reflect" in inputs:
+        report["reflect"] = reflect_part(inputs["reflect"]["answers"], inputs["reflect"]["context"])
+    report["legal"] = legal_mapping(report)
+    return to_plain(report)
+
+
+def study_report(inputs: dict, *, generated_at: str | None = None) -> dict:
+    """The study's audit report with its people and data sections (no legal mapping yet)."""
     context = inputs["context"]
     annotations, judgments = frames_from_records(inputs["annotations"], inputs["judgments"])
     gold = gold_accuracy_from_records(row for row in inputs["annotations"] if row.get("is_gold"))
@@ -71,8 +92,25 @@ def report_from_inputs(inputs: dict, *, generated_at: str | None = None) -> dict
         agreement_by_group=report["validation"]["inter_annotator"]["by_annotator_group"],
     )
     report["data_statement"] = data_statement(context["plan"], inputs["planned_prompts"])
-    report["legal"] = legal_mapping(report)
-    return to_plain(report)
+    return report
+
+
+def reflect_document(context: dict, *, generated_at: str | None = None) -> dict:
+    """The frame of a REFLECT-only document: its schema and provenance (the part goes under
+    ``reflect``)."""
+    settings = context.get("settings", {})
+    return {
+        "schema": REFLECT_SCHEMA,
+        "kind": "reflect",
+        "provenance": {
+            "generated_at": generated_at or dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "seed": settings.get("seed"),
+            "n_resamples": settings.get("n_resamples"),
+            "software": software_versions(),
+            "data_fingerprint": context.get("answers_fingerprint"),
+            "definitions": ["docs/metrics.md", "docs/reflect.md", "docs/report.md"],
+        },
+    }
 
 
 # --- writing --------------------------------------------------------------------------------
@@ -80,13 +118,25 @@ def report_from_inputs(inputs: dict, *, generated_at: str | None = None) -> dict
 
 def write_inputs(folder: Path, inputs: dict) -> None:
     (folder / "data").mkdir(parents=True, exist_ok=True)
-    for name, path in ROW_FILES.items():
-        with open(folder / path, "w", encoding="utf-8") as out:
-            for row in inputs[name]:
-                out.write(json.dumps(row, ensure_ascii=False, allow_nan=False, sort_keys=True))
-                out.write("\n")
-    text = json.dumps(inputs["context"], indent=2, ensure_ascii=False, allow_nan=False)
-    (folder / CONTEXT_FILE).write_text(text, encoding="utf-8")
+    if "context" in inputs:
+        for name, path in ROW_FILES.items():
+            _write_rows(folder / path, inputs[name])
+        _write_json(folder / CONTEXT_FILE, inputs["context"])
+    if "reflect" in inputs:
+        _write_rows(folder / REFLECT_ANSWERS_FILE, inputs["reflect"]["answers"])
+        _write_json(folder / REFLECT_CONTEXT_FILE, inputs["reflect"]["context"])
+
+
+def _write_rows(path: Path, rows) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False, allow_nan=False, sort_keys=True))
+            out.write("\n")
+
+
+def _write_json(path: Path, value: dict) -> None:
+    text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+    path.write_text(text, encoding="utf-8")
 
 
 def file_sha256(path: Path) -> str:
@@ -139,11 +189,22 @@ class FolderError(ValueError):
 
 
 def read_inputs(folder: Path) -> dict:
-    """The inputs written by ``write_inputs``; a missing or malformed file is a FolderError."""
-    inputs = {}
-    for name, path in ROW_FILES.items():
-        inputs[name] = _read_rows(folder / path)
-    inputs["context"] = _read_json(folder / CONTEXT_FILE)
+    """The inputs written by ``write_inputs``; a missing or malformed file is a FolderError.
+    The REFLECT files are read when the folder has them; the study's files otherwise, or too."""
+    inputs: dict = {}
+    has_reflect = (folder / REFLECT_CONTEXT_FILE).exists() or (
+        folder / REFLECT_ANSWERS_FILE
+    ).exists()
+    has_study = any((folder / path).exists() for path in [*ROW_FILES.values(), CONTEXT_FILE])
+    if has_study or not has_reflect:
+        for name, path in ROW_FILES.items():
+            inputs[name] = _read_rows(folder / path)
+        inputs["context"] = _read_json(folder / CONTEXT_FILE)
+    if has_reflect:
+        inputs["reflect"] = {
+            "answers": _read_rows(folder / REFLECT_ANSWERS_FILE),
+            "context": _read_json(folder / REFLECT_CONTEXT_FILE),
+        }
     return inputs
 
 

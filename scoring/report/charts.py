@@ -35,24 +35,46 @@ def rate_rows(metrics: dict, *, source: str, measure: str) -> list[dict]:
 
 def rates_bar_chart(metrics: dict, *, source: str, measure: str, fmt: str = "svg") -> bytes:
     """A bar per attribute value (grouped by attribute) with its 95% CI as an error bar."""
-    rows = [r for r in rate_rows(metrics, source=source, measure=measure) if r["rate"] is not None]
+    return interval_bar_chart(
+        rate_rows(metrics, source=source, measure=measure),
+        title=f"{measure} rate by attribute value — {source}",
+        ylabel=f"{measure} rate (95% CI)",
+        empty="no defined rates yet",
+        fmt=fmt,
+    )
+
+
+def interval_bar_chart(
+    rows: list[dict],
+    *,
+    title: str,
+    ylabel: str,
+    empty: str = "no defined values",
+    ylim: tuple[float, float] | None = (0.0, 1.0),
+    reference: float | None = None,
+    fmt: str = "svg",
+) -> bytes:
+    """A bar per row (``value`` its label, ``rate`` its height, ``ci_low``/``ci_high`` its
+    interval as an error bar), coloured by ``attribute``; rows without a value are left out.
+    ``ylim=None`` scales to the data; ``reference`` draws a dashed line (e.g. 0.5, 0)."""
+    rows = [r for r in rows if r["rate"] is not None]
     # Drawn for a full-width slot (about 1,200 px): 11-pt labels stay legible when scaled.
     fig = plotting.new_figure(figsize=(max(11.0, 0.4 * len(rows) + 3), 4.2))
     ax = fig.subplots()
     if not rows:
-        ax.text(0.5, 0.5, "no defined rates yet", ha="center", va="center", transform=ax.transAxes)
+        ax.text(0.5, 0.5, empty, ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
     else:
-        _draw_bars(ax, rows)
-        ax.set_ylabel(plotting.plain_text(f"{measure} rate (95% CI)"), fontsize=11)
-        ax.set_title(
-            plotting.plain_text(f"{measure} rate by attribute value — {source}"), fontsize=12
-        )
+        _draw_bars(ax, rows, ylim=ylim)
+        if reference is not None:
+            ax.axhline(reference, color="0.4", linewidth=0.8, linestyle="--")
+        ax.set_ylabel(plotting.plain_text(ylabel), fontsize=11)
+        ax.set_title(plotting.plain_text(title), fontsize=12)
     fig.tight_layout()
     return plotting.figure_bytes(fig, fmt)
 
 
-def _draw_bars(ax, rows):
+def _draw_bars(ax, rows, *, ylim=(0.0, 1.0)):
     attributes = sorted({r["attribute"] for r in rows})
     palette = {a: f"C{i % 10}" for i, a in enumerate(attributes)}
     x = range(len(rows))
@@ -63,7 +85,8 @@ def _draw_bars(ax, rows):
     labels = [plotting.plain_text(r["value"]) for r in rows]
     ax.set_xticks(list(x), labels, rotation=30, ha="right", fontsize=11)
     ax.tick_params(axis="y", labelsize=11)
-    ax.set_ylim(0, 1)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
     handles = [matplotlib_patch(palette[a], plotting.plain_text(a)) for a in attributes]
     ax.legend(handles=handles, fontsize=10, loc="upper right", ncols=min(len(handles), 6))
 

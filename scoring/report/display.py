@@ -16,6 +16,11 @@ def number(value, digits: int = 3) -> str:
     return DASH if value is None else f"{value:.{digits}f}"
 
 
+def counted(n: int, singular: str, plural: str | None = None) -> str:
+    """``1 item``, ``3 items``, ``2 analyses`` (with ``plural``)."""
+    return f"{n} {singular if n == 1 else (plural or singular + 's')}"
+
+
 def percent(value, digits: int = 1) -> str:
     return DASH if value is None else f"{100 * value:.{digits}f}%"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from scoring import plotting
 from scoring.report import charts
+from scoring.report.reflect import figures as reflect_figures
 
 DELTA_COLUMNS = [
     "source", "measure", "attribute", "delta", "delta_ci_low", "delta_ci_high", "max_value",
@@ -22,9 +23,10 @@ ODDS_COLUMNS = [
 
 
 def figure_list(report: dict) -> list[dict]:
-    """Every figure of the report: ``key`` (URL-safe name), ``title``, ``kind`` and parameters."""
+    """Every figure of the report: ``key`` (URL-safe name), ``title``, ``kind`` and parameters;
+    the REFLECT part's figures (``kind`` ``reflect_…``) after the study's."""
     out = []
-    for source in sorted(report["rates"]):
+    for source in sorted(report.get("rates", {})):
         for measure in charts.MEASURES:
             if report["rates"][source].get(measure):
                 out.append(_spec("rates", source, measure, f"{measure} rate by value — {source}"))
@@ -33,6 +35,8 @@ def figure_list(report: dict) -> list[dict]:
         for outcome in ("refusal", "erasure"):
             if any(t["source"] == source and t["outcome"] == outcome for t in report["regression"]):
                 out.append(_spec("odds", source, outcome, f"odds ratios of {outcome} — {source}"))
+    if "reflect" in report:
+        out += reflect_figures.figure_list(report["reflect"])
     return out
 
 
@@ -47,6 +51,8 @@ def figure_spec(report: dict, key: str) -> dict | None:
 
 def figure_rows(report: dict, spec: dict) -> tuple[list[dict], list[str]]:
     """The rows a figure draws, and their CSV columns."""
+    if spec["kind"].startswith("reflect_"):
+        return reflect_figures.figure_rows(report["reflect"], spec)
     if spec["kind"] == "rates":
         rows = charts.rate_rows(report, source=spec["source"], measure=spec["detail"])
         return rows, charts.RATE_COLUMNS
@@ -79,6 +85,8 @@ def figure_image(report: dict, spec: dict, fmt: str = "svg") -> bytes:
 
 
 def _draw(report: dict, spec: dict, fmt: str) -> bytes:
+    if spec["kind"].startswith("reflect_"):
+        return reflect_figures.figure_image(report["reflect"], spec, fmt)
     if spec["kind"] == "rates":
         return charts.rates_bar_chart(
             report, source=spec["source"], measure=spec["detail"], fmt=fmt

@@ -1,4 +1,4 @@
-"""The inputs of a study's report, read from the database as plain records (docs/report.md,
+"""The inputs of a study's report (and of a REFLECT part), read from the database as plain records (docs/report.md,
 "Verifying a report"): exactly what a report folder holds in ``data/`` and what
 ``bundle.report_from_inputs`` turns into the report, so the page, the command and the verifier
 build it the same way.
@@ -100,3 +100,42 @@ def plan_record(*, study: Study) -> dict | None:
 def _plain(row: dict) -> dict:
     return {key: value.isoformat() if isinstance(value, dt.datetime) else value
             for key, value in row.items()}  # fmt: skip
+
+
+def reflect_inputs(
+    *,
+    face_set,
+    n_resamples: int,
+    seed: int,
+    min_n: int = 30,
+    system_kind: str | None = None,
+    intended_purpose: str = "",
+) -> dict:
+    """The REFLECT part's inputs: every stored answer of the face set (the dump rows, transport
+    errors included) and the context recorded beside them (``reflect_part`` reads both).
+    ``system_kind`` None: the default for REFLECT's decision tasks (Annex III high-risk)."""
+    # Imported here: the REFLECT app is needed only by reports that have a REFLECT part.
+    from scoring.reflect import reports as reflect_reports
+    from scoring.reflect import selectors as reflect_selectors
+    from scoring.report.reflect.dataset import DEFAULT_SYSTEM_KIND
+
+    genders = reflect_selectors.source_genders(face_set=face_set)
+    return {
+        "answers": [
+            _plain(row) for row in reflect_selectors.answer_rows(face_set=face_set)
+        ],  # fmt: skip
+        "context": {
+            "face_set": {"name": face_set.name, "slug": face_set.slug,
+                         "description": face_set.description,
+                         "counts": reflect_selectors.face_set_counts(face_set=face_set)},
+            "system": {"system_kind": system_kind or DEFAULT_SYSTEM_KIND,
+                       "intended_purpose": intended_purpose,
+                       "kind_source": "stated" if system_kind else "default"},
+            "runs": reflect_reports.run_summaries(face_set=face_set),
+            "source_genders": None if genders is None
+            else [[occupation, template, gender]
+                  for (occupation, template), gender in sorted(genders.items())],
+            "settings": {"n_resamples": n_resamples, "seed": seed, "min_n": min_n},
+            "answers_fingerprint": reflect_selectors.answers_fingerprint(face_set=face_set),
+        },
+    }  # fmt: skip

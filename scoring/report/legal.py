@@ -59,38 +59,100 @@ def obligations_for(system_kind: str) -> list[dict]:
 
 
 def legal_mapping(report: dict) -> dict:
-    """The report's legal section: the study's system kind and purpose, the obligations for
-    that kind, and for each the sections and counted evidence that bear on it."""
-    study = report.get("study", {})
-    kind = study.get("system_kind") or NOT_STATED
+    """The report's legal section: the audited systems (the study's, the REFLECT part's, or
+    both) with their kinds and purposes, the obligations for those kinds, and for each the
+    sections and counted evidence of the parts it applies to (one mapping for the document)."""
+    systems = audited_systems(report)
+    for system in systems:
+        obligations_for(system["system_kind"])  # an unknown kind is an error
     entries = []
-    for entry in obligations_for(kind):
-        entry["sections"] = [SECTIONS[key] for key in entry["evidence"]]
-        entry["evidence_lines"] = [evidence_line(report, key) for key in entry["evidence"]]
-        if not entry["evidence"]:
+    for entry in load_obligations()["obligations"]:
+        parts = [s for s in systems if s["system_kind"] in (NOT_STATED, *entry["applies_to"])]
+        if not parts:
+            continue
+        entry = dict(entry)
+        entry["parts"] = [system["part"] for system in parts]
+        entry["sections"], entry["evidence_lines"] = [], []
+        for system in parts:  # the study's evidence, then the REFLECT part's
+            for key in entry["evidence"]:
+                line, section = _part_evidence(report, system["part"], key)
+                if line is None:
+                    continue
+                entry["evidence_lines"].append(line)
+                if section not in entry["sections"]:
+                    entry["sections"].append(section)
+        if not entry["evidence_lines"]:
             entry["evidence_lines"] = ["No evidence in this report (not examined)."]
         entries.append(entry)
+    first = systems[0] if systems else {"system_kind": NOT_STATED, "intended_purpose": ""}
     return {
-        "system_kind": kind,
-        "system_kind_label": system_kinds().get(kind, "not stated"),
-        "intended_purpose": study.get("intended_purpose") or "",
-        "route_note": _route_note(kind, study.get("intended_purpose") or ""),
+        "system_kind": first["system_kind"],
+        "system_kind_label": system_kinds().get(first["system_kind"], "not stated"),
+        "intended_purpose": first["intended_purpose"],
+        "systems": systems,
+        "route_note": " ".join(filter(None, (_route_note(system) for system in systems))),
         "statement": STATEMENT,
         "obligations": entries,
     }
 
 
-def _route_note(kind: str, purpose: str) -> str:
+def audited_systems(report: dict) -> list[dict]:
+    """One entry per audited part: its label, system kind (and its label), purpose."""
+    systems = []
+    if "study" in report:
+        study = report["study"]
+        systems.append({"part": "study", "label": f"Study {study.get('name') or study.get('slug', '')}",
+                        "system_kind": study.get("system_kind") or NOT_STATED,
+                        "intended_purpose": study.get("intended_purpose") or "",
+                        "kind_source": "stated on the study"})  # fmt: skip
+    if "reflect" in report:
+        system = report["reflect"].get("system") or {}
+        systems.append({"part": "reflect",
+                        "label": f"REFLECT face set {report['reflect'].get('face_set', {}).get('name', '')}",
+                        "system_kind": system.get("system_kind") or NOT_STATED,
+                        "intended_purpose": system.get("intended_purpose") or "",
+                        "kind_source": system.get("kind_source") or "stated"})  # fmt: skip
+    for system in systems:
+        system["system_kind_label"] = system_kinds().get(system["system_kind"], "not stated")
+    return systems
+
+
+def _part_evidence(report: dict, part: str, key: str) -> tuple[str | None, str | None]:
+    if part == "study":
+        line = evidence_line(report, key)
+        return (f"Study: {line}" if "reflect" in report else line), SECTIONS[key]
+    # Imported here: the REFLECT sentences import the display helpers, not this module.
+    from scoring.report.reflect import text as reflect_text
+
+    if key not in reflect_text.EVIDENCE:
+        return None, None
+    line = reflect_text.EVIDENCE[key](report["reflect"])
+    if "study" not in report:  # a REFLECT-only document needs no part label
+        line = line.removeprefix("REFLECT: ")
+    return line, reflect_text.SECTIONS[key]
+
+
+def _route_note(system: dict) -> str:
+    kind, purpose = system["system_kind"], system["intended_purpose"]
     notes = []
     if kind == NOT_STATED:
         notes.append(
             "The study does not state what kind of system was audited, so every candidate route "
             "is listed; staff set it on the study (system kind)."
+            if system["part"] == "study"
+            else "The REFLECT part states no system kind, so every candidate route is listed."
+        )
+    if system["part"] == "reflect" and system.get("kind_source") == "default":
+        notes.append(
+            "The REFLECT part is mapped as a high-risk system under Annex III (its tasks are "
+            "recruitment, selection and pay decisions); reflect_report --system-kind states "
+            "another kind."
         )
     if not purpose:
+        owner = "" if system["part"] == "study" else " for the REFLECT part"
         notes.append(
-            "No intended purpose is stated; representativeness and setting (Article 10(3)-(4)) "
-            "cannot be judged without one."
+            f"No intended purpose is stated{owner}; representativeness and setting "
+            "(Article 10(3)-(4)) cannot be judged without one."
         )
     return " ".join(notes)
 

@@ -1,5 +1,6 @@
-"""The study audit report as HTML and JSON: the template context, the self-contained file of
-the ``audit_report`` command, and the JSON text (docs/report.md)."""
+"""The audit report as HTML and JSON: the template context, the self-contained file of the
+``audit_report`` and ``reflect_report`` commands, and the JSON text (docs/report.md). One
+document: a study's report, a REFLECT-only report, or a study's with a REFLECT part."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.template.loader import render_to_string
 
 from scoring.report import figures as report_figures
 from scoring.report.display import display_report
+from scoring.report.reflect.display import display_part
 from scoring.report.summary import executive_summary
 
 # The report's numbered sections in page order (id, title): the table of contents. A new section
@@ -24,6 +26,30 @@ REPORT_SECTIONS = [
     ("limitations", "7. Stated limitations and data gaps"),
     ("provenance", "8. Provenance"),
 ]
+# A study report with a REFLECT part adds this section after the study's; a REFLECT-only document
+# has these sections (templates/staff/report_reflect.html).
+REFLECT_PART_SECTION = ("reflect", "9. REFLECT: decision tasks on face images")
+REFLECT_SECTIONS = [
+    ("evidence", "1. Legal mapping"),
+    ("reflect", "2. REFLECT: decision tasks on face images"),
+    ("provenance", "3. Provenance"),
+]
+
+
+def report_sections(report: dict) -> list[tuple[str, str]]:
+    if report.get("kind") == "reflect":
+        return REFLECT_SECTIONS
+    return REPORT_SECTIONS + ([REFLECT_PART_SECTION] if "reflect" in report else [])
+
+
+def report_template(report: dict) -> str:
+    return "staff/report_reflect.html" if report.get("kind") == "reflect" else "staff/report.html"
+
+
+def report_title(report: dict) -> str:
+    if report.get("kind") == "reflect":
+        return f"REFLECT audit report · {report['reflect'].get('face_set', {}).get('name', '')}"
+    return f"Bias audit report · {report['study'].get('name', '')}"
 
 
 def _report_css() -> str:
@@ -31,14 +57,17 @@ def _report_css() -> str:
     return open(path, encoding="utf-8").read() if path else ""
 
 
-def report_context(report: dict, *, standalone: bool, figure_url=None) -> dict:
+def report_context(
+    report: dict, *, standalone: bool, figure_url=None, with_figures: bool = True
+) -> dict:
     """Template context: the report, its display strings and its figures.
 
     ``standalone`` (the file export) inlines every figure as SVG; the page links each figure's
     SVG through ``figure_url(key, fmt)`` so it loads in parallel and stays downloadable.
+    ``with_figures=False`` leaves the figures out (``reflect_report --no-figures``).
     """
     figures = []
-    for spec in report_figures.figure_list(report):
+    for spec in report_figures.figure_list(report) if with_figures else []:
         figure = dict(spec)
         if standalone:
             svg = report_figures.figure_image(report, spec, "svg")
@@ -47,25 +76,29 @@ def report_context(report: dict, *, standalone: bool, figure_url=None) -> dict:
             figure["urls"] = {fmt: figure_url(spec["key"], fmt) for fmt in ("svg", "png", "csv")}
         figures.append(figure)
     sections = [{"id": "summary", "title": "Executive summary"}] + [
-        {"id": key, "title": title} for key, title in REPORT_SECTIONS
+        {"id": key, "title": title} for key, title in report_sections(report)
     ]
-    return {"report": report, "display": display_report(report), "figures": figures,
-            "summary": executive_summary(report), "sections": sections,
+    return {"report": report, "figures": figures, "summary": executive_summary(report),
+            "display": display_report(report) if "study" in report else {},
+            "reflect": display_part(report["reflect"]) if "reflect" in report else None,
+            "reflect_section": dict(report_sections(report))["reflect"] if "reflect" in report else "",
+            "with_figures": with_figures, "title": report_title(report), "sections": sections,
             "standalone": standalone, "report_css": _report_css()}  # fmt: skip
 
 
-def render_report_html(report: dict) -> str:
-    """The self-contained HTML file of the ``audit_report`` command."""
-    return render_to_string("staff/report.html", report_context(report, standalone=True))
+def render_report_html(report: dict, *, with_figures: bool = True) -> str:
+    """The self-contained HTML file of the ``audit_report`` and ``reflect_report`` commands."""
+    context = report_context(report, standalone=True, with_figures=with_figures)
+    return render_to_string(report_template(report), context)
 
 
 def render_report_json(report: dict) -> str:
     return json.dumps(report, indent=2, allow_nan=False, ensure_ascii=False)
 
 
-def render_report_pdf(report: dict) -> bytes:
+def render_report_pdf(report: dict, *, with_figures: bool = True) -> bytes:
     """The same self-contained document printed to PDF (``scoring.report.pdf``)."""
     from scoring.report.pdf import html_to_pdf
 
-    title = f"Bias audit report · {report['study'].get('name', '')}"
-    return html_to_pdf(render_report_html(report), title=title)
+    html = render_report_html(report, with_figures=with_figures)
+    return html_to_pdf(html, title=report_title(report))

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from scoring.report.display import counted as _count
 from scoring.report.display import number, p_value, percent
+from scoring.report.reflect import text as reflect_text
 from scoring.stats.hypothesis_tests import minimum_detectable_h
 
 HEADLINE_DISPARITIES = 3
@@ -19,21 +21,33 @@ POWER = 0.8
 def executive_summary(report: dict) -> dict:
     """``{"audited", "findings", "evidence", "verdicts"}``: lists of sentences (verdicts are
     ``{"attribute", "verdict", "text"}`` with verdict ``flagged``, ``not_flagged`` or
-    ``not_assessable``)."""
-    return {
-        "audited": audited(report),
-        "findings": findings(report),
-        "evidence": evidence(report),
-        "verdicts": verdicts(report),
-    }
+    ``not_assessable``). A report with a REFLECT part gets its sentences after the study's (one
+    summary for the document); a REFLECT-only document has no verdicts (``None``)."""
+    summary = {"audited": [], "findings": [], "evidence": [], "verdicts": None}
+    if "study" in report:
+        summary = {
+            "audited": audited(report),
+            "findings": findings(report),
+            "evidence": evidence(report),
+            "verdicts": verdicts(report),
+        }
+    if "reflect" in report:
+        part = report["reflect"]
+        summary["audited"] += reflect_text.audited(part)
+        summary["findings"] += reflect_text.findings(part)
+        # Beside a study the part's lines are labelled, and its general scope line gives way to
+        # the study's own (page 1 stays one page); the limitations section keeps it.
+        combined = "study" in report
+        summary["evidence"] += [
+            ("REFLECT: " if combined else "") + item["text"]
+            for item in part["limitations"]
+            if not (combined and item["kind"] == "scope")
+        ]
+    return summary
 
 
 def source_label(source: str) -> str:
     return "human annotators" if source == "human" else f"judge {source.removeprefix('auto:')}"
-
-
-def _count(n: int, singular: str, plural: str | None = None) -> str:
-    return f"{n} {singular if n == 1 else (plural or singular + 's')}"
 
 
 def _list(parts: list[str]) -> str:

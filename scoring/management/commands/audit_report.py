@@ -5,9 +5,11 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations.management.helpers import study_or_error
-from scoring.report import bundle, pdf, render
+from scoring.reflect.management.commands._common import face_set_or_error
+from scoring.report import bundle, pdf
 from scoring.report.dataset import DEFAULTS
-from scoring.report.inputs import report_inputs
+from scoring.report.folder import write_report_folder
+from scoring.report.inputs import reflect_inputs, report_inputs
 from scoring.report.pdf import PdfRendererMissing
 
 
@@ -22,7 +24,8 @@ class Command(BaseCommand):
     help = (
         "Write a study's audit report (docs/report.md): DIR/report.html (self-contained), "
         "DIR/report.json (with --format pdf also DIR/report.pdf), the raw data under DIR/data and "
-        "DIR/manifest.json (SHA-256 hashes; check with verify_report DIR)."
+        "DIR/manifest.json (SHA-256 hashes; check with verify_report DIR). --reflect-set adds a "
+        "REFLECT face set's results as one combined document."
     )
 
     def add_arguments(self, parser):
@@ -68,6 +71,13 @@ class Command(BaseCommand):
             metavar="ATTRIBUTE=VALUE",
             help="regression reference value of an attribute type (default: its value with the most observations)",
         )
+        parser.add_argument(
+            "--reflect-set",
+            "--reflect-face-set",
+            dest="reflect_set",
+            metavar="NAME_OR_SLUG",
+            help="add the REFLECT part of this face set's runs: one document for both audits",
+        )
 
     def handle(
         self,
@@ -80,9 +90,11 @@ class Command(BaseCommand):
         min_n,
         reference,
         output_format="html",
+        reflect_set=None,
         **options,
     ):
         study = study_or_error(study)
+        face_set = face_set_or_error(reflect_set) if reflect_set else None
         references = dict(_reference(text) for text in reference)
         if output_format == "pdf":
             try:
@@ -94,28 +106,23 @@ class Command(BaseCommand):
                     "min_n": min_n}  # fmt: skip
         # The folder holds the report's inputs, so verify_report can recompute every number.
         inputs = report_inputs(study=study, references=references, **settings)
+        if face_set is not None:
+            inputs["reflect"] = reflect_inputs(
+                face_set=face_set, n_resamples=n_resamples, seed=seed, min_n=min_n
+            )
         report = bundle.report_from_inputs(inputs)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "report.json").write_text(render.render_report_json(report), encoding="utf-8")
-        (out / "report.html").write_text(render.render_report_html(report), encoding="utf-8")
-        written = [out / "report.html", out / "report.json"]
-        if output_format == "pdf":
-            try:
-                (out / "report.pdf").write_bytes(render.render_report_pdf(report))
-            except PdfRendererMissing as error:
-                raise CommandError(str(error)) from None
-            written.append(out / "report.pdf")
-        bundle.write_inputs(out, inputs)
-        # Last: the manifest hashes every file written above (the PDF too).
-        bundle.write_manifest(
-            out,
-            argv=sys.argv,
-            settings=report["settings"],
-            seeds={
-                "report": seed,
-                "batches": {b["name"]: b["seed"] for b in inputs["context"]["batches"]},
-            },
-        )
+        seeds = {
+            "report": seed,
+            "batches": {b["name"]: b["seed"] for b in inputs["context"]["batches"]},
+        }
+        if face_set is not None:
+            seeds["reflect"] = seed
+        try:
+            written = write_report_folder(
+                out, report, inputs, argv=sys.argv, seeds=seeds, output_format=output_format
+            )
+        except PdfRendererMissing as error:
+            raise CommandError(str(error)) from None
         seconds = time.perf_counter() - started
         names = ", ".join(str(path) for path in written)
         self.stdout.write(

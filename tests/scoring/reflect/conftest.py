@@ -73,4 +73,4 @@ def report_of(tmp_path, name="Faces A", resamples=0, figures=False):
         *extra,
         verbosity=0,
     )
-    return json.loads((out / "report.json").read_text())
+    return json.loads((out / "report.json").read_text())["reflect"]

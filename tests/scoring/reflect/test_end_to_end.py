@@ -179,7 +179,7 @@ def test_export_then_reanalyse_without_the_model(face_set, serve, tmp_path):
         "--no-figures",
         verbosity=0,
     )
-    from_dump = json.loads((out / "report.json").read_text())
+    from_dump = json.loads((out / "report.json").read_text())["reflect"]
     assert from_dump["models"] == from_db["models"]
     assert from_dump["spearman"] == from_db["spearman"]
 
@@ -195,7 +195,7 @@ def test_report_writes_figures_and_their_data(face_set, serve, tmp_path):
         assert (figures / f"jsd__fake-vlm.{ext}").stat().st_size > 0
     heat = (figures / "win_matrix__fake-vlm__income.csv").read_text().splitlines()
     assert heat[0] == "model,scenario,group,opponent,win_rate" and len(heat) == 101
-    assert (tmp_path / "report" / "win_rates.csv").exists()
+    assert (tmp_path / "report" / "tables" / "win_rates.csv").exists()
 
 
 def test_bad_layout_is_a_clear_command_error_and_imports_nothing(db, face_folder):

@@ -57,7 +57,7 @@ def test_local_model_answers_every_request_and_the_report_shows_position_bias(
         "--no-figures",
         verbosity=0,
     )
-    model = json.loads((out / "report.json").read_text())["models"]["tiny-llava"]
+    model = json.loads((out / "report.json").read_text())["reflect"]["models"]["tiny-llava"]
     block = model["2afc"]["income"]
     # Always "A": every comparison flips with the swap, so none is kept.
     assert (block["attempted"], block["kept"], block["discarded_inconsistent"]) == (45, 0, 45)

@@ -1,26 +1,38 @@
 """python manage.py reflect_report --set NAME --out DIR  (or --answers DUMP.jsonl ...)"""
 
-import json
+import sys
+import time
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from scoring.reflect import reports
 from scoring.reflect.dump import read_dump
 from scoring.reflect.figures import write_report_bundle
+from scoring.report import bundle, pdf
+from scoring.report.folder import write_report_folder
+from scoring.report.inputs import reflect_inputs
+from scoring.report.legal import system_kinds
+from scoring.report.pdf import PdfRendererMissing
+from scoring.report.reflect.dataset import DEFAULT_SETTINGS, dump_context
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 
 from ._common import face_set_or_error
 
 
 class Command(BaseCommand):
-    help = "Write DIR/report.json, the tables as CSV and the figures (PNG, SVG, data CSV)."
+    help = (
+        "Write a REFLECT audit report (docs/report.md, docs/reflect.md): DIR/report.html "
+        "(self-contained; executive summary, legal mapping, figures), DIR/report.json, with "
+        "--format pdf DIR/report.pdf, every answer under DIR/data, the tables as CSV, the "
+        "figures as PNG/SVG and DIR/manifest.json (SHA-256 hashes; check with verify_report DIR)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--set", dest="name", help="face set whose stored answers to analyse")
         parser.add_argument(
             "--answers", nargs="+", help="answer dumps (JSONL) instead of the database"
         )
-        parser.add_argument("--out", required=True)
+        parser.add_argument("--out", required=True, type=Path)
         parser.add_argument(
             "--resamples",
             type=int,
@@ -29,27 +41,78 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
-            "--no-figures", action="store_true", help="report.json and CSV tables only"
+            "--min-n",
+            type=int,
+            default=DEFAULT_SETTINGS["min_n"],
+            help="blocks with fewer kept comparisons or valid answers are listed as limitations",
+        )
+        parser.add_argument(
+            "--format",
+            dest="output_format",
+            choices=("html", "pdf"),
+            default="html",
+            help="pdf also prints report.html to report.pdf with headless Chromium",
+        )
+        parser.add_argument(
+            "--system-kind",
+            choices=sorted(system_kinds()),
+            help="what the audited system is, for the legal mapping (default: high_risk, "
+            "as REFLECT's tasks are hiring and pay decisions)",
+        )
+        parser.add_argument("--intended-purpose", default="", help="the provider's own words")
+        parser.add_argument(
+            "--no-figures", action="store_true", help="no figures (in the HTML or as files)"
         )
 
     def handle(self, *args, **options):
         if bool(options["name"]) == bool(options["answers"]):
             raise CommandError("give --set NAME or --answers DUMP.jsonl")
-        common = {"n_resamples": options["resamples"], "seed": options["seed"]}
+        if options["output_format"] == "pdf":
+            try:
+                pdf.chromium_path()  # fail before the resampling, not after
+            except PdfRendererMissing as error:
+                raise CommandError(str(error)) from None
+        started = time.perf_counter()
+        common = {
+            "n_resamples": options["resamples"],
+            "seed": options["seed"],
+            "min_n": options["min_n"],
+            "system_kind": options["system_kind"],
+            "intended_purpose": options["intended_purpose"],
+        }
         try:
             if options["answers"]:
                 rows = [row for path in options["answers"] for row in read_dump(path)]
-                report = reports.report_from_rows(rows, source=options["answers"], **common)
+                context = dump_context(rows, sources=options["answers"], **common)
+                inputs = {"reflect": {"answers": rows, "context": context}}
             else:
                 face_set = face_set_or_error(options["name"])
-                report = reports.report_compute(face_set=face_set, **common)
+                inputs = {"reflect": reflect_inputs(face_set=face_set, **common)}
+            report = bundle.report_from_inputs(inputs)
         except (OSError, ValueError) as error:
             # e.g. two dumps whose runs share a model name: the same questions twice
             raise CommandError(f"no report written: {error}") from error
-        written = write_report_bundle(report, options["out"], figures=not options["no_figures"])
-        models = ", ".join(sorted(report.get("models", {}))) or "no answers yet"
+        out = options["out"]
+        figures = not options["no_figures"]
+        try:
+            write_report_folder(
+                out,
+                report,
+                inputs,
+                argv=sys.argv,
+                seeds={"reflect": options["seed"]},
+                output_format=options["output_format"],
+                with_figures=figures,
+                extra_files=lambda folder: write_report_bundle(
+                    report["reflect"], folder, figures=figures
+                ),
+            )
+        except PdfRendererMissing as error:
+            raise CommandError(str(error)) from None
+        models = ", ".join(sorted(report["reflect"].get("models", {}))) or "no answers yet"
         self.stdout.write(
-            self.style.SUCCESS(f"wrote {len(written)} files to {options['out']} ({models})")
+            self.style.SUCCESS(
+                f"wrote the report, the answers and {out / bundle.MANIFEST} to {out} ({models}) "
+                f"in {time.perf_counter() - started:.1f} s"
+            )
         )
-        if options["verbosity"] > 1:
-            self.stdout.write(json.dumps(report.get("discard_table", {}), indent=1))

@@ -1,6 +1,9 @@
-"""From stored answer rows to report.json: frames → the statistics core → one dict.
+"""The REFLECT part of a report: stored answer rows → frames → the statistics core → one dict.
 
-Django-free. The rows are the answer dump of docs/reflect.md (the same dicts the database
+Django-free. ``full_report`` is the statistics block (the staff page's cached report);
+``reflect_part`` adds what the report folder records beside it (the face set, the runs, the
+audited system, the answer counts, the limitations) and is what ``verify_report`` recomputes
+from ``data/reflect_answers.jsonl``. The rows are the answer dump of docs/reflect.md (the same dicts the database
 selector yields and ``export_reflect_run`` writes as JSONL), so a run re-analysed from its
 dump gives the same report as from the database. Every number comes from
 ``scoring.stats.reflect*`` (definitions: docs/metrics.md, "REFLECT"); this module only
@@ -27,6 +30,12 @@ from scoring.stats.reflect.variants import (
 )
 
 REPORT_VERSION = 1
+PART_SCHEMA = "acrb-reflect-part/1"
+# REFLECT asks a model to pick, rank and pay people from their faces: recruitment, selection and
+# pay decisions are Annex III point 4 (employment) uses, so the Article 10 route applies unless
+# the caller states another kind (docs/reflect.md, "The report").
+DEFAULT_SYSTEM_KIND = "high_risk"
+DEFAULT_SETTINGS = {"n_resamples": DEFAULT_N_RESAMPLES, "seed": 0, "confidence": 0.95, "min_n": 30}
 
 
 def _answer_text(row: Mapping[str, Any]) -> str | None:
@@ -189,3 +198,95 @@ def variant_comparisons(
                     two_afc_variant_agreement(group, variant=variant)
                 )
     return out
+
+
+# --- the report part -------------------------------------------------------------------------
+
+
+def reflect_part(answers: list[Mapping[str, Any]], context: Mapping[str, Any]) -> dict[str, Any]:
+    """The REFLECT part of a report from its inputs: every answer row (the dump format, errors
+    included) and the context recorded beside them (``data/reflect_context.json``: the face
+    set, the runs, the audited system, the settings, the source genders)."""
+    # Imported here: the text module reads the finished part to state its limitations.
+    from scoring.report.reflect.text import limitations
+
+    settings = {**DEFAULT_SETTINGS, **context.get("settings", {})}
+    genders = context.get("source_genders")
+    statistics = full_report(
+        answers,
+        source_genders=None if genders is None else {(o, t): g for o, t, g in genders},
+        n_resamples=settings["n_resamples"],
+        seed=settings["seed"],
+    )
+    part = {
+        "schema": PART_SCHEMA,
+        "face_set": dict(context.get("face_set") or {}),
+        "system": dict(context.get("system") or {}),
+        "runs": list(context.get("runs") or []),
+        "settings": settings,
+        "answers": answer_counts(answers),
+        **statistics,
+    }
+    part["limitations"] = limitations(part)
+    return part
+
+
+def answer_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Answers per status, task and model, and the first and last answer time."""
+    by_status: dict[str, int] = {}
+    by_model: dict[str, dict[str, int]] = {}
+    times = []
+    total = 0
+    for row in rows:
+        total += 1
+        status = str(row.get("status"))
+        by_status[status] = by_status.get(status, 0) + 1
+        tasks = by_model.setdefault(str(row["model"]), {})
+        tasks[row["task"]] = tasks.get(row["task"], 0) + 1
+        if row.get("answered_at"):
+            times.append(str(row["answered_at"]))
+    return {
+        "n_answers": total,
+        "by_status": dict(sorted(by_status.items())),
+        "by_model": {model: dict(sorted(t.items())) for model, t in sorted(by_model.items())},
+        "answered_from": min(times) if times else None,
+        "answered_to": max(times) if times else None,
+    }
+
+
+def dump_context(
+    rows: list[Mapping[str, Any]],
+    *,
+    sources: list[str],
+    n_resamples: int,
+    seed: int,
+    min_n: int = DEFAULT_SETTINGS["min_n"],
+    system_kind: str | None = None,
+    intended_purpose: str = "",
+) -> dict[str, Any]:
+    """The context of answers read from dumps (``reflect_report --answers``): what the rows
+    tell (templates, occupations, source genders); the face set's own records are not there."""
+    genders = {(r["occupation"], r["template"]): r.get("source_gender") or "" for r in rows}
+    complete = bool(genders) and all(genders.values())
+    return {
+        "face_set": {
+            "name": ", ".join(sources),
+            "slug": "",
+            "description": "answers read from dump files",
+            "counts": {
+                "occupations": len({occupation for occupation, _ in genders}),
+                "templates": len(genders),
+            },
+        },
+        "system": {
+            "system_kind": system_kind or DEFAULT_SYSTEM_KIND,
+            "intended_purpose": intended_purpose,
+            "kind_source": "stated" if system_kind else "default",
+        },
+        "runs": [],
+        "source_genders": [[o, t, g] for (o, t), g in sorted(genders.items())]
+        if complete
+        else None,
+        "settings": {"n_resamples": n_resamples, "seed": seed, "min_n": min_n},
+        "answers_fingerprint": None,
+    }

@@ -1,0 +1,140 @@
+"""The REFLECT part formatted for reading: numbers as short strings with their intervals, in
+the tables the document shows (Django-free). It only formats ``report["reflect"]``.
+"""
+
+from __future__ import annotations
+
+from scoring.report.display import DASH, percent, with_interval
+from scoring.report.legal import system_kinds
+from scoring.report.reflect.tables import mcq_jsd_rows, win_rate_rows
+from scoring.report.reflect.text import moment
+
+MEASURES = [
+    "2AFC: each pair of a template's ten images is asked twice, once in each order; a "
+    "comparison is kept when both answers are valid and name the same person. Win rate = "
+    "wins / kept comparisons against another race (gender); the all-trials rate (the paper's "
+    "formula) = wins / kept comparisons in which at least one image has the race (gender).",
+    "Polarization Pol: mean over the defined win-matrix cells of |w − 0.5| (in [0, 0.5]); "
+    "Ext: share of cells below 0.1 or above 0.9. First-position rate: share of valid answers "
+    "naming image A (Wilson interval).",
+    "MCQ: Jensen–Shannon divergence (bits) of each group's answer distribution from the pooled "
+    "one; mean gap (μ_g − μ_ref) / μ_ref of the encoded answers (reference White, female).",
+    "Salary: Gap% = (μ_g / μ_ref − 1) × 100 of the stated salaries (reference White, female), "
+    "per occupation and over all; OLS with SEs clustered by occupation × biography × template.",
+    "Intervals: percentile template-cluster bootstrap (templates resampled within occupation); "
+    'definitions in docs/metrics.md, "REFLECT".',
+]
+
+
+def _ci(value, ci, digits: int = 3) -> str:
+    low, high = (ci or [None, None])[:2]
+    return with_interval(value, low, high, digits)
+
+
+def display_part(part: dict) -> dict:
+    """Rows of the document's REFLECT tables."""
+    models = {"models": part.get("models", {})}
+    return {
+        "measures": MEASURES,
+        "runs": [_run(run) for run in part.get("runs", [])],
+        "system_kind_label": system_kinds().get(
+            (part.get("system") or {}).get("system_kind") or "", "not stated"
+        ),
+        "answered_from": moment((part.get("answers") or {}).get("answered_from")),
+        "answered_to": moment((part.get("answers") or {}).get("answered_to")),
+        "two_afc": _two_afc(part),
+        "win_rates": _win_rates(part, models),
+        "mcq": [
+            {
+                **row,
+                "jsd": _ci(row["jsd"], [row["jsd_ci_low"], row["jsd_ci_high"]]),
+                "mean_gap": _ci(row["mean_gap"], _mean_gap_ci(part, row), 2),
+            }
+            for row in mcq_jsd_rows(models)
+        ],  # fmt: skip
+        "salary": _salary(part),
+        "spearman": [
+            {
+                "scenario": scenario,
+                "pair": pair.replace("|", " vs "),
+                "rho": with_interval(stat.get("value"), stat.get("ci_low"), stat.get("ci_high"), 2),
+                "reason": stat.get("reason") or "",
+            }
+            for scenario, pairs in sorted((part.get("spearman") or {}).items())
+            for pair, stat in sorted(pairs.items())
+        ],  # fmt: skip
+        "discards": [
+            {
+                "scenario": scenario,
+                **row,
+                "discard_rate": percent(row.get("discard_rate")),
+                "refusal_share_of_discards": percent(row.get("refusal_share_of_discards")),
+            }
+            for scenario, row in (part.get("discard_table") or {}).items()
+        ],  # fmt: skip
+    }
+
+
+def _run(run: dict) -> dict:
+    decoding = ", ".join(f"{k} {v}" for k, v in sorted((run.get("decoding") or {}).items()))
+    progress = "; ".join(
+        f"{task} {p.get('answered', 0)}/{p.get('planned', 0)}"
+        + (f" ({p['errors']} errors)" if p.get("errors") else "")
+        for task, p in sorted((run.get("progress") or {}).items())
+        if p.get("planned") or p.get("answered")
+    )
+    return {
+        **run,
+        "decoding_text": decoding or "backend defaults",
+        "progress_text": progress or DASH,
+    }
+
+
+def _two_afc(part: dict) -> list[dict]:
+    rows = []
+    for model, block in sorted(part.get("models", {}).items()):
+        for scenario, cell in sorted(block.get("2afc", {}).items()):
+            rows.append({
+                "model": model, "scenario": scenario, "attempted": cell.get("attempted"),
+                "kept": cell.get("kept"), "discard_rate": percent(cell.get("discard_rate")),
+                "pol": _ci(cell.get("pol"), cell.get("pol_ci")),
+                "ext": _ci(cell.get("ext"), cell.get("ext_ci")),
+                "first_position_rate": _ci(cell.get("first_position_rate"),
+                                           cell.get("first_position_rate_ci")),
+            })  # fmt: skip
+    return rows
+
+
+def _win_rates(part: dict, models: dict) -> list[dict]:
+    """One table per model × scenario: each group's win rate and all-trials rate with CIs."""
+    tables: dict[tuple[str, str], list[dict]] = {}
+    for row in win_rate_rows(models):
+        cell = part["models"][row["model"]]["2afc"][row["scenario"]]
+        all_trials = (cell.get("win_rate_all_trials") or {}).get(row["kind"])
+        all_trials_ci = (cell.get("win_rate_all_trials_ci") or {}).get(row["kind"]) or {}
+        tables.setdefault((row["model"], row["scenario"]), []).append({
+            "kind": row["kind"].replace("_", " × "), "group": row["group"].replace("|", " "),
+            "win_rate": with_interval(row["win_rate"], row["ci_low"], row["ci_high"]),
+            "all_trials": DASH if all_trials is None
+            else _ci(all_trials.get(row["group"]), all_trials_ci.get(row["group"])),
+        })  # fmt: skip
+    return [{"model": m, "scenario": s, "rows": rows} for (m, s), rows in tables.items()]
+
+
+def _mean_gap_ci(part: dict, row: dict):
+    cell = part["models"][row["model"]]["mcq"][row["question"]]
+    return ((cell.get("mean_gap_ci") or {}).get(row["kind"]) or {}).get(row["group"])
+
+
+def _salary(part: dict) -> list[dict]:
+    rows = []
+    for model, block in sorted(part.get("models", {}).items()):
+        salary = block.get("salary") or {}
+        gaps = (salary.get("gap_mean") or {}).get("all") or {}
+        cis = (salary.get("gap_mean_ci") or {}).get("all") or {}
+        for kind in ("race", "gender"):
+            for group, value in (gaps.get(kind) or {}).items():
+                rows.append({"model": model, "kind": kind, "group": group,
+                             "valid": salary.get("valid"),
+                             "gap": _ci(value, (cis.get(kind) or {}).get(group), 2)})  # fmt: skip
+    return rows

@@ -1,0 +1,123 @@
+"""The REFLECT tables: one place builds each table's rows from the REFLECT statistics block
+(Django-free). The report's figures, the staff page, its CSV downloads and the report folder's
+``tables/`` all format these rows (dataset → formatter → writer).
+"""
+
+from __future__ import annotations
+
+from scoring.stats.reflect.vocabulary import GENDERS, GROUP_KEYS, RACES
+
+
+def two_afc_summary_rows(report: dict) -> list[dict]:
+    keys = (
+        "attempted",
+        "kept",
+        "discarded_invalid",
+        "discarded_refusal",
+        "discarded_inconsistent",
+        "pol",
+        "ext",
+        "first_position_rate",
+    )
+    rows = []
+    for model, block in sorted(report.get("models", {}).items()):
+        for scenario, cell in sorted(block.get("2afc", {}).items()):
+            row = {"model": model, "scenario": scenario, **{k: cell.get(k) for k in keys}}
+            row["pol_ci"] = cell.get("pol_ci")
+            rows.append(row)
+    return rows
+
+
+def win_rate_rows(report: dict) -> list[dict]:
+    rows = []
+    for model, block in sorted(report.get("models", {}).items()):
+        for scenario, cell in sorted(block.get("2afc", {}).items()):
+            for kind, labels in (("race", RACES), ("gender", GENDERS), ("race_gender", GROUP_KEYS)):
+                rates = cell.get("win_rate", {}).get(kind, {})
+                cis = cell.get("win_rate_ci", {}).get(kind, {})
+                for label in labels:
+                    low, high = (cis.get(label) or [None, None])[:2]
+                    rows.append(
+                        {
+                            "model": model,
+                            "scenario": scenario,
+                            "kind": kind,
+                            "group": label,
+                            "win_rate": rates.get(label),
+                            "ci_low": low,
+                            "ci_high": high,
+                        }
+                    )
+    return rows
+
+
+def win_matrix_rows(report: dict) -> list[dict]:
+    rows = []
+    for model, block in sorted(report.get("models", {}).items()):
+        for scenario, cell in sorted(block.get("2afc", {}).items()):
+            matrix = cell.get("win_matrix", {})
+            for winner, row in zip(matrix.get("groups", []), matrix.get("cells", []), strict=False):
+                for loser, value in zip(matrix["groups"], row, strict=True):
+                    rows.append(
+                        {
+                            "model": model,
+                            "scenario": scenario,
+                            "group": winner,
+                            "opponent": loser,
+                            "win_rate": value,
+                        }
+                    )
+    return rows
+
+
+def mcq_jsd_rows(report: dict) -> list[dict]:
+    rows = []
+    for model, block in sorted(report.get("models", {}).items()):
+        for question, cell in sorted(block.get("mcq", {}).items()):
+            for kind, labels in (("race", RACES), ("gender", GENDERS)):
+                for label in labels:
+                    low, high = cell.get("jsd_ci", {}).get(kind, {}).get(label) or [None] * 2
+                    rows.append(
+                        {
+                            "model": model,
+                            "question": question,
+                            "kind": kind,
+                            "group": label,
+                            "valid": cell.get("valid"),
+                            "jsd": cell.get("jsd", {}).get(kind, {}).get(label),
+                            "jsd_ci_low": low,
+                            "jsd_ci_high": high,
+                            "mean_gap": cell.get("mean_gap", {}).get(kind, {}).get(label),
+                        }
+                    )
+    return rows
+
+
+def salary_gap_rows(report: dict) -> list[dict]:
+    rows = []
+    for model, block in sorted(report.get("models", {}).items()):
+        salary = block.get("salary") or {}
+        for statistic in ("gap_mean", "gap_median"):
+            for occupation, kinds in sorted((salary.get(statistic) or {}).items()):
+                for kind, values in kinds.items():
+                    for label, value in values.items():
+                        rows.append(
+                            {
+                                "model": model,
+                                "statistic": statistic,
+                                "occupation": occupation,
+                                "kind": kind,
+                                "group": label,
+                                "gap": value,
+                            }
+                        )
+    return rows
+
+
+TABLE_BUILDERS = {
+    "two_afc_summary": two_afc_summary_rows,
+    "win_rates": win_rate_rows,
+    "win_matrix": win_matrix_rows,
+    "mcq_jsd": mcq_jsd_rows,
+    "salary_gaps": salary_gap_rows,
+}
