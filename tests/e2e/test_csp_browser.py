@@ -95,6 +95,7 @@ def test_survey_and_staff_pages_run_under_the_csp(
         "/staff/",
         f"/staff/studies/{study.slug}/",
         f"/staff/studies/{study.slug}/summary/",
+        f"/staff/studies/{study.slug}/audit-context/",
         f"/staff/studies/{study.slug}/disparities/",
         f"/staff/studies/{study.slug}/flags/",
         f"/staff/studies/{study.slug}/batches/new/",
