@@ -80,6 +80,15 @@ class ItemImageReplaceForm(forms.Form):
     reason = forms.CharField(max_length=2000, required=False, label="Note (optional)")
 
 
+def _context_text(label: str, help_text: str, rows: int = 3):
+    return forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": rows}),
+        label=label,
+        help_text=help_text,
+    )
+
+
 class StudyAuditContextForm(forms.Form):
     """The study's audit context (annotations.study_settings); the rules live in the service."""
 
@@ -89,23 +98,14 @@ class StudyAuditContextForm(forms.Form):
         label="System audited",
         help_text="Picks the obligations the report maps its evidence to (report: legal mapping).",
     )
-    intended_purpose = forms.CharField(
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 3}),
-        label="Intended purpose",
-        help_text="The audited system's intended purpose, in the provider's words.",
+    intended_purpose = _context_text(
+        "Intended purpose", "The audited system's intended purpose, in the provider's words."
     )
-    annotator_recruitment = forms.CharField(
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 3}),
-        label="Annotator recruitment",
-        help_text="How annotators were recruited and selected (platform, criteria).",
+    annotator_recruitment = _context_text(
+        "Annotator recruitment", "How annotators were recruited and selected (platform, criteria)."
     )
-    annotator_pay = forms.CharField(
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 2}),
-        label="Annotator pay",
-        help_text="How annotators were paid (rate, currency, basis: hour or item).",
+    annotator_pay = _context_text(
+        "Annotator pay", "How annotators were paid (rate, currency, basis: hour or item).", rows=2
     )
 
     def clean(self):
