@@ -101,15 +101,17 @@ def test_bad_input_shows_one_line_per_field_and_changes_nothing(study, staff_cli
     assert not LogEntry.objects.exists()
 
 
-def test_the_study_page_links_the_form_and_says_when_it_is_incomplete(
+def test_the_study_page_shows_the_context_links_the_form_and_says_when_it_is_incomplete(
     study, staff_client, staff_user
 ):
-    link = f'href="{url(study)}">Audit context (incomplete)'
     detail = reverse("staff:study_detail", args=[study.slug])
-    assert link in staff_client.get(detail).content.decode()
+    html = staff_client.get(detail).content.decode()
+    assert f'href="{url(study)}">Edit the audit context</a>' in html
+    assert '<span class="flag">(incomplete)</span>' in html
     study_audit_context_update(study=study, values=VALUES, changed_by=staff_user)
     html = staff_client.get(detail).content.decode()
-    assert link not in html and f'href="{url(study)}">Audit context</a>' in html
+    assert "(incomplete)" not in html
+    assert "high-risk system under Annex III" in html and "EUR 15 per hour" in html
 
 
 @pytest.mark.parametrize("standalone", [False, True])
