@@ -1,6 +1,7 @@
 from django import forms
 
-from .models import Annotator, Batch
+from .models import Annotator, Batch, Study
+from .study_settings import audit_context_errors
 
 
 class AnnotatorChoiceField(forms.ModelMultipleChoiceField):
@@ -77,3 +78,39 @@ class ItemReviewNoteForm(forms.Form):
 class ItemImageReplaceForm(forms.Form):
     image = forms.FileField(help_text="The corrected image (PNG, JPEG, WebP...).")
     reason = forms.CharField(max_length=2000, required=False, label="Note (optional)")
+
+
+def _context_text(label: str, help_text: str, rows: int = 3):
+    return forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": rows}),
+        label=label,
+        help_text=help_text,
+    )
+
+
+class StudyAuditContextForm(forms.Form):
+    """The study's audit context (annotations.study_settings); the rules live in the service."""
+
+    system_kind = forms.ChoiceField(
+        choices=[("", "not stated")] + list(Study.SystemKind.choices),
+        required=False,
+        label="System audited",
+        help_text="Picks the obligations the report maps its evidence to (report: legal mapping).",
+    )
+    intended_purpose = _context_text(
+        "Intended purpose", "The audited system's intended purpose, in the provider's words."
+    )
+    annotator_recruitment = _context_text(
+        "Annotator recruitment", "How annotators were recruited and selected (platform, criteria)."
+    )
+    annotator_pay = _context_text(
+        "Annotator pay", "How annotators were paid (rate, currency, basis: hour or item).", rows=2
+    )
+
+    def clean(self):
+        # The service's rules, so every bad field shows at once (the service checks them again).
+        cleaned = super().clean()
+        for field, message in audit_context_errors(cleaned).items():
+            self.add_error(field, message)
+        return cleaned

@@ -6,6 +6,11 @@ app_name = "staff"
 urlpatterns = [
     path("", views.study_list, name="study_list"),
     path("studies/<slug:slug>/", views.study_detail, name="study_detail"),
+    path(
+        "studies/<slug:slug>/audit-context/",
+        views.study_audit_context,
+        name="study_audit_context",
+    ),
     path("studies/<slug:slug>/batches/new/", views.batch_create, name="batch_create"),
     path("studies/<slug:slug>/import/", views.items_upload, name="items_upload"),
     path("studies/<slug:slug>/import-labels/", views.annotations_upload, name="annotations_upload"),

@@ -18,7 +18,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from . import export_datasets, export_formats, jobs, selectors, services
+from . import export_datasets, export_formats, jobs, selectors, services, study_settings
 from .http import download_response
 from .manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
 from .models import Annotator, BackgroundJob, Batch, Item, Study
@@ -32,6 +32,7 @@ from .staff_forms import (
     ItemReviewNoteForm,
     ManifestUploadForm,
     ReassignForm,
+    StudyAuditContextForm,
 )
 from .tasks import batch_create_task, import_items_task
 
@@ -57,6 +58,34 @@ def study_detail(request, slug: str):
         "jobs": study.jobs.all()[:10],
     }
     return render(request, "staff/study_detail.html", context)
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def study_audit_context(request, slug: str):
+    study = get_object_or_404(Study, slug=slug)
+    initial = {field: getattr(study, field) for field in study_settings.AUDIT_CONTEXT_FIELDS}
+    form = StudyAuditContextForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            changed = study_settings.study_audit_context_update(
+                study=study, values=form.cleaned_data, changed_by=request.user
+            )
+        except study_settings.AuditContextInvalid as invalid:
+            for field, message in invalid.errors.items():
+                form.add_error(field if field in form.fields else None, message)
+        else:
+            names = ", ".join(form.fields[f].label.lower() for f in changed) or "nothing changed"
+            messages.success(request, f"Audit context saved: {names}.")
+            return redirect("staff:study_audit_context", slug=slug)
+    context = {
+        "study": study,
+        "form": form,
+        "history": study_settings.study_audit_context_history(study=study),
+    }
+    return render(
+        request, "staff/study_audit_context.html", context, status=400 if form.errors else 200
+    )
 
 
 @staff_required

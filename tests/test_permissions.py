@@ -111,6 +111,7 @@ EXPECTED = {
     "report:study_disparities": staff_only(),
     "staff:study_list": staff_only(),
     "staff:study_detail": staff_only(),
+    "staff:study_audit_context": staff_only(),
     "metrics:rates_chart": staff_only(),
     "staff:batch_create": staff_only(),
     "staff:items_upload": staff_only(),

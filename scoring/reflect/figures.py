@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from scoring import plotting
+from scoring.report.reflect.figure_4 import FIGURE_4_VIEWS, figure_4_figure, figure_4_rows
 from scoring.report.reflect.tables import (  # noqa: F401  (TABLE_BUILDERS: the page's downloads)
     TABLE_BUILDERS,
     mcq_jsd_rows,
     win_matrix_rows,
 )
+from scoring.stats.reflect.vocabulary import RACES
 
 
 def table_csv(rows: list[dict]) -> str:
@@ -119,6 +121,14 @@ def figure_list(report: dict) -> list[dict[str, Any]]:
                     "scenario": scenario,
                 }
             )
+            figures.append(
+                {
+                    "name": _figure_4_name(model, scenario),
+                    "kind": "figure_4",
+                    "model": model,
+                    "scenario": scenario,
+                }
+            )
         if block.get("mcq"):
             figures.append(
                 {"name": f"jsd__{safe}", "kind": "jsd", "model": model, "scenario": None}
@@ -131,6 +141,8 @@ def figure_bytes(report: dict, figure: dict[str, Any], fmt: str) -> bytes:
         return win_matrix_figure(
             report, model=figure["model"], scenario=figure["scenario"], fmt=fmt
         )
+    if figure["kind"] == "figure_4":
+        return figure_4_figure(report, model=figure["model"], scenario=figure["scenario"], fmt=fmt)
     return jsd_figure(report, model=figure["model"], fmt=fmt)
 
 
@@ -167,4 +179,35 @@ def figure_data_rows(report: dict, figure: dict[str, Any]) -> list[dict]:
             for r in win_matrix_rows(report)
             if r["model"] == figure["model"] and r["scenario"] == figure["scenario"]
         ]
+    if figure["kind"] == "figure_4":
+        return [
+            r
+            for r in figure_4_rows(report)
+            if r["model"] == figure["model"] and r["scenario"] == figure["scenario"]
+        ]
     return [r for r in mcq_jsd_rows(report) if r["model"] == figure["model"]]
+
+
+def figure_4_charts(report: dict) -> list[dict[str, Any]]:
+    """The Figure 4(d-f) views of each model × scenario for the page: the figure's name (drawn by
+    ``figure_bytes``) and its numbers by race (``rows_by_race``: one cell per view, an undefined
+    one with its reason)."""
+    by_chart: dict[tuple[str, str], list[dict]] = {}
+    for row in figure_4_rows(report):
+        by_chart.setdefault((row["model"], row["scenario"]), []).append(row)
+    return [
+        {
+            "name": _figure_4_name(model, scenario),
+            "model": model,
+            "scenario": scenario,
+            "views": list(FIGURE_4_VIEWS),
+            "rows_by_race": [
+                {"group": race, "cells": [r for r in rows if r["group"] == race]} for race in RACES
+            ],
+        }
+        for (model, scenario), rows in by_chart.items()
+    ]
+
+
+def _figure_4_name(model: str, scenario: str) -> str:
+    return f"figure_4__{_safe(model)}__{scenario}"

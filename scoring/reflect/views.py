@@ -18,7 +18,13 @@ from annotations.permissions import staff_required
 from generation.models import FaceSet
 from scoring.reflect import reports, selectors, services
 from scoring.reflect.backends import BackendConfigError, model_choice
-from scoring.reflect.figures import TABLE_BUILDERS, figure_bytes, figure_list, table_csv
+from scoring.reflect.figures import (
+    TABLE_BUILDERS,
+    figure_4_charts,
+    figure_bytes,
+    figure_list,
+    table_csv,
+)
 from scoring.reflect.models import FaceImage
 from scoring.reflect.protocol import TASKS
 
@@ -56,6 +62,7 @@ def _report_context(report: dict | None) -> dict:
         "report": report,
         "tables": {name: builder(report) for name, builder in TABLE_BUILDERS.items()},
         "figures": figure_list(report),
+        "figure_4": figure_4_charts(report),
     }
 
 

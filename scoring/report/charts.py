@@ -88,7 +88,8 @@ def _draw_bars(ax, rows, *, ylim=(0.0, 1.0)):
     if ylim is not None:
         ax.set_ylim(*ylim)
     handles = [matplotlib_patch(palette[a], plotting.plain_text(a)) for a in attributes]
-    ax.legend(handles=handles, fontsize=10, loc="upper right", ncols=min(len(handles), 6))
+    # "best": bars near 1.0 (win rates, say) would sit under a legend pinned to a corner.
+    ax.legend(handles=handles, fontsize=10, loc="best", ncols=min(len(handles), 6))
 
 
 def matplotlib_patch(color, label):

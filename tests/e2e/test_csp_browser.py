@@ -5,10 +5,10 @@ import pytest
 
 from annotations import services
 from annotations.models import Annotation, Assignment
-from tests.e2e.test_survey_browser import answer_with_keys, browser_page, current_assignment
+from tests.e2e.browser import log_in
+from tests.e2e.test_survey_browser import answer_with_keys, current_assignment
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-__all__ = ["browser_page"]  # the fixture, imported for this module's tests
 
 # Runs before any page script (Playwright injects it outside the page's CSP): every violation
 # the browser raises is recorded, including ones that never reach the console.
@@ -52,14 +52,6 @@ def _visit(page, url: str, problems: list[str]) -> None:
     problems.extend(page.evaluate("window.__cspViolations || []"))
 
 
-def _log_in(page, base: str, username: str, password: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", password)
-    page.keyboard.press("Enter")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
-
-
 def test_survey_and_staff_pages_run_under_the_csp(
     live_server, browser_page, study, make_manifest, django_user_model
 ):
@@ -75,7 +67,7 @@ def test_survey_and_staff_pages_run_under_the_csp(
     page.set_default_timeout(120_000)  # the report page computes its statistics on first load
     problems = _watch(page)
 
-    _log_in(page, base, "csp", "csp-pass-1")
+    log_in(page, base, "csp", "csp-pass-1")
     _visit(page, f"{base}/", problems)
     _visit(page, f"{base}/guidelines/", problems)
     _visit(page, f"{base}/batches/{batch.pk}/next/", problems)
@@ -90,11 +82,12 @@ def test_survey_and_staff_pages_run_under_the_csp(
     answer_with_keys(page, "3")
     django_user_model.objects.create_superuser(username="lead", password="lead-pass-1")
     page.context.clear_cookies()
-    _log_in(page, base, "lead", "lead-pass-1")
+    log_in(page, base, "lead", "lead-pass-1")
     for path in (
         "/staff/",
         f"/staff/studies/{study.slug}/",
         f"/staff/studies/{study.slug}/summary/",
+        f"/staff/studies/{study.slug}/audit-context/",
         f"/staff/studies/{study.slug}/disparities/",
         f"/staff/studies/{study.slug}/flags/",
         f"/staff/studies/{study.slug}/batches/new/",

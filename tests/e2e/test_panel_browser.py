@@ -6,40 +6,21 @@ Set ACRB_SCREENSHOTS=<folder> to keep screenshots at 1280x720 and 390x844.
 """
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
-from django.db import connections
 
 from annotations import services
 from annotations.models import Annotation, Assignment
 from annotations.recruitment import enrolment, invites, panels
 from annotations.recruitment.consent import consent_publish
 from annotations.recruitment.models import ConsentRecord, PanelParticipant
-from tests.e2e.test_survey_browser import CHROMIUM, CHROMIUM_ARGS, answer_with_keys
+from tests.e2e.test_survey_browser import answer_with_keys
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
 SIZES = {"desktop": {"width": 1280, "height": 720}, "phone": {"width": 390, "height": 844}}
-
-
-@pytest.fixture
-def chromium(monkeypatch):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which("chromium"):
-        pytest.fail("Debian's chromium is not installed (make test installs it)")
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
-            connections.close_all()
 
 
 def _shot(page, name):

@@ -6,18 +6,16 @@ pdfinfo / pdftotext (Debian's poppler-utils, installed by ``make browser``)."""
 
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from scoring.report.dataset import audit_report
-from scoring.report.pdf import CHROMIUM_ARGS, chromium_path
 from scoring.report.render import render_report_html, render_report_pdf
 from scoring.stats.synthetic_study import synthetic_study
+from tests.e2e.browser import SCREENSHOTS
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 VIEWPORTS = {"laptop": (1280, 720), "phone": (390, 844)}
 
 
@@ -41,36 +39,26 @@ def _tool(name):
     return name
 
 
-def test_report_fits_laptop_and_phone_without_sideways_scrolling(report):
-    sync_api = pytest.importorskip("playwright.sync_api")
+def test_report_fits_laptop_and_phone_without_sideways_scrolling(report, chromium):
     html = render_report_html(report)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS
+    for name, (width, height) in VIEWPORTS.items():
+        page = chromium.new_page(viewport={"width": width, "height": height})
+        page.set_content(html, wait_until="load")
+        page.screenshot(path=str(SCREENSHOTS / f"report-{name}.png"))
+        overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{name}: the page scrolls sideways by {overflow} px"
+        widest = page.evaluate(
+            """() => Math.max(...[...document.querySelectorAll('table, figure')]
+                .map(e => e.getBoundingClientRect().right))"""
         )
-        try:
-            for name, (width, height) in VIEWPORTS.items():
-                page = browser.new_page(viewport={"width": width, "height": height})
-                page.set_content(html, wait_until="load")
-                page.screenshot(path=str(SCREENSHOTS / f"report-{name}.png"))
-                overflow = page.evaluate(
-                    "() => document.documentElement.scrollWidth - window.innerWidth"
-                )
-                assert overflow <= 0, f"{name}: the page scrolls sideways by {overflow} px"
-                widest = page.evaluate(
-                    """() => Math.max(...[...document.querySelectorAll('table, figure')]
-                        .map(e => e.getBoundingClientRect().right))"""
-                )
-                assert widest <= width, f"{name}: an element ends at {widest} px"
-                page.locator("figure").first.scroll_into_view_if_needed()
-                page.screenshot(path=str(SCREENSHOTS / f"report-{name}-figure.png"))
-                # the widest table scrolls inside its own box instead
-                page.locator("#validation ~ table").last.scroll_into_view_if_needed()
-                page.screenshot(path=str(SCREENSHOTS / f"report-{name}-table.png"))
-                page.close()
-        finally:
-            browser.close()
+        assert widest <= width, f"{name}: an element ends at {widest} px"
+        page.locator("figure").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / f"report-{name}-figure.png"))
+        # the widest table scrolls inside its own box instead
+        page.locator("#validation ~ table").last.scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / f"report-{name}-table.png"))
+        page.close()
 
 
 def test_pdf_opens_with_summary_on_page_one(report, tmp_path):

@@ -4,14 +4,12 @@ the fold on laptops and starts on the first screen of a phone, no page scrolls s
 the detail tables sort by a click. Screenshots go to var/screenshots/ for a person to look at.
 """
 
-import shutil
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.db import connections
 
-from tests.e2e.test_survey_layout import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, no_sideways_scroll
+from tests.e2e.browser import SCREENSHOTS, log_in, no_sideways_scroll
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -20,32 +18,16 @@ PHONE = (390, 844)
 
 
 @pytest.fixture
-def staff_page(live_server, django_user_model, monkeypatch):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which("chromium"):
-        pytest.fail("Debian's chromium is not installed (make test installs it)")
+def staff_page(live_server, django_user_model, chromium):
     call_command("seed_demo", stdout=StringIO())
     django_user_model.objects.create_user(username="lead", password="lead-pass-1", is_staff=True)
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        page = browser.new_page()
-        page.set_default_timeout(20_000)
-        page.goto(f"{live_server.url}/accounts/login/")
-        page.fill("input[name=username]", "lead")
-        page.fill("input[name=password]", "lead-pass-1")
-        page.click("button[type=submit]")
-        page.wait_for_url(lambda url: "/accounts/login/" not in url)
-        # The first visit computes the metrics and the report (bootstrap, permutations).
-        page.set_default_timeout(180_000)
-        try:
-            yield page
-        finally:
-            browser.close()
-            connections.close_all()
+    page = chromium.new_page()
+    page.set_default_timeout(20_000)
+    log_in(page, live_server.url, "lead", "lead-pass-1")
+    # The first visit computes the metrics and the report (bootstrap, permutations).
+    page.set_default_timeout(180_000)
+    return page
 
 
 def open_study(page, base, size):

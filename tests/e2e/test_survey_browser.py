@@ -1,48 +1,12 @@
 """A real headless Chromium labels three items with the keyboard only, edits one, and the
 database holds exactly those answers with the edit's history."""
 
-import shutil
-
 import pytest
-from django.db import connections
 
 from annotations import services
 from annotations.models import Annotation, AnnotationHistory, Assignment
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-
-
-@pytest.fixture
-def browser_page(monkeypatch):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which("chromium"):
-        pytest.fail("Debian's chromium is not installed (make test installs it)")
-    # Playwright's sync API runs an event loop in this thread; the ORM calls here stay synchronous.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        page = browser.new_page()
-        page.set_default_timeout(15_000)
-        try:
-            yield page
-        finally:
-            browser.close()
-            # ORM calls made while Playwright's loop runs get a context-local connection of
-            # their own; close it, or the test database cannot be dropped at the end.
-            connections.close_all()
 
 
 def current_assignment(page) -> int:

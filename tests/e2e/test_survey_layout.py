@@ -7,22 +7,17 @@ the image fits the width, progress is visible, Submit is reachable, tap targets 
 """
 
 import json
-import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
-from django.db import connections
 
 from annotations import demo, services
+from tests.e2e.browser import SCREENSHOTS, log_in, no_sideways_scroll
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 LAPTOPS = [(1280, 720), (1366, 768), (1440, 900), (1920, 1080)]
 PHONE = (390, 844)
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 # A long prompt and cue: what a real study shows, and what pushes Submit down first.
 PROMPT = (
     "a Nigerian person (wheelchair user) receiving a vaccine injection from a nurse at a busy "
@@ -57,28 +52,12 @@ def survey_url(live_server, study, tmp_path):
 
 
 @pytest.fixture
-def page(live_server, survey_url, monkeypatch):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which("chromium"):
-        pytest.fail("Debian's chromium is not installed (make test installs it)")
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+def page(live_server, survey_url, chromium):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        page = browser.new_page()
-        page.set_default_timeout(20_000)
-        page.goto(f"{live_server.url}/accounts/login/")
-        page.fill("input[name=username]", "layout")
-        page.fill("input[name=password]", "layout-pass-1")
-        page.click("button[type=submit], input[type=submit]")
-        page.wait_for_url(f"{live_server.url}/")
-        try:
-            yield page
-        finally:
-            browser.close()
-            connections.close_all()
+    page = chromium.new_page()
+    page.set_default_timeout(20_000)
+    log_in(page, live_server.url, "layout", "layout-pass-1")
+    return page
 
 
 def open_survey(page, url, size):
@@ -103,12 +82,6 @@ def assert_inside_viewport(page, selector, size):
     assert b["x"] >= 0 and b["y"] >= 0, f"{selector} starts outside at {size}: {b}"
     assert b["x"] + b["width"] <= width + 0.5, f"{selector} overflows right at {size}: {b}"
     assert b["y"] + b["height"] <= height + 0.5, f"{selector} is below the fold at {size}: {b}"
-
-
-def no_sideways_scroll(page):
-    return page.evaluate(
-        "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
-    )
 
 
 @pytest.mark.parametrize("size", LAPTOPS, ids=[f"{w}x{h}" for w, h in LAPTOPS])

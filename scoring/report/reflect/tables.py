@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from scoring.report.reflect.figure_4 import figure_4_rows
 from scoring.stats.reflect.vocabulary import GENDERS, GROUP_KEYS, RACES
 
 
@@ -120,4 +121,5 @@ TABLE_BUILDERS = {
     "win_matrix": win_matrix_rows,
     "mcq_jsd": mcq_jsd_rows,
     "salary_gaps": salary_gap_rows,
+    "figure_4_views": figure_4_rows,
 }
