@@ -82,3 +82,49 @@ def test_data_url_keeps_png_and_jpeg_and_reencodes_others(make_image, tmp_path):
     Image.new("RGB", (3, 3)).save(bmp)
     assert image_data_url(bmp).startswith("data:image/png;base64,")
     assert image_data_url(Image.new("RGB", (3, 3))).startswith("data:image/png;base64,")
+
+
+def _with_chunk(png: bytes, kind: bytes, payload: bytes) -> bytes:
+    """The PNG with one more ancillary chunk right after IHDR (8 + 25 bytes in)."""
+    import struct
+    import zlib
+
+    chunk = struct.pack(">I", len(payload)) + kind + payload
+    chunk += struct.pack(">I", zlib.crc32(kind + payload))
+    return png[:33] + chunk + png[33:]
+
+
+def _pillow_rgb(data: bytes) -> Image.Image:
+    image = Image.open(io.BytesIO(data))
+    return image.convert("RGBA").convert("RGB") if "A" in image.mode else image.convert("RGB")
+
+
+@pytest.mark.ml  # imagecodecs comes with the ml extra
+def test_png_through_libpng_gives_pillows_pixels():
+    """The fast decoder (imagecodecs' libpng) must change no pixel: RGB and RGBA take it, gamma
+    and colour-profile chunks are not applied, and every other kind falls back to Pillow."""
+    import numpy as np
+
+    from scoring.judges.images import _decoded_by_libpng
+
+    rng = np.random.default_rng(4)
+    rgb = Image.fromarray(rng.integers(0, 256, (40, 50, 3), dtype=np.uint8))
+    rgba = Image.fromarray(rng.integers(0, 256, (40, 50, 4), dtype=np.uint8))
+    wide = Image.fromarray(rng.integers(0, 65536, (20, 30), dtype=np.uint16))  # 16-bit grey
+    keyed = io.BytesIO()
+    rgb.save(keyed, format="PNG", transparency=(1, 2, 3))  # a tRNS colour key
+    cases = {
+        "rgb": (_png_bytes(rgb), True),
+        "rgba": (_png_bytes(rgba), True),
+        "gamma 1.0": (_with_chunk(_png_bytes(rgb), b"gAMA", (100000).to_bytes(4, "big")), True),
+        "srgb": (_with_chunk(_png_bytes(rgb), b"sRGB", b"\x00"), True),
+        "palette": (_png_bytes(rgb.convert("P")), False),
+        "grey 16-bit": (_png_bytes(wide), False),
+        "colour key": (keyed.getvalue(), False),
+    }
+    for name, (data, fast) in cases.items():
+        taken = _decoded_by_libpng(data, Image.open(io.BytesIO(data))) is not None
+        assert taken == fast, name
+        decoded = decode_image(data, name=name)
+        assert decoded.mode == "RGB", name
+        assert np.array_equal(np.asarray(decoded), np.asarray(_pillow_rgb(data))), name
