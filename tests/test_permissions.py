@@ -100,7 +100,7 @@ EXPECTED = {
     "reflect:run_answers": staff_only_object(),
     "reflect:report_refresh": staff_only_object("post"),
     "reflect:report_json": staff_only_object(),
-    "reflect:report_html": staff_only_object(),
+    "reflect:report_document": staff_only_object(),
     "reflect:report_csv": staff_only_object(),
     "reflect:report_figure": staff_only_object(),
     "reflect:face_image": staff_only_object(),

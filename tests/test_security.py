@@ -98,7 +98,7 @@ STYLE_BLOCK = re.compile(r"<style(?![^>]*\snonce=)[^>]*>", re.IGNORECASE)
 # htmx features that evaluate strings as code (off: base.html sets allowEval false).
 HTMX_EVAL = re.compile(r"hx-on|hx-vars|hx-trigger=\S*\[|[\"']js:", re.IGNORECASE)
 # A downloaded, self-contained file (no server, so no CSP applies to it).
-STANDALONE_FILES = {"reflect/report_static.html"}
+STANDALONE_FILES: set[str] = set()
 
 
 def _served_templates():

@@ -11,7 +11,7 @@ urlpatterns = [
     path("sets/<slug:slug>/runs/<int:run_id>/answers.jsonl", views.run_answers, name="run_answers"),
     path("sets/<slug:slug>/report/refresh/", views.report_refresh, name="report_refresh"),
     path("sets/<slug:slug>/report.json", views.report_json, name="report_json"),
-    path("sets/<slug:slug>/report.html", views.report_html, name="report_html"),
+    path("sets/<slug:slug>/audit-report.<str:fmt>", views.report_document, name="report_document"),
     path("sets/<slug:slug>/tables/<str:table>.csv", views.report_csv, name="report_csv"),
     path(
         "sets/<slug:slug>/figures/<str:name>.<str:fmt>", views.report_figure, name="report_figure"

@@ -11,7 +11,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations.permissions import staff_required
@@ -27,6 +26,7 @@ from scoring.reflect.figures import (
 )
 from scoring.reflect.models import FaceImage
 from scoring.reflect.protocol import TASKS
+from scoring.report.pdf import PdfRendererMissing
 
 CONTENT_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
 
@@ -132,23 +132,20 @@ def report_figure(request, slug: str, name: str, fmt: str):
 
 @staff_required
 @require_GET
-def report_html(request, slug: str):
-    """A static, self-contained HTML export: tables and inline SVG figures, no server needed."""
+def report_document(request, slug: str, fmt: str):
+    """The set's audit report (the document ``reflect_report`` writes) as a download: HTML
+    (self-contained, no server needed) or PDF."""
     face_set = get_object_or_404(FaceSet, slug=slug)
-    report = _report_or_404(face_set)
-    context = _report_context(report)
-    context["svgs"] = [(f, _inline_svg(figure_bytes(report, f, "svg"))) for f in context["figures"]]
-    context.update({"face_set": face_set, "report_json": json.dumps(report, indent=1)})
-    html = render_to_string("reflect/report_static.html", context)
-    response = HttpResponse(html, content_type="text/html")
-    response["Content-Disposition"] = f'attachment; filename="{slug}-report.html"'
+    if fmt not in ("html", "pdf"):
+        raise Http404("no such format")
+    try:
+        data = reports.audit_file_cached(face_set=face_set, fmt=fmt)
+    except PdfRendererMissing as error:
+        return HttpResponse(str(error), status=503, content_type="text/plain")
+    content_type = "application/pdf" if fmt == "pdf" else "text/html; charset=utf-8"
+    response = HttpResponse(data, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{slug}-reflect-report.{fmt}"'
     return response
-
-
-def _inline_svg(data: bytes) -> str:
-    """The <svg> element alone (no XML prolog), for embedding in HTML."""
-    text = data.decode("utf-8")
-    return text[text.find("<svg") :]
 
 
 @staff_required

@@ -88,8 +88,8 @@ def _draw_bars(ax, rows, *, ylim=(0.0, 1.0)):
     if ylim is not None:
         ax.set_ylim(*ylim)
     handles = [matplotlib_patch(palette[a], plotting.plain_text(a)) for a in attributes]
-    # "best": bars near 1.0 (win rates, say) would sit under a legend pinned to a corner.
-    ax.legend(handles=handles, fontsize=10, loc="best", ncols=min(len(handles), 6))
+    # Outside the axes, to the right: inside, bars reaching 1.0 (win rates, say) sit under it.
+    ax.legend(handles=handles, fontsize=10, loc="upper left", bbox_to_anchor=(1.005, 1.0))
 
 
 def matplotlib_patch(color, label):

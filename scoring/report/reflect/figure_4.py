@@ -62,18 +62,23 @@ def figure_4_rows(report: dict) -> list[dict]:
     return rows
 
 
-def figure_4_figure(report: dict, *, model: str, scenario: str, fmt: str = "svg") -> bytes:
-    """The three views of one model × scenario as bars by race, coloured by view, with their
-    intervals and the parity line at 0.5 (``scoring.report.charts.interval_bar_chart``)."""
-    from scoring.report.charts import interval_bar_chart
-
-    rows = [
+def figure_4_chart_rows(report: dict, *, model: str, scenario: str) -> list[dict]:
+    """One model × scenario's views as chart rows: colour ``attribute`` = the view, bar
+    ``value`` = the race (``scoring.report.charts.interval_bar_chart``)."""
+    return [
         {"attribute": row["view"], "value": row["group"], **_bar(row)}
         for row in figure_4_rows(report)
         if row["model"] == model and row["scenario"] == scenario
     ]
+
+
+def figure_4_figure(report: dict, *, model: str, scenario: str, fmt: str = "svg") -> bytes:
+    """The three views of one model × scenario as bars by race, coloured by view, with their
+    intervals and the parity line at 0.5."""
+    from scoring.report.charts import interval_bar_chart
+
     return interval_bar_chart(
-        rows,
+        figure_4_chart_rows(report, model=model, scenario=scenario),
         title=f"Win rates, the paper's Figure 4(d-f) — {model}, {scenario}",
         ylabel="win rate (95% CI)",
         empty="no kept comparisons",

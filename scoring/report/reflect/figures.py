@@ -1,7 +1,7 @@
 """Figures of the REFLECT part, each drawn with its intervals (Django-free; docs/report.md).
 
 Per model: 2AFC win rates by race, gender and race × gender per scenario (kept comparisons,
-template-cluster bootstrap CIs, 0.5 = parity), MCQ JSD per group and question, and the salary
+template-cluster bootstrap CIs, 0.5 = parity) and the paper's Figure 4(d-f) views, MCQ JSD per group and question, and the salary
 mean gap per group (% against the reference group). Every figure is a bar chart with error bars
 (``scoring.report.charts.interval_bar_chart``, the study report's rate chart) over rows that
 the CSV of the figure holds as they are; the rows come from the REFLECT table builders that the
@@ -11,6 +11,7 @@ staff page and its downloads use (``scoring.reflect.figures``).
 from __future__ import annotations
 
 from scoring.report import charts
+from scoring.report.reflect.figure_4 import figure_4_chart_rows
 from scoring.report.reflect.tables import mcq_jsd_rows, win_rate_rows
 
 COLUMNS = ["attribute", "value", "rate", "ci_low", "ci_high"]
@@ -23,6 +24,9 @@ def figure_list(part: dict) -> list[dict]:
         for scenario in sorted(block.get("2afc", {})):
             out.append(_spec("reflect_win_rate", model, scenario,
                              f"2AFC win rates with 95% CI — {model}, {scenario}"))  # fmt: skip
+            out.append(_spec("reflect_figure_4", model, scenario,
+                             f"2AFC win rates within a gender and within a race (the paper's "
+                             f"Figure 4(d-f)) with 95% CI — {model}, {scenario}"))  # fmt: skip
         if block.get("mcq"):
             out.append(_spec("reflect_jsd", model, "mcq",
                              f"MCQ JSD from the pooled answers with 95% CI — {model}"))  # fmt: skip
@@ -48,6 +52,9 @@ def figure_rows(part: dict, spec: dict) -> tuple[list[dict], list[str]]:
             for r in win_rate_rows({"models": part.get("models", {})})
             if r["model"] == model and r["scenario"] == spec["detail"]
         ]  # fmt: skip
+    elif spec["kind"] == "reflect_figure_4":
+        report = {"models": part.get("models", {})}
+        rows = figure_4_chart_rows(report, model=model, scenario=spec["detail"])
     elif spec["kind"] == "reflect_jsd":
         rows = [
             {"attribute": f"{r['question']} · {r['kind']}", "value": r["group"], "rate": r["jsd"],
@@ -71,7 +78,7 @@ def figure_rows(part: dict, spec: dict) -> tuple[list[dict], list[str]]:
 
 def figure_image(part: dict, spec: dict, fmt: str) -> bytes:
     rows, _ = figure_rows(part, spec)
-    if spec["kind"] == "reflect_win_rate":
+    if spec["kind"] in ("reflect_win_rate", "reflect_figure_4"):
         return charts.interval_bar_chart(rows, title=spec["title"], ylabel="win rate (95% CI)",
                                          reference=0.5, empty="no kept comparisons", fmt=fmt)  # fmt: skip
     if spec["kind"] == "reflect_jsd":

@@ -76,9 +76,9 @@ def test_the_page_draws_the_views_with_the_numbers_of_the_statistics_function(
     latino = next(r for r in chart["rows_by_race"] if r["group"] == "Latino")
     assert [c["win_rate"] for c in latino["cells"]] == [0.5, 0.0, 0.0]
     assert ">0.500 [" in table and "Latino" in table
-    # The static export inlines the chart and prints the same table.
-    static = staff_client.get(reverse("reflect:report_html", args=[face_set.slug])).content
-    assert b"figure_4__fake-vlm__income" in static and table.encode() in static
+    # The audit report document draws the same views.
+    document = staff_client.get(reverse("reflect:report_document", args=[face_set.slug, "html"]))
+    assert "the paper's Figure 4(d-f)) with 95% CI — fake-vlm, income" in document.content.decode()
 
 
 def test_undefined_rates_and_intervals_are_null_with_a_reason():

@@ -21,7 +21,7 @@ def page_urls(face_set):
         ("post", reverse("reflect:run_start", args=[slug])),
         ("post", reverse("reflect:report_refresh", args=[slug])),
         ("get", reverse("reflect:report_json", args=[slug])),
-        ("get", reverse("reflect:report_html", args=[slug])),
+        ("get", reverse("reflect:report_document", args=[slug, "html"])),
         ("get", reverse("reflect:report_csv", args=[slug, "win_rates"])),
         ("get", reverse("reflect:report_figure", args=[slug, "jsd__m", "svg"])),
         ("get", reverse("reflect:run_answers", args=[slug, 1])),
@@ -91,8 +91,14 @@ def test_staff_runs_a_configured_model_and_reads_the_report(
     assert svg["Content-Type"] == "image/svg+xml" and b"<svg" in svg.content
     png = staff_client.get(reverse("reflect:report_figure", args=[slug, "jsd__loop-vlm", "png"]))
     assert png.content[:4] == b"\x89PNG"
-    html = staff_client.get(reverse("reflect:report_html", args=[slug]))
-    assert b"<svg" in html.content and b"attachment" in html["Content-Disposition"].encode()
+    # The audit report document, as reflect_report writes it: summary first, figures inline.
+    html = staff_client.get(reverse("reflect:report_document", args=[slug, "html"]))
+    assert b"attachment" in html["Content-Disposition"].encode()
+    assert b"Executive summary" in html.content and b"<svg" in html.content
+    assert b"Legal mapping" in html.content
+    assert (
+        staff_client.get(reverse("reflect:report_document", args=[slug, "docx"])).status_code == 404
+    )
     run_id = face_set.runs.get().pk
     dump = staff_client.get(reverse("reflect:run_answers", args=[slug, run_id]))
     assert len(dump.content.splitlines()) == 580

@@ -161,18 +161,24 @@ def test_one_mapping_for_a_study_and_a_reflect_part_of_different_kinds(report):
 def test_figures_draw_the_part_numbers_with_their_intervals(report):
     part = report["reflect"]
     specs = reflect_figures.figure_list(part)
-    assert [s["kind"] for s in specs] == ["reflect_win_rate", "reflect_jsd", "reflect_salary"] * 2
+    assert [s["kind"] for s in specs] == [
+        "reflect_win_rate", "reflect_figure_4", "reflect_jsd", "reflect_salary"] * 2  # fmt: skip
     rows, columns = reflect_figures.figure_rows(part, specs[0])
     cell = part["models"]["vlm-a"]["2afc"]["income"]
     white = next(r for r in rows if r["attribute"] == "race" and r["value"] == "White")
     assert (white["rate"], [white["ci_low"], white["ci_high"]]) == (
         cell["win_rate"]["race"]["White"], cell["win_rate_ci"]["race"]["White"])  # fmt: skip
-    salary, _ = reflect_figures.figure_rows(part, specs[2])
+    salary, _ = reflect_figures.figure_rows(part, specs[3])
     male = next(r for r in salary if r["value"] == "male")
     gaps = part["models"]["vlm-a"]["salary"]
     assert male["rate"] == gaps["gap_mean"]["all"]["gender"]["male"]
     assert [male["ci_low"], male["ci_high"]] == gaps["gap_mean_ci"]["all"]["gender"]["male"]
     assert reflect_figures.figure_image(part, specs[2], "svg").lstrip().startswith(b"<?xml")
+    # The paper's Figure 4(d-f): (f) is the male image's win rate within each race.
+    views, _ = reflect_figures.figure_rows(part, specs[1])
+    within_race = cell["male_win_rate_within_race"]["race"]
+    drawn = {r["value"]: r["rate"] for r in views if r["attribute"].startswith("(f)")}
+    assert drawn == within_race
 
 
 def test_the_document_has_one_summary_one_contents_and_the_legal_mapping(report):
