@@ -44,3 +44,14 @@ def write_report_folder(
     # Last: the manifest hashes every file written above (the PDF too).
     bundle.write_manifest(out, argv=argv, settings=settings, seeds=seeds)
     return written
+
+
+def add_format_argument(parser) -> None:
+    """``--format html|pdf`` of the report commands (``audit_report``, ``reflect_report``)."""
+    parser.add_argument(
+        "--format",
+        dest="output_format",
+        choices=("html", "pdf"),
+        default="html",
+        help="pdf also prints report.html to report.pdf with headless Chromium",
+    )

@@ -8,7 +8,7 @@ from annotations.management.helpers import study_or_error
 from scoring.reflect.management.commands._common import face_set_or_error
 from scoring.report import bundle, pdf
 from scoring.report.dataset import DEFAULTS
-from scoring.report.folder import write_report_folder
+from scoring.report.folder import add_format_argument, write_report_folder
 from scoring.report.inputs import reflect_inputs, report_inputs
 from scoring.report.pdf import PdfRendererMissing
 
@@ -50,13 +50,7 @@ class Command(BaseCommand):
             default=DEFAULTS["n_permutations"],
             help="permutations per Δ test",
         )
-        parser.add_argument(
-            "--format",
-            dest="output_format",
-            choices=("html", "pdf"),
-            default="html",
-            help="pdf also prints report.html to report.pdf with headless Chromium",
-        )
+        add_format_argument(parser)
         parser.add_argument("--seed", type=int, default=DEFAULTS["seed"])
         parser.add_argument(
             "--min-n",

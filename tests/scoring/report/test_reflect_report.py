@@ -287,20 +287,8 @@ def test_reflect_report_prints_the_same_document_to_pdf(face_set, serve, tmp_pat
 
 
 def test_a_reflect_folder_verifies_without_django(tmp_path, inputs, report):
-    import os
-    import sys
-    from pathlib import Path
+    from tests.scoring.report.test_verify import verify_without_django
 
-    folder = write_folder(tmp_path, inputs, report)
-    code = (
-        "import sys, runpy; sys.argv = ['verify', sys.argv[1]]\n"
-        "try:\n    runpy.run_module('scoring.report.verify', run_name='__main__')\n"
-        "except SystemExit as e:\n    assert 'django' not in sys.modules, 'django imported'\n"
-        "    raise\n"
-    )
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    root = Path(__file__).resolve().parents[3]
-    done = subprocess.run([sys.executable, "-c", code, str(folder)], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = verify_without_django(write_folder(tmp_path, inputs, report))
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("OK:")

@@ -168,8 +168,9 @@ def test_differences_compare_floats_to_a_relative_tolerance():
     assert list(differences({"a": [1]}, {"a": [1, 2]})) == [("a (length)", 1, 2)]
 
 
-def test_the_standalone_verifier_needs_no_django(tmp_path, inputs, report):
-    folder = write_folder(tmp_path / "r", inputs, report)
+def verify_without_django(folder: Path) -> subprocess.CompletedProcess:
+    """``python -m scoring.report.verify FOLDER`` in a fresh interpreter that fails if anything
+    imports Django (also used by the REFLECT report's tests)."""
     code = (
         "import sys, runpy; sys.argv = ['verify', sys.argv[1]]\n"
         "try:\n    runpy.run_module('scoring.report.verify', run_name='__main__')\n"
@@ -177,7 +178,12 @@ def test_the_standalone_verifier_needs_no_django(tmp_path, inputs, report):
         "    raise\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    done = subprocess.run([sys.executable, "-c", code, str(folder)], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-c", code, str(folder)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def test_the_standalone_verifier_needs_no_django(tmp_path, inputs, report):
+    folder = write_folder(tmp_path / "r", inputs, report)
+    done = verify_without_django(folder)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("OK:")

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from scoring.reflect.dump import read_dump
 from scoring.reflect.figures import write_report_bundle
 from scoring.report import bundle, pdf
-from scoring.report.folder import write_report_folder
+from scoring.report.folder import add_format_argument, write_report_folder
 from scoring.report.inputs import reflect_inputs
 from scoring.report.legal import system_kinds
 from scoring.report.pdf import PdfRendererMissing
@@ -46,13 +46,7 @@ class Command(BaseCommand):
             default=DEFAULT_SETTINGS["min_n"],
             help="blocks with fewer kept comparisons or valid answers are listed as limitations",
         )
-        parser.add_argument(
-            "--format",
-            dest="output_format",
-            choices=("html", "pdf"),
-            default="html",
-            help="pdf also prints report.html to report.pdf with headless Chromium",
-        )
+        add_format_argument(parser)
         parser.add_argument(
             "--system-kind",
             choices=sorted(system_kinds()),
