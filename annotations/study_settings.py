@@ -24,6 +24,15 @@ AUDIT_CONTEXT_FIELDS = ("system_kind", "intended_purpose", "annotator_recruitmen
 TEXT_MAX_CHARS = 4000
 
 
+def audit_context_missing(*, study: Study) -> list[str]:
+    """The names of the study's audit-context fields that are still empty (no query)."""
+    return [
+        str(Study._meta.get_field(field).verbose_name)
+        for field in AUDIT_CONTEXT_FIELDS
+        if not getattr(study, field)
+    ]
+
+
 class AuditContextInvalid(ValueError):
     """Bad values: ``errors`` maps each bad field to one line."""
 

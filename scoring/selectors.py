@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db.models import Count, Q
 
 from annotations import selectors as annotation_selectors
+from annotations import study_settings
 from annotations.models import Annotation, AutomatedJudgment, BackgroundJob, Item, Study
 
 from . import summary
@@ -180,6 +181,7 @@ def study_summary(*, study: Study) -> dict:
             validation_rows=validation_rows,
             annotators=progress["annotators"],
             flags_waiting=annotation_selectors.flag_queue_size(study=study),
+            audit_context_missing=study_settings.audit_context_missing(study=study),
         ),
         "synthetic_demo": study.is_synthetic_demo,
     }

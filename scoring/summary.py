@@ -91,9 +91,11 @@ def warnings(
     validation_rows: list[dict],
     annotators: list[dict],
     flags_waiting: int,
+    audit_context_missing: list[str] = (),
 ) -> list[dict]:
     """What needs action, most urgent first: each ``{"kind", "text", "link"}`` (``link`` names a
-    section of the page or a staff page the template resolves)."""
+    section of the page or a staff page the template resolves). ``audit_context_missing``: the
+    audit-context fields not stated yet (their labels), the last and least urgent item."""
     found = []
     if flags_waiting:
         found.append(_warning("flags", f"{flags_waiting} item(s) flagged as broken images wait for review.", "flag_queue"))  # fmt: skip
@@ -113,6 +115,10 @@ def warnings(
             found.append(_warning("judge", f"{row['judge']} disagrees with the humans on {row['question']}: "
                                   f"{said} over {row.get('n') or 0} items.", "validation"))  # fmt: skip
     found += _interval_warnings(metrics, report)
+    if audit_context_missing:
+        found.append(_warning("audit_context", f"Audit context not stated: {', '.join(audit_context_missing)}. "
+                              "The report prints \"not stated\" there and cannot pick the legal route "
+                              "without the system audited.", "audit_context"))  # fmt: skip
     return found
 
 

@@ -11,6 +11,7 @@ from django.db.models import Max, Min
 
 from annotations import selectors
 from annotations.models import Annotation, AttributeValue, AutomatedJudgment, Item, Study
+from annotations.study_settings import AUDIT_CONTEXT_FIELDS
 from scoring.metrics import cached_for_study_data
 from scoring.report import figures as report_figures
 from scoring.report.bundle import report_from_inputs
@@ -74,9 +75,7 @@ def study_facts(*, study: Study) -> dict:
 
 def study_audit_context(*, study: Study) -> dict:
     """What staff state on the study for the legal mapping and the annotator-pool section."""
-    return {"system_kind": study.system_kind, "intended_purpose": study.intended_purpose,
-            "annotator_recruitment": study.annotator_recruitment,
-            "annotator_pay": study.annotator_pay}  # fmt: skip
+    return {field: getattr(study, field) for field in AUDIT_CONTEXT_FIELDS}
 
 
 # --- the report (dataset) -------------------------------------------------------------------

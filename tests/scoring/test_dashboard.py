@@ -169,8 +169,15 @@ def test_summary_of_a_new_study_says_there_is_nothing_yet(study, staff_client):
     assert fragment.status_code == 200
     html = fragment.content.decode()
     for text in ("undefined: no item has two or more ratings", "No disparity is defined yet.", "No batch yet.",
-                 "Nothing needs action."):  # fmt: skip
+                 "Audit context not stated: system kind, intended purpose, annotator recruitment, annotator pay."):  # fmt: skip
         assert text in html, text
+    assert reverse("staff:study_audit_context", args=[study.slug]) in html
+    # Once the context is recorded, nothing needs action.
+    study.system_kind, study.intended_purpose = "general_purpose", "Text-to-image generation"
+    study.annotator_recruitment, study.annotator_pay = "Lab volunteers", "GBP 12 per hour"
+    study.save()
+    html = staff_client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "Nothing needs action." in html and "Audit context not stated" not in html
 
 
 def test_a_batch_without_assignments_is_not_shown_as_complete(batch, staff_client):

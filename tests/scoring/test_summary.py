@@ -112,3 +112,8 @@ def test_warnings_name_what_needs_action():
     quiet = summary.warnings(metrics={}, report={"disparities": []}, validation_rows=[],
                              annotators=[], flags_waiting=0)  # fmt: skip
     assert quiet == []
+    unstated = summary.warnings(metrics={}, report={"disparities": []}, validation_rows=[],
+                                annotators=[], flags_waiting=0,
+                                audit_context_missing=["system kind", "annotator pay"])  # fmt: skip
+    assert [w["kind"] for w in unstated] == ["audit_context"]
+    assert unstated[0]["text"].startswith("Audit context not stated: system kind, annotator pay.")
