@@ -3,7 +3,7 @@
 #               (safe to run again: migrations apply, the demo study is kept; DEMO_RESET=1 rebuilds it)
 #   make serve  serve again without touching the data; PORT=8001 (either command) picks another port
 #   make test   set everything up (ML extra and Chromium included) and run the whole test suite
-#   make bench  the CPU benchmarks in sequence (QUICK=1: smaller and fewer runs, under 10 minutes)
+#   make bench  the CPU benchmarks in sequence (QUICK=1: smaller and fewer runs, about 10 minutes on 2 cores)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
