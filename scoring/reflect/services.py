@@ -15,6 +15,7 @@ from typing import Any
 from django.core.files import File
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils.text import slugify
 
 from generation.face_services import face_edit_png, face_set_complete_templates, race_file_stem
@@ -113,7 +114,10 @@ def _image_store(template: FaceTemplate, image, variant: str, content: File | No
             existing.qc_flags, existing.accepted = flags, not flags
             existing.save(update_fields=["qc_flags", "accepted"])
         return  # the same image: nothing else changes
-    if existing is not None and Answer.objects.filter(image_a=existing).exists():
+    if (
+        existing is not None
+        and Answer.objects.filter(Q(image_a=existing) | Q(image_b=existing)).exists()
+    ):
         raise ValueError(
             f"{template}/{image.path.name} ({variant}) differs from the stored image, which "
             "runs have already asked about; import it as a new face set instead"

@@ -272,3 +272,28 @@ def test_reflect_report_errors_are_clear(face_set, serve, tmp_path):
         call_command("reflect_report", "--answers", str(tmp_path / "bad.jsonl"), "--out", out)
     with pytest.raises(CommandError, match="unknown face set 'Nope'"):
         call_command("reflect_report", "--set", "Nope", "--out", out)
+
+
+def test_reimport_refuses_to_change_an_image_runs_asked_about_even_as_image_b(
+    face_set, face_folder
+):
+    """An image shown only second (image_b) has been asked about too: replacing it would
+    silently change what stored answers mean."""
+    from PIL import Image
+
+    from generation.face_services import race_file_stem
+    from scoring.reflect import services
+    from scoring.reflect.models import FaceImage, ReflectAnswer, ReflectRun
+
+    first, second = FaceImage.objects.filter(template__face_set=face_set)[:2]
+    run = ReflectRun.objects.create(face_set=face_set, model_name="m", prompt_version="v1",
+                                    identity="one-run", label="m")  # fmt: skip
+    ReflectAnswer.objects.create(run=run, request_key="k", task="2afc", item="income",
+                                 image_a=first, image_b=second, prompt="p", model_version="m",
+                                 status="valid")  # fmt: skip
+    template = second.template
+    path = face_folder / template.occupation / template.name
+    [target] = path.glob(f"{race_file_stem(second.race, second.gender)}.*")
+    Image.new("RGB", (16, 16), (1, 2, 3)).save(target)  # a different image for image_b only
+    with pytest.raises(ValueError, match="runs have already asked about"):
+        services.face_set_import(folder=face_folder, name=face_set.name)
