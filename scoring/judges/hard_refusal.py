@@ -234,6 +234,11 @@ class HardRefusalJudge:
 
     def _image_checks(self, pending: _Pending, image: Image.Image, at: int) -> None:
         """The blank check (at position ``at``) and the CLIP input, from one decoded image."""
+        self._blank_check(pending, image, at)
+        if self._clip is not None:
+            pending.pixels = self._clip.prepare(image)
+
+    def _blank_check(self, pending: _Pending, image: Image.Image, at: int) -> None:
         config = self.config
         blank = blank_image_check(
             image,
@@ -242,8 +247,6 @@ class HardRefusalJudge:
             tolerance=config.blank_tolerance,
         )
         pending.checks.insert(at, blank)
-        if self._clip is not None:
-            pending.pixels = self._clip.prepare(image)
 
     def _device_decode(self, pending: list[_Pending]) -> None:
         """Decode this batch's JPEGs on the model's device in one call; the blank check reads
@@ -259,8 +262,7 @@ class HardRefusalJudge:
                 if isinstance(tensor, Exception):
                     self._image_checks(p, decode_image(data, name=p.item.image_path), p.blank_at)
                     continue
-                copy = Image.fromarray(tensor.permute(1, 2, 0).cpu().numpy())
-                self._image_checks(p, copy, p.blank_at)
+                self._blank_check(p, Image.fromarray(tensor.permute(1, 2, 0).cpu().numpy()), p.blank_at)  # fmt: skip
                 p.pixels = self.clip.prepare_tensor(tensor)
             except Exception as exc:  # noqa: BLE001 - recorded as this item's error
                 p.error, p.pixels = f"{type(exc).__name__}: {exc}", None

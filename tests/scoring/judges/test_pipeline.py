@@ -139,11 +139,11 @@ def _photo_like(seed: int, size: int = 96) -> np.ndarray:
 
 
 @pytest.mark.ml
-def test_jpeg_decoded_on_the_device_matches_the_pil_path(tiny_clip_files, make_image):
+def test_jpeg_decoded_on_the_device_matches_the_pil_path(tiny_clip_files, make_image, monkeypatch):
     """jpeg_decode_on_device on "cpu" runs the device path (torchvision's decoder, tensor
     preprocessing): same labels, same order of checks, blank statistics and CLIP scores equal
     to within decoder and resize rounding; PNGs and unreadable files behave as before."""
-    from scoring.judges.clip import ClipConfig
+    from scoring.judges.clip import ClipConfig, ClipEncoder
     from scoring.judges.hard_refusal import HardRefusalConfig, HardRefusalJudge
     from scoring.judges.records import ItemInput
 
@@ -166,9 +166,21 @@ def test_jpeg_decoded_on_the_device_matches_the_pil_path(tiny_clip_files, make_i
         for i, p in enumerate(paths)
     ]
     outputs = {}
+    prepared_on_cpu = []
+    cpu_prepare = ClipEncoder.prepare
+
+    def counting_prepare(self, image):
+        prepared_on_cpu.append(image.size)
+        return cpu_prepare(self, image)
+
+    monkeypatch.setattr(ClipEncoder, "prepare", counting_prepare)
     for on_device in (False, True):
+        prepared_on_cpu.clear()
         config = HardRefusalConfig(clip=clip, jpeg_decode_on_device=on_device, decode_workers=2)
         outputs[on_device] = HardRefusalJudge(config).judge_items(items)
+    # On the device path only the PNG reaches the CPU preprocessing (the truncated JPEG's PIL
+    # fallback fails before it): the decoded JPEGs are prepared as tensors on the device.
+    assert len(prepared_on_cpu) == 1
     for pil, device in zip(outputs[False], outputs[True], strict=True):
         assert pil.label == device.label
         assert bool(pil.evidence["image_error"]) == bool(device.evidence["image_error"])
