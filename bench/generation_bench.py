@@ -22,14 +22,13 @@ The last line printed is JSON (bench/harness.py).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
 from functools import partial
 from pathlib import Path
 
-from harness import Runs, alternating, emit, machine, ratio
+from harness import Runs, alternating, emit, machine, ratio, setup_django
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -59,18 +58,6 @@ def parse_args(argv=None):
 
 def channels(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(","))
-
-
-def setup_django(workdir: Path) -> None:
-    os.environ["ACRB_VAR_DIR"] = str(workdir / "var")
-    os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "acrb_web.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
 
 
 def synchronize() -> None:
@@ -121,7 +108,9 @@ def main(argv=None) -> dict:
     args = parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="generation-bench-") as folder:
         workdir = Path(folder)
-        setup_django(workdir)
+        setup_django(
+            var_dir=str(workdir / "var"), database_url=f"sqlite:///{workdir / 'bench.sqlite3'}"
+        )
         from generation.backends.tiny import build_tiny_text2image
         from generation.execution import generator_for
         from generation.models import PlannedPrompt

@@ -162,3 +162,18 @@ def emit(report: dict) -> dict:
     sys.stdout.flush()
     print(json.dumps(report, default=str))
     return report
+
+
+def setup_django(*, var_dir: str, database_url: str, media_root: str | None = None) -> None:
+    """Django on a benchmark's own folder and database, migrated (the project root must be on
+    ``sys.path``)."""
+    os.environ["ACRB_VAR_DIR"] = var_dir
+    if media_root is not None:
+        os.environ["ACRB_MEDIA_ROOT"] = media_root
+    os.environ["DATABASE_URL"] = database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "acrb_web.settings")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)

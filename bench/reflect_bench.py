@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import os
 import shutil
 import sys
 import tempfile
@@ -35,7 +34,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from harness import Runs, alternating, emit, machine, ratio
+from harness import Runs, alternating, emit, machine, ratio, setup_django
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -73,18 +72,6 @@ def write_faces(root: Path, occupations: list[str], templates: int) -> None:
             for g, (race, gender) in enumerate(GROUPS):
                 colour = (g * 25, o * 40, t * 30)
                 Image.new("RGB", (64, 64), colour).save(folder / f"{race_slug(race)}_{gender}.png")
-
-
-def setup_django(workdir: Path) -> None:
-    os.environ["ACRB_VAR_DIR"] = str(workdir / "var")
-    os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "acrb_web.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
 
 
 def timed_run(base_url: str, concurrency: int, model: str) -> float:
@@ -174,7 +161,9 @@ def main() -> None:
     server = context.Process(target=serve, args=(args.latency_ms / 1000, ready, stop), daemon=True)
     server.start()
     try:
-        setup_django(workdir)
+        setup_django(
+            var_dir=str(workdir / "var"), database_url=f"sqlite:///{workdir / 'bench.sqlite3'}"
+        )
         result = run_bench(args, ready.get(timeout=60), workdir)
         emit(
             {

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from harness import Runs, emit, machine, setup_django
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,21 +47,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--jpeg-decode-on-device", action="store_true",
                         help="the judge's jpeg_decode_on_device (nvJPEG with --device cuda)")  # fmt: skip
     return parser.parse_args()
-
-
-def setup_django(folder: str, database_url: str | None) -> None:
-    os.environ["ACRB_VAR_DIR"] = folder
-    os.environ["ACRB_MEDIA_ROOT"] = str(Path(folder) / "media")
-    os.environ["DJANGO_SETTINGS_MODULE"] = "acrb_web.settings"
-    os.environ.pop("DATABASE_URL", None)
-    if database_url:
-        os.environ["DATABASE_URL"] = database_url
-    sys.path.insert(0, str(ROOT))
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
 
 
 def photo_like_image(seed: int, size: int = 512, image_format: str = "png") -> bytes:
@@ -159,8 +145,9 @@ def model_only_images_per_s(judge, n_images: int, batch_size: int, device: str) 
 def main() -> None:
     args = parse_args()
     folder = tempfile.mkdtemp(prefix="score-bench-")
-    setup_django(folder, args.database_url)
-    from harness import Runs, emit, machine
+    sys.path.insert(0, str(ROOT))
+    setup_django(var_dir=folder, media_root=str(Path(folder) / "media"),
+                 database_url=args.database_url or f"sqlite:///{Path(folder) / 'bench.sqlite3'}")  # fmt: skip
 
     from annotations.models import AutomatedJudgment
     from scoring import services
