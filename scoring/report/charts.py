@@ -79,8 +79,10 @@ def _draw_bars(ax, rows, *, ylim=(0.0, 1.0)):
     palette = {a: f"C{i % 10}" for i, a in enumerate(attributes)}
     x = range(len(rows))
     rates = [r["rate"] for r in rows]
-    lower = [r["rate"] - (r["ci_low"] if r["ci_low"] is not None else r["rate"]) for r in rows]
-    upper = [(r["ci_high"] if r["ci_high"] is not None else r["rate"]) - r["rate"] for r in rows]
+    # Whiskers only for an interval that contains the estimate: a percentile bootstrap interval
+    # need not (the tables print it as computed), and a negative whisker cannot be drawn.
+    spans = [_whisker(r) for r in rows]
+    lower, upper = [low for low, _ in spans], [high for _, high in spans]
     ax.bar(x, rates, color=[palette[r["attribute"]] for r in rows], yerr=[lower, upper], capsize=3)
     labels = [plotting.plain_text(r["value"]) for r in rows]
     ax.set_xticks(list(x), labels, rotation=30, ha="right", fontsize=11)
@@ -90,6 +92,13 @@ def _draw_bars(ax, rows, *, ylim=(0.0, 1.0)):
     handles = [matplotlib_patch(palette[a], plotting.plain_text(a)) for a in attributes]
     # Outside the axes, to the right: inside, bars reaching 1.0 (win rates, say) sit under it.
     ax.legend(handles=handles, fontsize=10, loc="upper left", bbox_to_anchor=(1.005, 1.0))
+
+
+def _whisker(row: dict) -> tuple[float, float]:
+    rate, low, high = row["rate"], row["ci_low"], row["ci_high"]
+    if low is None or high is None or not low <= rate <= high:
+        return 0.0, 0.0
+    return rate - low, high - rate
 
 
 def matplotlib_patch(color, label):

@@ -66,7 +66,13 @@ def figure_4_chart_rows(report: dict, *, model: str, scenario: str) -> list[dict
     """One model × scenario's views as chart rows: colour ``attribute`` = the view, bar
     ``value`` = the race (``scoring.report.charts.interval_bar_chart``)."""
     return [
-        {"attribute": row["view"], "value": row["group"], **_bar(row)}
+        {
+            "attribute": row["view"],
+            "value": row["group"],
+            "rate": row["win_rate"],
+            "ci_low": row["ci_low"],
+            "ci_high": row["ci_high"],
+        }  # fmt: skip
         for row in figure_4_rows(report)
         if row["model"] == model and row["scenario"] == scenario
     ]
@@ -85,12 +91,3 @@ def figure_4_figure(report: dict, *, model: str, scenario: str, fmt: str = "svg"
         reference=0.5,
         fmt=fmt,
     )
-
-
-def _bar(row: dict) -> dict:
-    """A chart bar: whiskers only for an interval that contains the estimate (a percentile
-    bootstrap interval need not; the table beside the chart prints it as computed)."""
-    rate, low, high = row["win_rate"], row["ci_low"], row["ci_high"]
-    if rate is None or low is None or high is None or not low <= rate <= high:
-        low = high = None
-    return {"rate": rate, "ci_low": low, "ci_high": high}

@@ -4,6 +4,8 @@ beside them, and a zero cell names its correction."""
 
 from __future__ import annotations
 
+import pytest
+
 from scoring.report.display import display_report, ratio_number, ratio_with_interval
 from scoring.report.figures import ODDS_DISPLAY_LIMIT, figure_image, figure_list
 
@@ -65,3 +67,17 @@ def test_ratios_read_across_orders_of_magnitude_and_name_the_correction():
     assert ratio_number(3.3737) == "3.37" and ratio_number(None) == "—"
     pair = display_report(_report())["disparity_sources"][0]["rows"][0]["pairs"][0]
     assert "Haldane–Anscombe" in pair["note"] and pair["odds_ratio"] == "0.045 [0.0021, 1,602]"
+
+
+def test_an_interval_that_misses_its_estimate_is_drawn_without_whiskers():
+    """A percentile bootstrap interval need not contain the estimate (JSD near 0, say): the
+    chart draws the bar alone instead of failing on a negative whisker."""
+    from scoring.report.charts import _whisker, interval_bar_chart
+
+    rows = [
+        {"attribute": "race", "value": "A", "rate": 0.01, "ci_low": 0.02, "ci_high": 0.05},
+        {"attribute": "race", "value": "B", "rate": 0.30, "ci_low": 0.20, "ci_high": 0.45},
+        {"attribute": "race", "value": "C", "rate": 0.50, "ci_low": None, "ci_high": None},
+    ]
+    assert [_whisker(r) for r in rows] == [(0.0, 0.0), pytest.approx((0.10, 0.15)), (0.0, 0.0)]
+    assert interval_bar_chart(rows, title="t", ylabel="y", ylim=None).lstrip().startswith(b"<?xml")
