@@ -62,31 +62,38 @@ def runs_a_local_model(config: dict[str, Any]) -> bool:
     if kind == "ensemble":
         return any(runs_a_local_model(member) for member in config.get("members", []))
     if kind == "cue_vlm":
-        return (config.get("backend") or {}).get("type", "transformers") != "openai"
+        return _is_local_section(config.get("backend") or {})
     if kind == "hard_refusal":
         return bool(config.get("clip"))
     return True
 
 
 def configured_batch_size(config: dict[str, Any]) -> int:
-    """The largest model batch a config asks for (1 when it names none), read without loading
-    anything, so a queued job never cuts its tasks smaller than the model's batch."""
+    """The largest model batch a config asks for — its ``batch_size``, or the model config's
+    default when it names none — read without loading anything, so a queued job never cuts its
+    tasks smaller than the model's batch. API-backed and rules-only judges: 1."""
+    from scoring.judges.backends.transformers_vlm import TransformersVLMConfig
+    from scoring.judges.clip import ClipConfig
+
     if config.get("kind") == "ensemble":
         return max((configured_batch_size(m) for m in config.get("members", [])), default=1)
+    defaults = {"clip": ClipConfig, "backend": TransformersVLMConfig}
     sizes = [
-        int(config[key].get("batch_size", 1))
-        for key in ("clip", "backend")
-        if isinstance(config.get(key), dict)
+        int(section.get("batch_size", defaults[key].__dataclass_fields__["batch_size"].default))
+        for key in defaults
+        if _is_local_section(section := config.get(key))
     ]
     return max([1, *sizes])
 
 
+def _is_local_section(section: Any) -> bool:
+    """A ``clip`` or ``backend`` section that loads a model in the worker (not an HTTP API)."""
+    return isinstance(section, dict) and section.get("type", "transformers") != "openai"
+
+
 def _override_device(config: dict[str, Any], device: str) -> None:
     for key in ("clip", "backend"):
-        if (
-            isinstance(config.get(key), dict)
-            and config[key].get("type", "transformers") != "openai"
-        ):
+        if _is_local_section(config.get(key)):
             config[key]["device"] = device
 
 

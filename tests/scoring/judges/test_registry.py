@@ -76,3 +76,10 @@ def test_configured_batch_size_reads_the_model_batch_without_loading():
     assert configured_batch_size({"kind": "hard_refusal", "clip": None}) == 1  # rules only
     assert configured_batch_size({"kind": "ensemble", "members": [clip, vlm]}) == 128
     assert configured_batch_size({"kind": "ensemble", "members": []}) == 1
+    # No batch_size named: the model config's own default, not 1.
+    assert (
+        configured_batch_size({"kind": "hard_refusal", "clip": {"architecture": "ViT-B-32"}}) == 64
+    )
+    assert configured_batch_size({"kind": "cue_vlm", "backend": {"model": "m"}}) == 8
+    api = {"kind": "cue_vlm", "backend": {"type": "openai", "batch_size": 99}}
+    assert configured_batch_size(api) == 1  # requests run one each, whatever the section says
