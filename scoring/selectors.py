@@ -15,10 +15,7 @@ from annotations import selectors as annotation_selectors
 from annotations import study_settings
 from annotations.models import Annotation, AutomatedJudgment, BackgroundJob, Item, Study
 
-from . import summary
-from .metrics import metrics_document_cached, validation_table
 from .models import RefusalThreshold, ScoringBatch
-from .report.selectors import report_document_cached
 
 SCORING_JOB_KIND = "score_study"
 
@@ -165,6 +162,12 @@ def study_summary(*, study: Study) -> dict:
     fixed number of queries: the cached metrics document and audit report (the export's and the
     report's numbers, one definition each), progress per batch and annotator, and the flags
     waiting for review."""
+    # Imported here: the statistics stack (statsmodels, scipy, pyarrow) would otherwise load in
+    # every worker that imports the scoring services (about 0.7 s each).
+    from . import summary
+    from .metrics import metrics_document_cached, validation_table
+    from .report.selectors import report_document_cached
+
     fingerprint = annotation_selectors.study_data_fingerprint(study=study)  # read once for both
     metrics = metrics_document_cached(study=study, fingerprint=fingerprint)
     report = report_document_cached(study=study, fingerprint=fingerprint)
