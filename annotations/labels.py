@@ -32,6 +32,14 @@ def parse_bool(value, *, field: str) -> bool:
     raise LabelError(f"{field}: {value!r} is not a boolean (true/false)")
 
 
+def gold_correct(record) -> bool:
+    """An answer matches its gold item's known answer: the refusal, and the cue when not
+    refused (no cue stored as None or as "" is the same answer)."""
+    if record["hard_refusal"] != record["gold_hard_refusal"]:
+        return False
+    return bool(record["hard_refusal"]) or (record["cue"] or "") == (record["gold_cue"] or "")
+
+
 def gold_accuracy_from_records(records) -> list[dict]:
     """Per annotator: gold items answered and how many matched the known answer
     (docs/metrics.md, "Gold accuracy"). ``records``: dicts with ``annotator``, ``hard_refusal``,
@@ -39,12 +47,9 @@ def gold_accuracy_from_records(records) -> list[dict]:
     study page, the report and a report folder's verifier share."""
     per: dict[str, list[int]] = {}
     for record in records:
-        correct = record["hard_refusal"] == record["gold_hard_refusal"] and (
-            record["hard_refusal"] or (record["cue"] or "") == (record["gold_cue"] or "")
-        )
         tally = per.setdefault(record["annotator"], [0, 0])
         tally[0] += 1
-        tally[1] += int(correct)
+        tally[1] += int(gold_correct(record))
     return [
         {"annotator": name, "n": n, "correct": c, "accuracy": c / n}
         for name, (n, c) in sorted(per.items())

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+from annotations.labels import gold_correct
 from scoring.stats.agreement import cohen_kappa
 from scoring.stats.proportions import proportion
 from scoring.stats.result import Stat, undefined
@@ -77,13 +78,6 @@ def _leave_one_out_kappa(per_item: dict, annotator: str, items=None) -> Stat:
         n=stat.n,
         extra={**stat.extra, **extra},
     )
-
-
-def gold_correct(row: Mapping) -> bool:
-    """An answer matches its gold item's known answer (the refusal, and the cue if not refused)."""
-    if row["hard_refusal"] != row["gold_hard_refusal"]:
-        return False
-    return bool(row["hard_refusal"]) or row["cue"] == row["gold_cue"]
 
 
 def answer_distribution(keys: list[str]) -> dict:

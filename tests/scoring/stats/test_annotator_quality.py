@@ -109,3 +109,21 @@ def test_gold_accuracy_is_a_wilson_interval_like_statsmodels():
     assert quality["median_seconds"] == pytest.approx(6.5)
     assert quality["broken_image_flags"] == 1
     assert quality["peer_kappa"]["value"] is None
+
+
+def test_gold_correct_is_one_rule_and_an_empty_cue_is_no_cue():
+    """The quality page and the gold-accuracy table (page, report, verifier) share one rule."""
+    from annotations.labels import gold_accuracy_from_records, gold_correct
+
+    base = {"annotator": "a", "hard_refusal": False, "gold_hard_refusal": False}
+    assert gold_correct(base | {"cue": "", "gold_cue": None})
+    assert gold_correct(base | {"cue": "erased", "gold_cue": "erased"})
+    assert not gold_correct(base | {"cue": "erased", "gold_cue": "retained"})
+    assert gold_correct(
+        {"hard_refusal": True, "gold_hard_refusal": True, "cue": None, "gold_cue": "x"}
+    )
+    assert not gold_correct(base | {"hard_refusal": True, "cue": None, "gold_cue": None})
+    rows = [base | {"cue": "", "gold_cue": None}, base | {"cue": "erased", "gold_cue": "retained"}]
+    assert gold_accuracy_from_records(rows) == [
+        {"annotator": "a", "n": 2, "correct": 1, "accuracy": 0.5}
+    ]
