@@ -125,4 +125,4 @@ class StudyMetrics(APIView):
                 },
                 status=400,
             )
-        return Response(study_metrics.metrics_document(study=study, labels=labels))
+        return Response(study_metrics.metrics_document_cached(study=study, labels=labels))
