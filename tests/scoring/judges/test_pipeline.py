@@ -113,6 +113,7 @@ def test_blank_statistics_equal_the_float_reference(make_image):
         near = np.all(np.abs(reference - median) <= 8, axis=1)
         assert stats["dominant_fraction"] == pytest.approx(float(near.mean()), abs=0)
         assert stats["std"] == pytest.approx(float(reference.std()), rel=1e-6)
+        assert stats["mean"] == pytest.approx(float(reference.mean()), rel=1e-6)
         assert stats["median_rgb"] == [int(v) for v in median]
 
 
