@@ -8,6 +8,7 @@ from django.views.decorators.http import require_POST
 from annotations.permissions import staff_required
 from generation.models import FaceSet
 from scoring.reflect import services
+from scoring.report.display import counted
 
 
 @staff_required
@@ -20,14 +21,10 @@ def face_set_publish(request, slug: str):
         messages.error(request, f"Nothing was published. {error}")
         return redirect("generation:face_set_detail", slug=slug)
     left_out = len(result["skipped"])
-    skipped = f"; {_count(left_out, 'incomplete template')} left out" if left_out else ""
+    skipped = f"; {counted(left_out, 'incomplete template')} left out" if left_out else ""
     messages.success(
         request,
-        f"Published {_count(result['templates'], 'template')} "
-        f"({_count(result['images'], 'image')}){skipped}.",
+        f"Published {counted(result['templates'], 'template')} "
+        f"({counted(result['images'], 'image')}){skipped}.",
     )
     return redirect("reflect:face_set_detail", slug=slug)
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"

@@ -15,13 +15,6 @@ from annotations.study_settings import AUDIT_CONTEXT_FIELDS
 from scoring.metrics import cached_for_study_data
 from scoring.report import figures as report_figures
 from scoring.report.bundle import report_from_inputs
-from scoring.report.design import study_design_from_records
-
-
-def study_design(*, study: Study) -> dict:
-    """Taxonomy, prompts, generators and judges of a study with their counts, counted by
-    ``scoring.report.design`` from the records ``design_records`` reads."""
-    return study_design_from_records(**design_records(study=study))
 
 
 def design_records(*, study: Study) -> dict:
