@@ -56,6 +56,7 @@ def study_detail(request, slug: str):
         "batches": study.batches.all(),
         "flags_waiting": selectors.flag_queue_size(study=study),
         "jobs": study.jobs.all()[:10],
+        "audit_context_missing": study_settings.audit_context_missing(study=study),
     }
     return render(request, "staff/study_detail.html", context)
 
