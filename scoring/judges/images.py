@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import hashlib
 import io
@@ -40,17 +41,41 @@ def decode_image(
     data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str = "image"
 ) -> Image.Image:
     """Decode bytes to an RGB image, refusing empty, corrupt and oversized inputs."""
+    image = _opened(data, max_pixels=max_pixels, name=name)
+    with _image_errors(name):
+        image = _decoded_by_libpng(data, image) or _loaded(image)
+    if image.mode != "RGB":
+        image = image.convert("RGBA").convert("RGB") if "A" in image.mode else image.convert("RGB")
+    return image
+
+
+def check_pixel_budget(data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str = "image"):
+    """``decode_image``'s checks on the header alone (empty, not an image, a bomb, over the
+    pixel budget), for an image decoded elsewhere (a JPEG on the model's device)."""
+    _opened(data, max_pixels=max_pixels, name=name)
+
+
+def _opened(data: bytes, *, max_pixels: int, name: str) -> Image.Image:
+    """The image with only its header read, after the checks that need no pixel data."""
     if not data:
         raise ImageLoadError(f"{name} is empty (0 bytes)")
+    with _image_errors(name):
+        image = Image.open(io.BytesIO(data))
+        width, height = image.size
+        if width * height > max_pixels:
+            raise ImageLoadError(
+                f"{name} is {width}x{height} = {width * height} pixels, over the limit of {max_pixels}"
+            )
+    return image
+
+
+@contextlib.contextmanager
+def _image_errors(name: str):
+    """Pillow's errors (and its bomb warning, made an error) as one-line ``ImageLoadError``s."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data))
-            width, height = image.size
-            # The header is read lazily: check the pixel count before decoding any pixel data.
-            if width * height > max_pixels:
-                raise _over_budget(name, width, height, max_pixels)
-            image = _decoded_by_libpng(data, image) or _loaded(image)
+            yield
     except ImageLoadError:
         raise
     except UnidentifiedImageError as exc:
@@ -59,9 +84,6 @@ def decode_image(
         raise ImageLoadError(f"{name} looks like a decompression bomb: {exc}") from exc
     except (OSError, SyntaxError, ValueError) as exc:
         raise ImageLoadError(f"{name} is corrupt or truncated: {exc}") from exc
-    if image.mode != "RGB":
-        image = image.convert("RGBA").convert("RGB") if "A" in image.mode else image.convert("RGB")
-    return image
 
 
 def _loaded(image: Image.Image) -> Image.Image:
@@ -101,23 +123,6 @@ JPEG_MAGIC = b"\xff\xd8\xff"
 
 def is_jpeg(data: bytes) -> bool:
     return data.startswith(JPEG_MAGIC)
-
-
-def check_pixel_budget(data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str = "image"):
-    """Read only the header and refuse an image over the pixel budget (or not an image)."""
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            width, height = image.size
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        raise ImageLoadError(f"{name} is not a recognised image format") from exc
-    if width * height > max_pixels:
-        raise _over_budget(name, width, height, max_pixels)
-
-
-def _over_budget(name: str, width: int, height: int, max_pixels: int) -> ImageLoadError:
-    return ImageLoadError(
-        f"{name} is {width}x{height} = {width * height} pixels, over the limit of {max_pixels}"
-    )
 
 
 def decode_jpegs_on_device(blobs: list[bytes], device: str) -> list:

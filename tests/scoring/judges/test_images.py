@@ -1,6 +1,7 @@
 import base64
 import hashlib
 import io
+import re
 
 import pytest
 from PIL import Image
@@ -128,3 +129,20 @@ def test_png_through_libpng_gives_pillows_pixels():
         decoded = decode_image(data, name=name)
         assert decoded.mode == "RGB", name
         assert np.array_equal(np.asarray(decoded), np.asarray(_pillow_rgb(data))), name
+
+
+def test_the_header_check_refuses_what_decoding_refuses_with_the_same_words():
+    """A JPEG decoded on the model's device is checked by ``check_pixel_budget`` first: the
+    same refusals and messages as ``decode_image`` for what the header can tell."""
+    from scoring.judges.images import check_pixel_budget
+
+    big = _png_bytes(Image.new("RGB", (40, 30)))
+    for data, expected in (
+        (b"", "is empty (0 bytes)"),
+        (b"not an image at all", "is not a recognised image format"),
+        (big, "40x30 = 1200 pixels, over the limit of 1000"),
+    ):
+        for check in (decode_image, check_pixel_budget):
+            with pytest.raises(ImageLoadError, match=re.escape(expected)):
+                check(data, max_pixels=1000, name="x.png")
+    check_pixel_budget(big, max_pixels=2000, name="x.png")  # within budget: no error
