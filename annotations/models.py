@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from .labels import CUE_LABELS
+from annotations.survey.labels import CUE_LABELS
 
 
 def _choices(values):

@@ -13,7 +13,8 @@ from django.db import connection
 from django.db.models import Count, F, Max, Min, Q
 from django.http import Http404
 
-from .labels import gold_accuracy_from_records
+from annotations.survey.labels import gold_accuracy_from_records
+
 from .models import (
     Adjudication,
     Annotation,

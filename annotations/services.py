@@ -19,9 +19,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
+from annotations.imports.manifest import ImageInvalid, ImageLimits, check_image
+from annotations.survey.labels import NEUTRAL, LabelError, parse_cue_label
+
 from . import policies
-from .labels import NEUTRAL, LabelError, parse_cue_label
-from .manifest import ImageInvalid, ImageLimits, check_image
 from .models import (
     Annotation,
     AnnotationHistory,
@@ -534,9 +535,9 @@ def item_image_replace(*, item: Item, image: Path, user, reason: str = "") -> It
 
 def __getattr__(name: str):
     """Imports are writes too; they live in imports.py and belong to this API. Resolved on first
-    use, so importing ``annotations.imports`` first (it imports this module) is no cycle."""
+    use, so importing ``annotations.imports.importers`` first (it imports this module) is no cycle."""
     if name in ("annotations_import", "items_import"):
-        from . import imports
+        from annotations.imports import importers as imports
 
         return getattr(imports, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,11 +8,13 @@ from pathlib import Path
 from celery import shared_task
 from django.contrib.auth import get_user_model
 
-from . import jobs, services
-from .manifest import ManifestInvalid
+from annotations import services
+from annotations.common import jobs
+from annotations.imports.manifest import ManifestInvalid
+from annotations.imports.uploads import UploadInvalid, unpack_upload
+
 from .models import Annotator, Study
 from .policies import PolicyError
-from .uploads import UploadInvalid, unpack_upload
 
 
 @shared_task(acks_late=True)

@@ -22,8 +22,8 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 
-from annotations import jobs
 from annotations import services as annotation_services
+from annotations.common import jobs
 from annotations.models import BackgroundJob, Study
 from generation import backends
 from generation.execution import (

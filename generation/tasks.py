@@ -16,7 +16,7 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready
 
-from annotations import jobs
+from annotations.common import jobs
 from annotations.models import Study
 from generation import execution, services
 from generation.models import GenerationRequest

@@ -13,8 +13,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotations import services as annotation_services
+from annotations.common.permissions import staff_required
 from annotations.models import BackgroundJob, Study
-from annotations.permissions import staff_required
 from generation import face_services, selectors, services
 from generation.forms import FaceEditAcceptForm, GeneratorAttachForm, PlanForm
 from generation.models import FaceEdit, FaceSet, FaceTemplate, GenerationRequest, PlannedPrompt

@@ -17,8 +17,9 @@ import pandas as pd
 from django.core.cache import cache
 from django.utils import timezone
 
-from annotations import adjudication, selectors
-from annotations.export_datasets import ExportDataset
+from annotations import selectors
+from annotations.adjudication import disputes as adjudication
+from annotations.exports.datasets import ExportDataset
 from annotations.models import Study
 from scoring.report.dataset import human_vs_auto_rows
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES

@@ -15,10 +15,10 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotations.exports import render_metrics, render_rows_csv
-from annotations.http import download_response
+from annotations.common.http import download_response
+from annotations.common.permissions import staff_required
+from annotations.exports.render import render_metrics, render_rows_csv
 from annotations.models import Study
-from annotations.permissions import staff_required
 from scoring import metrics as study_metrics
 from scoring.report import charts
 from scoring.selectors import study_summary as study_summary_data

@@ -1,7 +1,7 @@
 """The annotator-quality pages of a study (staff): one table of every annotator, one page per
 annotator with the actions a lead can take (docs/annotation.md#annotator-quality).
 
-Thin: authenticate, validate, call ``annotations.quality`` / ``annotations.adjudication``,
+Thin: authenticate, validate, call ``annotations.quality.actions`` / ``annotations.adjudication.disputes``,
 render. They live on the scoring side because the numbers are scoring statistics.
 """
 
@@ -14,9 +14,10 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotations import adjudication, quality
+from annotations.adjudication import disputes as adjudication
+from annotations.common.permissions import staff_required
 from annotations.models import AdjudicatorGrant, Annotator, Study
-from annotations.permissions import staff_required
+from annotations.quality import actions as quality
 from scoring.annotator_quality import study_annotator_quality
 from scoring.stats.annotator_quality import ANOMALY_SHARE
 

@@ -35,7 +35,7 @@ from django.db import transaction
 from django.db.models import F, Sum
 from django.utils import timezone
 
-from annotations import jobs
+from annotations.common import jobs
 from annotations.models import AutomatedJudgment, BackgroundJob, Item, Study
 from scoring.judges import ItemInput, Judge, JudgmentOutput, load_judge
 from scoring.judges.calibration import choose_threshold

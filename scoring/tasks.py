@@ -13,7 +13,7 @@ import logging
 
 from celery import shared_task
 
-from annotations import jobs
+from annotations.common import jobs
 
 from . import services
 

@@ -11,9 +11,9 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotations.exports import render_rows_csv
+from annotations.common.permissions import staff_required
+from annotations.exports.render import render_rows_csv
 from annotations.models import BackgroundJob, Study
-from annotations.permissions import staff_required
 
 from . import selectors, services
 from .forms import CalibrateForm, ScoreForm

@@ -11,8 +11,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from annotations.staff.views import staff_required
+
 from ..models import Study
-from ..staff_views import staff_required
 from . import enrolment, invites, panels
 from .consent import consent_publish
 from .forms import ConsentPublishForm, InviteCreateForm, PanelLinkForm, RecruitmentBatchForm

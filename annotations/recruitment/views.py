@@ -21,7 +21,7 @@ from .models import PanelLink, PanelParticipant
 from .rules import RecruitmentError, parse_panel_entry
 
 # The authentication backend used for people who arrive by link (they have no password).
-LINK_LOGIN_BACKEND = "annotations.auth.UserWithAnnotatorBackend"
+LINK_LOGIN_BACKEND = "annotations.common.auth.UserWithAnnotatorBackend"
 # Studies whose consent this session has seen done (or not needed): the survey's hot path then
 # checks consent without a query. A consent published later is asked at the next login.
 CONSENT_SESSION_KEY = "recruitment_consent_ok"

@@ -27,7 +27,7 @@ from scoring.stats.reflect.vocabulary import RACES
 def table_csv(rows: list[dict]) -> str:
     # The project's one CSV-injection guard (docs/deployment.md#security); imported here, not at
     # the top, so this module still loads without the annotations app.
-    from annotations.exports import spreadsheet_safe
+    from annotations.exports.render import spreadsheet_safe
 
     buffer = io.StringIO()
     if not rows:

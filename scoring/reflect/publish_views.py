@@ -5,7 +5,7 @@ from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
-from annotations.permissions import staff_required
+from annotations.common.permissions import staff_required
 from generation.models import FaceSet
 from scoring.reflect import services
 from scoring.report.display import counted

@@ -302,7 +302,7 @@ def answers_store(*, run: ReflectRun, results: list[AnswerResult], model_version
 
 def run_start(*, face_set: FaceSet, choice: ModelChoice, tasks: list[str], created_by=None):
     """The staff button: the run, one BackgroundJob per task, queued after commit."""
-    from annotations import jobs
+    from annotations.common import jobs
     from scoring.reflect.tasks import run_queue, run_task
 
     unknown = sorted(set(tasks) - set(TASKS))
@@ -330,7 +330,7 @@ def run_start(*, face_set: FaceSet, choice: ModelChoice, tasks: list[str], creat
 
 def report_request(*, face_set: FaceSet, created_by=None):
     """Queue the report computation of a set; the job page shows its progress."""
-    from annotations import jobs
+    from annotations.common import jobs
     from scoring.reflect.tasks import report_task
 
     with transaction.atomic():

@@ -10,7 +10,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from annotations import jobs
+from annotations.common import jobs
 from generation.models import FaceSet
 from scoring.reflect import reports, services
 from scoring.reflect.backends import model_choice

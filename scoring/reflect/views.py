@@ -13,7 +13,7 @@ from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotations.permissions import staff_required
+from annotations.common.permissions import staff_required
 from generation.models import FaceSet
 from scoring.reflect import reports, selectors, services
 from scoring.reflect.backends import BackendConfigError, model_choice

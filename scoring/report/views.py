@@ -9,9 +9,9 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from annotations import exports
+from annotations.common.permissions import staff_required
+from annotations.exports import render as exports
 from annotations.models import Study
-from annotations.permissions import staff_required
 from scoring.report import figures as report_figures
 from scoring.report.display import disparity_summary
 from scoring.report.pdf import PdfRendererMissing

@@ -8,7 +8,8 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotations import adjudication, services
+from annotations import services
+from annotations.adjudication import disputes as adjudication
 from annotations.models import Adjudication, Assignment, Item
 from scoring import metrics
 from tests.support.django_fixtures import client_for

@@ -6,8 +6,10 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from annotations import exports, quality, selectors, services
+from annotations import selectors, services
+from annotations.exports import render as exports
 from annotations.models import Annotator, AnnotatorLabelExclusion, AnnotatorReview, Assignment, Item
+from annotations.quality import actions as quality
 from scoring import metrics
 from tests.support.django_fixtures import client_for
 

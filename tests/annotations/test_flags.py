@@ -9,7 +9,8 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from PIL import Image
 
-from annotations import exports, selectors, services
+from annotations import selectors, services
+from annotations.exports import render as exports
 from annotations.models import Annotation, Assignment, Item, ItemReview
 from scoring import metrics
 from scoring.stats.study_metrics import ANNOTATION_COLUMNS, JUDGMENT_COLUMNS, study_metrics

@@ -2,8 +2,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotations import imports, services
-from annotations.manifest import ManifestInvalid
+from annotations import services
+from annotations.imports import importers as imports
+from annotations.imports.manifest import ManifestInvalid
 from annotations.models import Annotation, AnnotationHistory, AutomatedJudgment, Item
 from tests.support.django_fixtures import manifest_line, write_image, write_manifest
 

@@ -5,7 +5,12 @@ import json
 import pytest
 from PIL import Image
 
-from annotations.manifest import ImageLimits, ManifestInvalid, parse_annotation_csv, parse_manifest
+from annotations.imports.manifest import (
+    ImageLimits,
+    ManifestInvalid,
+    parse_annotation_csv,
+    parse_manifest,
+)
 from tests.support.django_fixtures import manifest_line, write_image, write_manifest
 
 LIMITS = ImageLimits(max_bytes=1_000_000, max_pixels=1_000_000)

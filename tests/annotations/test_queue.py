@@ -7,7 +7,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotations import selectors, services
-from annotations.auth import UserWithAnnotatorBackend
+from annotations.common.auth import UserWithAnnotatorBackend
 from annotations.models import Assignment
 from tests.support.django_fixtures import client_for
 

@@ -9,7 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from PIL import Image
 
-from annotations import demo, services
+from annotations import services
+from annotations.management import demo
 from annotations.models import Annotation, Item, Study
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ from django.contrib.admin.models import LogEntry
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from annotations.study_settings import (
+from annotations.staff.audit_context import (
     TEXT_MAX_CHARS,
     AuditContextInvalid,
     study_audit_context_history,

@@ -11,7 +11,8 @@ import json
 import numpy as np
 import pytest
 
-from annotations import demo, services
+from annotations import services
+from annotations.management import demo
 from tests.e2e.browser import SCREENSHOTS, log_in, no_sideways_scroll
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

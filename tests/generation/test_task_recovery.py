@@ -5,7 +5,7 @@ between workers, and API generators routed to their own queue."""
 import pytest
 from django.db import OperationalError
 
-from annotations import jobs
+from annotations.common import jobs
 from annotations.models import Item
 from generation import execution, services
 from generation.models import GenerationRequest, ProviderSlot

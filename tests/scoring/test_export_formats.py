@@ -13,7 +13,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotations import export_datasets, export_formats
+from annotations.exports import datasets as export_datasets
+from annotations.exports import formats as export_formats
 from scoring.stats.label_models import AGGREGATED_LABEL_COLUMNS
 from tests.scoring.test_metrics import LABELS_A, labelled_study  # noqa: F401
 

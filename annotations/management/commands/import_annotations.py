@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from annotations import services
+from annotations.imports.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
 from annotations.management.helpers import file_error, study_or_error
-from annotations.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
 
 
 class Command(BaseCommand):

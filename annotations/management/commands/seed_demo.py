@@ -7,7 +7,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotations import adjudication, demo, services
+from annotations import services
+from annotations.adjudication import disputes as adjudication
+from annotations.management import demo
 from annotations.models import Annotator, Assignment, Batch, Item, Study
 from annotations.recruitment import consent, enrolment, invites, panels
 

@@ -2,7 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotations import export_datasets, export_formats
+from annotations.exports import datasets as export_datasets
+from annotations.exports import formats as export_formats
 from annotations.management.helpers import study_or_error
 from scoring.metrics import aggregated_label_export
 from scoring.stats.label_models import METHODS

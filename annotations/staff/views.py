@@ -18,13 +18,17 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from . import export_datasets, export_formats, jobs, selectors, services, study_settings
-from .http import download_response
-from .manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
-from .models import Annotator, BackgroundJob, Batch, Item, Study
-from .permissions import staff_required
-from .policies import PolicyError
-from .staff_forms import (
+from annotations import selectors, services
+from annotations.common import jobs
+from annotations.common.http import download_response
+from annotations.common.permissions import staff_required
+from annotations.exports import datasets as export_datasets
+from annotations.exports import formats as export_formats
+from annotations.imports.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
+from annotations.models import Annotator, BackgroundJob, Batch, Item, Study
+from annotations.policies import PolicyError
+from annotations.staff import audit_context as study_settings
+from annotations.staff.forms import (
     AddAnnotatorsForm,
     BatchCreateForm,
     ItemExcludeForm,
@@ -34,7 +38,7 @@ from .staff_forms import (
     ReassignForm,
     StudyAuditContextForm,
 )
-from .tasks import batch_create_task, import_items_task
+from annotations.tasks import batch_create_task, import_items_task
 
 
 @staff_required

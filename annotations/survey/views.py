@@ -14,9 +14,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from . import adjudication, selectors, services
-from .forms import AnswerForm
-from .recruitment.views import consent_gate, panel_completion_redirect
+from annotations import selectors, services
+from annotations.adjudication import disputes as adjudication
+from annotations.recruitment.views import consent_gate, panel_completion_redirect
+from annotations.survey.forms import AnswerForm
 
 
 @login_required

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import adjudication_views as views
+from annotations.adjudication import views
 
 app_name = "adjudication"
 urlpatterns = [

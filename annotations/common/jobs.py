@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from .models import BackgroundJob
+from annotations.models import BackgroundJob
 
 # A database that restarts or drops a connection raises these; the work is not wrong, only
 # interrupted. Tasks retry on them (same arguments, idempotent) instead of failing their job.

@@ -2,7 +2,7 @@
 (docs/annotation.md#adjudication). Staff, or an annotator granted the study; anyone else gets
 403, and an unknown study or an item of another study 404.
 
-Thin: authenticate, validate, call ``annotations.adjudication``, render.
+Thin: authenticate, validate, call ``annotations.adjudication.disputes``, render.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from . import adjudication
-from .labels import CUE_LABELS
-from .models import Study
+from annotations.adjudication import disputes as adjudication
+from annotations.models import Study
+from annotations.survey.labels import CUE_LABELS
 
 DECISIONS = [("refused", "hard refusal (no usable image)")] + [
     (label, f"not refused, cue {label}") for label in CUE_LABELS

@@ -1,15 +1,16 @@
 """The row datasets behind ``export_annotations`` and the staff downloads, each with its fields.
 
-A dataset is built once here; ``export_formats`` only formats it (docs/formats.md).
+A dataset is built once here; ``formats`` only formats it (docs/formats.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import exports, selectors
-from .export_formats import ANNOTATION_EXPORT_FIELDS, JUDGMENT_EXPORT_FIELDS
-from .models import Study
+from annotations import selectors
+from annotations.exports import render as exports
+from annotations.exports.formats import ANNOTATION_EXPORT_FIELDS, JUDGMENT_EXPORT_FIELDS
+from annotations.models import Study
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import io
 import json
 from collections.abc import Iterable
 
-from . import selectors
-from .models import Study
+from annotations import selectors
+from annotations.models import Study
 
 ANNOTATION_EXPORT_COLUMNS = [
     "item_id",

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api
+from annotations.api import views as api
 
 app_name = "api"
 urlpatterns = [

@@ -17,7 +17,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from .models import Study
+from annotations.models import Study
 
 AUDIT_CONTEXT_FIELDS = ("system_kind", "intended_purpose", "annotator_recruitment", "annotator_pay")
 # A page of text is plenty for any of them; the report prints them whole.

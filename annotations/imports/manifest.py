@@ -17,7 +17,14 @@ from pathlib import Path
 
 from PIL import Image
 
-from .labels import CUE_LABELS, MODES, NEUTRAL, LabelError, parse_bool, parse_cue_label
+from annotations.survey.labels import (
+    CUE_LABELS,
+    MODES,
+    NEUTRAL,
+    LabelError,
+    parse_bool,
+    parse_cue_label,
+)
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
-from . import services
-from .manifest import (
+from annotations import services
+from annotations.imports.manifest import (
     ItemRecord,
     ManifestInvalid,
     RecordError,
@@ -23,7 +23,15 @@ from .manifest import (
     parse_annotation_csv,
     parse_manifest,
 )
-from .models import Annotation, Annotator, Assignment, AutomatedJudgment, Batch, Item, Study
+from annotations.models import (
+    Annotation,
+    Annotator,
+    Assignment,
+    AutomatedJudgment,
+    Batch,
+    Item,
+    Study,
+)
 
 Progress = services.Progress
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import staff_views as views
+from annotations.staff import views
 
 app_name = "staff"
 urlpatterns = [

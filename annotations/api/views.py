@@ -10,9 +10,9 @@ from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import exports
-from .models import AutomatedJudgment, Item, Study
-from .serializers import AnnotationRowSerializer, ItemSerializer, StudySerializer
+from annotations.api.serializers import AnnotationRowSerializer, ItemSerializer, StudySerializer
+from annotations.exports import render as exports
+from annotations.models import AutomatedJudgment, Item, Study
 
 
 class StudyList(generics.ListAPIView):

@@ -1,7 +1,7 @@
 from django import forms
 
-from .models import Annotator, Batch, Study
-from .study_settings import audit_context_errors
+from annotations.models import Annotator, Batch, Study
+from annotations.staff.audit_context import audit_context_errors
 
 
 class AnnotatorChoiceField(forms.ModelMultipleChoiceField):
@@ -90,7 +90,7 @@ def _context_text(label: str, help_text: str, rows: int = 3):
 
 
 class StudyAuditContextForm(forms.Form):
-    """The study's audit context (annotations.study_settings); the rules live in the service."""
+    """The study's audit context (annotations.staff.audit_context); the rules live in the service."""
 
     system_kind = forms.ChoiceField(
         choices=[("", "not stated")] + list(Study.SystemKind.choices),

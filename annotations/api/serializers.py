@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from .models import AutomatedJudgment, Item, Study
+from annotations.models import AutomatedJudgment, Item, Study
 
 
 class StudySerializer(serializers.ModelSerializer):

@@ -17,8 +17,7 @@ from django.db.models import Count
 from django.http import Http404
 from django.utils import timezone
 
-from .labels import LabelError, parse_cue_label
-from .models import (
+from annotations.models import (
     Adjudication,
     AdjudicatorGrant,
     Annotation,
@@ -27,7 +26,8 @@ from .models import (
     Item,
     Study,
 )
-from .selectors import INCLUDED_ANSWERS, annotator_for_user
+from annotations.selectors import INCLUDED_ANSWERS, annotator_for_user
+from annotations.survey.labels import LabelError, parse_cue_label
 
 REFUSED = "refused"  # an answer's label when it is a hard refusal (cue labels otherwise)
 

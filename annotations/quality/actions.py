@@ -11,8 +11,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from . import services
-from .models import (
+from annotations import services
+from annotations.models import (
     Annotation,
     Annotator,
     AnnotatorLabelExclusion,
@@ -21,7 +21,7 @@ from .models import (
     Batch,
     Study,
 )
-from .policies import PolicyError
+from annotations.policies import PolicyError
 
 
 def _review(annotator, action, user, reason="", moved=0) -> AnnotatorReview:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from annotations.survey import views
 
 app_name = "annotations"
 urlpatterns = [

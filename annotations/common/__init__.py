@@ -1,0 +1,7 @@
+"""Pieces every app's staff pages share (annotations is the bottom layer, so all may import it).
+
+- ``jobs``: background-job bookkeeping (the ``BackgroundJob`` rows the staff pages poll);
+- ``permissions``: ``staff_required``;
+- ``http``: ``download_response``;
+- ``auth``: the authentication backend (``AUTHENTICATION_BACKENDS``).
+"""
