@@ -17,14 +17,14 @@ from annotations.common.permissions import staff_required
 from generation.models import FaceSet
 from scoring.reflect import reports, selectors, services
 from scoring.reflect.backends import BackendConfigError, model_choice
-from scoring.reflect.figures import (
+from scoring.reflect.models import FaceImage
+from scoring.reflect.page_figures import (
     TABLE_BUILDERS,
     figure_4_charts,
     figure_bytes,
     figure_list,
     table_csv,
 )
-from scoring.reflect.models import FaceImage
 from scoring.reflect.protocol import TASKS
 from scoring.report.pdf import PdfRendererMissing
 

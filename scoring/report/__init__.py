@@ -4,8 +4,9 @@ document, read top to bottom:
 - ``dataset``: frames in, the report dict out (``audit_report``); Django-free
 - ``text``: the report's sentences (limitations, the Article 10 map); Django-free
 - ``display``: display strings and the disparities summary; Django-free
-- ``summary``: the executive summary's sentences, from the report dict; Django-free
-- ``charts``, ``roc``: matplotlib figures of a metrics document / ROC curves; Django-free
+- ``executive_summary``: the executive summary's sentences, from the report dict; Django-free
+- ``charts``, ``roc``: matplotlib figures of a metrics document / ROC curves; ``plotting``:
+  matplotlib without pyplot's global state; Django-free
 - ``figures``: the report's figure list, each figure's rows and image
 - ``design``: the design block counted from item and judgment records; Django-free
 - ``datasheet``: the people (annotator pool) and the data (prompt-set statement); Django-free

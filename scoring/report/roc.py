@@ -2,12 +2,12 @@
 
 Points are ``{"fpr", "tpr", "threshold"}`` dicts as ``scoring.judges.calibration`` returns
 them; matplotlib is imported inside the function so the web app starts without loading it; drawn
-without pyplot (``scoring.plotting``).
+without pyplot (``scoring.report.plotting``).
 """
 
 from __future__ import annotations
 
-from scoring import plotting
+from scoring.report import plotting
 
 ROC_COLUMNS = ["generator", "fpr", "tpr", "threshold"]
 

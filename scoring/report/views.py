@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET
 from annotations.common.permissions import staff_required
 from annotations.exports import render as exports
 from annotations.models import Study
+from scoring.metrics.study_summary import human_first
 from scoring.report import figures as report_figures
 from scoring.report.display import disparity_summary
 from scoring.report.pdf import PdfRendererMissing
@@ -21,7 +22,6 @@ from scoring.report.selectors import (
     report_document_cached,
     report_pdf_cached,
 )
-from scoring.summary import human_first
 
 
 def _references(request) -> dict:

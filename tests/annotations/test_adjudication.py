@@ -11,7 +11,7 @@ from django.urls import reverse
 from annotations import services
 from annotations.adjudication import disputes as adjudication
 from annotations.models import Adjudication, Assignment, Item
-from scoring import metrics
+from scoring.metrics import document as metrics
 from tests.support.django_fixtures import client_for
 
 pytestmark = pytest.mark.django_db

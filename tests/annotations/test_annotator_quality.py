@@ -10,7 +10,7 @@ from annotations import selectors, services
 from annotations.exports import render as exports
 from annotations.models import Annotator, AnnotatorLabelExclusion, AnnotatorReview, Assignment, Item
 from annotations.quality import actions as quality
-from scoring import metrics
+from scoring.metrics import document as metrics
 from tests.support.django_fixtures import client_for
 
 pytestmark = pytest.mark.django_db

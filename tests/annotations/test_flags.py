@@ -12,7 +12,7 @@ from PIL import Image
 from annotations import selectors, services
 from annotations.exports import render as exports
 from annotations.models import Annotation, Assignment, Item, ItemReview
-from scoring import metrics
+from scoring.metrics import document as metrics
 from scoring.stats.study_metrics import ANNOTATION_COLUMNS, JUDGMENT_COLUMNS, study_metrics
 from tests.support.django_fixtures import client_for, write_image
 

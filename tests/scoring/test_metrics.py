@@ -12,7 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotations import services
 from annotations.models import Assignment, Item
-from scoring import metrics
+from scoring.metrics import document as metrics
 from tests.support.django_fixtures import manifest_line, write_manifest
 
 pytestmark = pytest.mark.django_db

@@ -1,9 +1,9 @@
-"""The staff summary (scoring.summary): Landis & Koch bands at their published boundaries, and
+"""The staff summary (scoring.metrics.study_summary): Landis & Koch bands at their published boundaries, and
 the summary's picks from hand-made metrics and report documents. Django-free."""
 
 import pytest
 
-from scoring import summary
+from scoring.metrics import study_summary as summary
 from scoring.stats.agreement import agreement_band
 
 

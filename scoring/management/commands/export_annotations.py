@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotations.exports import datasets as export_datasets
 from annotations.exports import formats as export_formats
 from annotations.management.helpers import study_or_error
-from scoring.metrics import aggregated_label_export
+from scoring.metrics.document import aggregated_label_export
 from scoring.stats.label_models import METHODS
 
 

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotations.exports.render import render_metrics
 from annotations.management.helpers import study_or_error
-from scoring.metrics import DEFAULT_LABEL_MODELS, metrics_document
+from scoring.metrics.document import DEFAULT_LABEL_MODELS, metrics_document
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_models import METHODS
 from scoring.stats.label_sources import LABEL_SOURCES, POOLED

@@ -5,7 +5,7 @@ template-cluster bootstrap CIs, 0.5 = parity) and the paper's Figure 4(d-f) view
 mean gap per group (% against the reference group). Every figure is a bar chart with error bars
 (``scoring.report.charts.interval_bar_chart``, the study report's rate chart) over rows that
 the CSV of the figure holds as they are; the rows come from the REFLECT table builders that the
-staff page and its downloads use (``scoring.reflect.figures``).
+staff page and its downloads use (``scoring.reflect.page_figures``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 import pytest
 
-from scoring.reflect.parsing import parse_answer, split_explanation
+from scoring.reflect.answer_parsing import parse_answer, split_explanation
 from scoring.reflect.planning import BiographyRef, ImageRef, plan_mcq, plan_salary, plan_two_afc
 from scoring.reflect.protocol import load_default_protocol, race_slug, task_prompts
 from scoring.stats.reflect.vocabulary import GROUPS

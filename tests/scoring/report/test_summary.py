@@ -9,7 +9,7 @@ import json
 import pytest
 
 from scoring.report.dataset import audit_report
-from scoring.report.summary import disparity_sentence, executive_summary
+from scoring.report.executive_summary import disparity_sentence, executive_summary
 from scoring.stats.hypothesis_tests import minimum_detectable_h
 from scoring.stats.synthetic_study import synthetic_study
 

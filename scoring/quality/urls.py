@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import quality_views as views
+from scoring.quality import views
 
 app_name = "quality"
 urlpatterns = [

@@ -3,7 +3,7 @@ always used (staff/… and api/…), mounted at the site root."""
 
 from django.urls import path
 
-from . import metrics_views as views
+from scoring.metrics import views
 
 app_name = "metrics"
 urlpatterns = [

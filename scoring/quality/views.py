@@ -18,7 +18,7 @@ from annotations.adjudication import disputes as adjudication
 from annotations.common.permissions import staff_required
 from annotations.models import AdjudicatorGrant, Annotator, Study
 from annotations.quality import actions as quality
-from scoring.annotator_quality import study_annotator_quality
+from scoring.quality.selectors import study_annotator_quality
 from scoring.stats.annotator_quality import ANOMALY_SHARE
 
 
