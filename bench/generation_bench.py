@@ -89,7 +89,7 @@ def service_seconds(slug: str, name: str, config: dict, base_prompts: int) -> tu
 def backend_seconds(config: dict, prompts: list[str]) -> float:
     """Micro-benchmark: the loaded backend's generate() alone."""
     from generation import backends
-    from generation.execution import generator_for
+    from generation.runs.execution import generator_for
 
     requests = [
         backends.GenerationRequest(f"micro-{i}", prompt, seed=0) for i, prompt in enumerate(prompts)
@@ -112,8 +112,8 @@ def main(argv=None) -> dict:
             var_dir=str(workdir / "var"), database_url=f"sqlite:///{workdir / 'bench.sqlite3'}"
         )
         from generation.backends.tiny import build_tiny_text2image
-        from generation.execution import generator_for
         from generation.models import PlannedPrompt
+        from generation.runs.execution import generator_for
 
         build_tiny_text2image(
             workdir / "pipeline",

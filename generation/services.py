@@ -6,8 +6,8 @@ Read top to bottom: ``study_setup`` (a study from a config) → ``study_plan_bui
 ``study_generator_attach`` → ``generation_requests_create`` → ``generation_run`` (Celery)
 or ``generation_run_inline``. Each request is made by ``generation_chunk_run``: claim the
 rows, take provider slots, call the cached generator, record each result as an Item.
-The execution steps live in ``generation/execution.py``, face-only sets in
-``generation/face_services.py``.
+The execution steps live in ``generation/runs/execution.py``, face-only sets in
+``generation/faces/services.py``.
 """
 
 from __future__ import annotations
@@ -26,12 +26,6 @@ from annotations import services as annotation_services
 from annotations.common import jobs
 from annotations.models import BackgroundJob, Study
 from generation import backends
-from generation.execution import (
-    claim_holder,
-    generation_chunk_run,
-    generation_queue,
-    requests_reopen,
-)
 from generation.models import (
     GenerationRequest,
     PlannedPrompt,
@@ -50,6 +44,12 @@ from generation.prompts.rephrase import (
 )
 from generation.prompts.taxonomy import DEFAULT_TAXONOMY_PATH
 from generation.prompts.taxonomy import NEUTRAL as NEUTRAL_ATTRIBUTE
+from generation.runs.execution import (
+    claim_holder,
+    generation_chunk_run,
+    generation_queue,
+    requests_reopen,
+)
 
 Progress = Callable[[int, int], None] | None
 JOB_KIND = "generate_study"

@@ -2,7 +2,7 @@
 
 Routed to the "gpu" queue (settings.CELERY_TASK_ROUTES); serve it with a solo worker per
 GPU (``celery -A acrb_web worker -Q gpu -P solo``). The generator stays loaded in the
-worker process between tasks (generation.execution.generator_for). Tasks are idempotent
+worker process between tasks (generation.runs.execution.generator_for). Tasks are idempotent
 and acknowledged late: a redelivered chunk skips what is done, a worker that starts after a
 crash re-queues the requests its dead predecessor had claimed, and a chunk interrupted by a
 database restart is retried. Chunks of API generators go to ACRB_API_QUEUE instead
@@ -18,8 +18,9 @@ from celery.signals import worker_ready
 
 from annotations.common import jobs
 from annotations.models import Study
-from generation import execution, services
+from generation import services
 from generation.models import GenerationRequest
+from generation.runs import execution
 
 logger = logging.getLogger(__name__)
 BUSY_RETRY_S = 2.0  # every provider slot was taken: try the chunk again shortly

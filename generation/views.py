@@ -15,7 +15,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotations import services as annotation_services
 from annotations.common.permissions import staff_required
 from annotations.models import BackgroundJob, Study
-from generation import face_services, selectors, services
+from generation import selectors, services
+from generation.faces import services as face_services
 from generation.forms import FaceEditAcceptForm, GeneratorAttachForm, PlanForm
 from generation.models import FaceEdit, FaceSet, FaceTemplate, GenerationRequest, PlannedPrompt
 from generation.prompts.rephrase import RECORD_FORMATS, RephraseError

@@ -1,4 +1,7 @@
-"""Face-only counterfactual sets (FOCUS): the edit protocol, per-edit QC and variants."""
+"""Face-only counterfactual sets (FOCUS): the edit protocol, per-edit QC and variants.
+
+``protocol``, ``qc`` and ``variants`` are Django-free (named below); ``services`` holds the
+writes of a face set (create it, import its templates, make, accept and publish its edits)."""
 
 from generation.faces.protocol import (
     FaceEditPlan,

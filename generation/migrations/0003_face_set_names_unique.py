@@ -6,7 +6,7 @@ changed its rows.
 
 from django.db import migrations
 
-UNSPECIFIED_OCCUPATION = "unspecified"  # generation.face_services.UNSPECIFIED_OCCUPATION
+UNSPECIFIED_OCCUPATION = "unspecified"  # generation.faces.services.UNSPECIFIED_OCCUPATION
 
 
 def names_unique_and_occupations_set(apps, schema_editor):

@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils.text import slugify
 
-from generation.face_services import face_edit_png, face_set_complete_templates, race_file_stem
+from generation.faces.services import face_edit_png, face_set_complete_templates, race_file_stem
 from generation.models import FaceSet, FaceTemplate
 from scoring.judges.images import image_sha256
 from scoring.reflect import selectors

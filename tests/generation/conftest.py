@@ -64,7 +64,7 @@ def api_study(planned_study, api_server):
 
 @pytest.fixture(autouse=True)
 def _fresh_generator_cache():
-    from generation.execution import generator_cache_clear
+    from generation.runs.execution import generator_cache_clear
 
     generator_cache_clear()
     yield

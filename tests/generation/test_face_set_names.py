@@ -7,7 +7,7 @@ import io
 import pytest
 from PIL import Image
 
-from generation import face_services
+from generation.faces import services as face_services
 from generation.models import FaceSet
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from generation import face_services, selectors
+from generation import selectors
 from generation.faces import detect_face_box
+from generation.faces import services as face_services
 from generation.models import FaceEdit
 from tests.support.image_api_server import ImageApiServer, Reply
 

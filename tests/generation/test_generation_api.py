@@ -4,8 +4,9 @@ import pytest
 from django.core.management import call_command
 
 from annotations.models import BackgroundJob, Item
-from generation import execution, selectors, services
+from generation import selectors, services
 from generation.models import GenerationRequest, ProviderSlot
+from generation.runs import execution
 from tests.generation.conftest import PLANNED_ROWS, api_config
 from tests.support.image_api_server import ImageApiServer, rate_limited, scripted, server_error
 

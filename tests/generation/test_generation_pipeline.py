@@ -7,7 +7,8 @@ import pytest
 from django.core.management import call_command
 
 from annotations.models import Batch, Item, Study
-from generation import execution, services
+from generation import services
+from generation.runs import execution
 
 pytestmark = [pytest.mark.ml, pytest.mark.django_db(transaction=True)]
 pytest.importorskip("torch")

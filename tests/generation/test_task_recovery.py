@@ -7,8 +7,9 @@ from django.db import OperationalError
 
 from annotations.common import jobs
 from annotations.models import Item
-from generation import execution, services
+from generation import services
 from generation.models import GenerationRequest, ProviderSlot
+from generation.runs import execution
 from generation.tasks import generate_chunk_task
 from tests.generation.conftest import PLANNED_ROWS
 

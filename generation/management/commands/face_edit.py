@@ -5,7 +5,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from generation import face_services, selectors
+from generation import selectors
+from generation.faces import services as face_services
 
 
 class Command(BaseCommand):

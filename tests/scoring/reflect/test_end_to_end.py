@@ -281,7 +281,7 @@ def test_reimport_refuses_to_change_an_image_runs_asked_about_even_as_image_b(
     silently change what stored answers mean."""
     from PIL import Image
 
-    from generation.face_services import race_file_stem
+    from generation.faces.services import race_file_stem
     from scoring.reflect import services
     from scoring.reflect.models import FaceImage, ReflectAnswer, ReflectRun
 

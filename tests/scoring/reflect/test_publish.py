@@ -7,7 +7,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from generation import face_services
+from generation.faces import services as face_services
 from generation.models import FaceEdit, FaceSet
 from scoring.reflect import selectors, services
 from scoring.reflect.models import FaceImage, ReflectAnswer

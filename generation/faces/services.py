@@ -25,9 +25,9 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from generation import backends
-from generation.execution import generator_for
 from generation.faces import FaceBox, detect_face_box, edit_leakage, load_face_protocol
 from generation.models import FaceEdit, FaceSet, FaceTemplate
+from generation.runs.execution import generator_for
 from generation.services import generator_config_resolve
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
