@@ -1,5 +1,7 @@
 from django.contrib import admin
 
+from annotations.recruitment import admin as recruitment_admin  # noqa: F401  (registers its tables)
+
 from .models import (
     Annotation,
     AnnotationHistory,
@@ -165,6 +167,3 @@ class AnnotationAdmin(admin.ModelAdmin):
 @admin.register(BackgroundJob)
 class BackgroundJobAdmin(admin.ModelAdmin):
     list_display = ["kind", "study", "status", "done", "total", "created_at"]
-
-
-from .recruitment import admin as recruitment_admin  # noqa: E402, F401  (registers its tables)

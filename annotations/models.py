@@ -9,6 +9,13 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotations.recruitment.models import (  # noqa: F401  (registers the recruitment tables)
+    ConsentRecord,
+    InviteLink,
+    PanelLink,
+    PanelParticipant,
+    StudyConsent,
+)
 from annotations.survey.labels import CUE_LABELS
 
 
@@ -458,13 +465,3 @@ class AnnotatorLabelExclusion(models.Model):
     )
     reason = models.TextField()
     excluded_at = models.DateTimeField()
-
-
-# Recruitment tables live in their own module (and migration); importing them here registers them.
-from .recruitment.models import (  # noqa: E402, F401
-    ConsentRecord,
-    InviteLink,
-    PanelLink,
-    PanelParticipant,
-    StudyConsent,
-)

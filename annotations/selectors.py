@@ -30,7 +30,7 @@ from .models import (
 
 
 @dataclass(frozen=True)
-class Progress:
+class BatchProgress:
     done: int
     total: int
 
@@ -54,7 +54,7 @@ def annotator_for_user(user) -> Annotator | None:
     return annotator if annotator.is_active else None
 
 
-def annotator_batch_list(*, annotator: Annotator) -> list[tuple[Batch, Progress]]:
+def annotator_batch_list(*, annotator: Annotator) -> list[tuple[Batch, BatchProgress]]:
     """The batches an annotator works on; imported labels are records, never a to-do list."""
     rows = (
         Batch.objects.filter(assignments__annotator=annotator, assignments__is_active=True)
@@ -76,7 +76,7 @@ def annotator_batch_list(*, annotator: Annotator) -> list[tuple[Batch, Progress]
         )
         .order_by("-created_at")
     )
-    return [(batch, Progress(batch.n_done, batch.n_total)) for batch in rows]
+    return [(batch, BatchProgress(batch.n_done, batch.n_total)) for batch in rows]
 
 
 # What the survey page shows of an assignment, loaded with it in one query.
@@ -168,7 +168,7 @@ class QueuePlace:
 
     previous_id: int | None
     next_id: int | None
-    progress: Progress
+    progress: BatchProgress
 
 
 # One statement instead of three ORM queries (previous, next, counts): the survey runs it on
@@ -200,14 +200,14 @@ def assignment_queue_place(*, assignment: Assignment) -> QueuePlace:
             [*own, assignment.position, *own, assignment.position, *own],
         )
         previous_id, next_id, total, done = cursor.fetchone()
-    return QueuePlace(previous_id, next_id, Progress(done, total))
+    return QueuePlace(previous_id, next_id, BatchProgress(done, total))
 
 
-def batch_progress_for_annotator(*, annotator: Annotator, batch_id: int) -> Progress:
+def batch_progress_for_annotator(*, annotator: Annotator, batch_id: int) -> BatchProgress:
     counts = Assignment.objects.filter(
         annotator=annotator, batch_id=batch_id, is_active=True
     ).aggregate(total=Count("id"), done=Count("answered_at"))
-    return Progress(counts["done"], counts["total"])
+    return BatchProgress(counts["done"], counts["total"])
 
 
 def batch_annotator_progress(*, batch: Batch) -> list[dict]:
@@ -248,7 +248,7 @@ def study_progress(*, study: Study) -> dict:
             "policy": row["policy"],
             "done": row["done"],
             "total": row["total"],
-            "percent": Progress(row["done"], row["total"]).percent,
+            "percent": BatchProgress(row["done"], row["total"]).percent,
         }
         for row in Batch.objects.filter(study=study)
         .values("pk", "name", "policy")
@@ -264,7 +264,7 @@ def study_progress(*, study: Study) -> dict:
             "group": row["annotator__group"],
             "done": row["done"],
             "total": row["total"],
-            "percent": Progress(row["done"], row["total"]).percent,
+            "percent": BatchProgress(row["done"], row["total"]).percent,
             "too_fast": row["too_fast"],
             "flags": row["flags"],
         }

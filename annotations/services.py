@@ -6,7 +6,6 @@ back every uniqueness rule, so retries and concurrent requests cannot duplicate 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -35,8 +34,6 @@ from .models import (
     ItemReview,
     Study,
 )
-
-Progress = Callable[[int, int], None] | None
 
 
 def image_limits() -> ImageLimits:
@@ -531,13 +528,3 @@ def item_image_replace(*, item: Item, image: Path, user, reason: str = "") -> It
     except BaseException:
         default_storage.delete(name)
         raise
-
-
-def __getattr__(name: str):
-    """Imports are writes too; they live in imports.py and belong to this API. Resolved on first
-    use, so importing ``annotations.imports.importers`` first (it imports this module) is no cycle."""
-    if name in ("annotations_import", "items_import"):
-        from annotations.imports import importers as imports
-
-        return getattr(imports, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

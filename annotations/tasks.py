@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 
 from annotations import services
 from annotations.common import jobs
+from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
 from annotations.imports.uploads import UploadInvalid, unpack_upload
 
@@ -28,7 +29,7 @@ def import_items_task(
     jobs.job_start(job_id=job_id)
     try:
         manifest = unpack_upload(upload, workdir, display_name=file_name)
-        count = services.items_import(
+        count = importers.items_import(
             study=Study.objects.get(pk=study_id),
             manifest=manifest,
             progress=lambda done, total: (

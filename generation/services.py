@@ -24,6 +24,7 @@ from django.db import transaction
 
 from annotations import services as annotation_services
 from annotations.common import jobs
+from annotations.common.jobs import Progress
 from annotations.models import BackgroundJob, Study
 from generation import backends
 from generation.models import (
@@ -51,7 +52,6 @@ from generation.runs.execution import (
     requests_reopen,
 )
 
-Progress = Callable[[int, int], None] | None
 JOB_KIND = "generate_study"
 
 

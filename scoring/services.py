@@ -25,7 +25,6 @@ import json
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
@@ -36,6 +35,7 @@ from django.db.models import F, Sum
 from django.utils import timezone
 
 from annotations.common import jobs
+from annotations.common.jobs import Progress
 from annotations.models import AutomatedJudgment, BackgroundJob, Item, Study
 from scoring.judges import ItemInput, Judge, JudgmentOutput, load_judge
 from scoring.judges.calibration import choose_threshold
@@ -52,7 +52,6 @@ from . import selectors
 from .models import JudgeResponse, RefusalThreshold, ScoringBatch
 
 logger = logging.getLogger(__name__)
-Progress = Callable[[int, int], None] | None
 DEFAULT_CHUNK_SIZE = 256
 DEFAULT_BATCH_SIZE = 64
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
@@ -11,6 +13,9 @@ from annotations.models import BackgroundJob
 # interrupted. Tasks retry on them (same arguments, idempotent) instead of failing their job.
 TRANSIENT_DATABASE_ERRORS = (OperationalError, InterfaceError)
 TRANSIENT_RETRY_LIMIT = 30
+
+# A long service reports (done, total) through this callback: a job row, a progress bar or None.
+Progress = Callable[[int, int], None] | None
 
 
 def transient_retry_delay_s(retries: int) -> float:

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotations import services
+from annotations.common.jobs import Progress
 from annotations.imports.manifest import (
     ItemRecord,
     ManifestInvalid,
@@ -32,8 +33,6 @@ from annotations.models import (
     Item,
     Study,
 )
-
-Progress = services.Progress
 
 
 def _store_file(path: Path, study: Study, written: list[str]) -> str:

@@ -1,14 +1,14 @@
 """Recruitment without passwords: consent versions, invite links, panel (Prolific-style) links.
 
 Kept apart from annotations/models.py so the recruitment tables have their own module and
-migration; annotations/models.py imports these so Django registers them with the app.
+migration; annotations/models.py imports these so Django registers them with the app. They
+name the study tables by label ("annotations.Study"), so this module imports no other model
+module and annotations/models.py can import it at the top.
 See docs/annotation.md#recruitment-without-passwords.
 """
 
 from django.conf import settings
 from django.db import models
-
-from ..models import Annotator, Batch, Study
 
 
 class StudyConsent(models.Model):
@@ -18,7 +18,9 @@ class StudyConsent(models.Model):
     exact text its annotator agreed to.
     """
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="consent_versions")
+    study = models.ForeignKey(
+        "annotations.Study", on_delete=models.CASCADE, related_name="consent_versions"
+    )
     version = models.PositiveIntegerField()
     consent_text = models.TextField()
     instructions = models.TextField(blank=True)
@@ -40,8 +42,12 @@ class StudyConsent(models.Model):
 class ConsentRecord(models.Model):
     """An annotator agreed to one consent version of a study (once per study)."""
 
-    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="consents")
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="consent_records")
+    annotator = models.ForeignKey(
+        "annotations.Annotator", on_delete=models.CASCADE, related_name="consents"
+    )
+    study = models.ForeignKey(
+        "annotations.Study", on_delete=models.CASCADE, related_name="consent_records"
+    )
     consent = models.ForeignKey(StudyConsent, on_delete=models.PROTECT, related_name="records")
     # Copied from the version row so a record reads on its own (exports, audits); the digest
     # proves which text was shown even if the version row were altered behind the app's back.
@@ -63,7 +69,9 @@ class InviteLink(models.Model):
     Only a SHA-256 digest of the random token is stored: the URL is shown once, when made.
     """
 
-    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="invite_links")
+    batch = models.ForeignKey(
+        "annotations.Batch", on_delete=models.CASCADE, related_name="invite_links"
+    )
     group = models.CharField(max_length=100, blank=True)
     note = models.CharField(max_length=200, blank=True)
     token_sha256 = models.CharField(max_length=64, unique=True)
@@ -71,7 +79,7 @@ class InviteLink(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     used_at = models.DateTimeField(null=True, blank=True)
     annotator = models.OneToOneField(
-        Annotator,
+        "annotations.Annotator",
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
@@ -89,7 +97,9 @@ class InviteLink(models.Model):
 class PanelLink(models.Model):
     """A study link for a recruitment panel: participants arrive with their panel ids."""
 
-    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="panel_links")
+    batch = models.ForeignKey(
+        "annotations.Batch", on_delete=models.CASCADE, related_name="panel_links"
+    )
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=64, unique=True, help_text="random; part of the link")
     group = models.CharField(max_length=100, blank=True)
@@ -120,12 +130,14 @@ class PanelParticipant(models.Model):
     panel_link = models.ForeignKey(PanelLink, on_delete=models.CASCADE, related_name="participants")
     # The link's study, copied when the row is made (a link never changes study): the unique
     # constraint below is what stops a participant id enrolling twice, through any link.
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="panel_participants")
+    study = models.ForeignKey(
+        "annotations.Study", on_delete=models.CASCADE, related_name="panel_participants"
+    )
     participant_id = models.CharField(max_length=64)
     panel_study_id = models.CharField(max_length=100, blank=True)
     panel_session_id = models.CharField(max_length=100, blank=True)
     annotator = models.OneToOneField(
-        Annotator, on_delete=models.CASCADE, related_name="panel_participant"
+        "annotations.Annotator", on_delete=models.CASCADE, related_name="panel_participant"
     )
     browser_key_sha256 = models.CharField(
         max_length=64, blank=True, help_text="empty: released by staff, the next browser binds"

@@ -24,6 +24,7 @@ from annotations.common.http import download_response
 from annotations.common.permissions import staff_required
 from annotations.exports import datasets as export_datasets
 from annotations.exports import formats as export_formats
+from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
 from annotations.models import Annotator, BackgroundJob, Batch, Item, Study
 from annotations.policies import PolicyError
@@ -289,7 +290,7 @@ def annotations_upload(request, slug: str):
         messages.error(request, "Choose a CSV file of labels.")
     else:
         try:
-            count = services.annotations_import(
+            count = importers.annotations_import(
                 study=study,
                 csv_text=decode_utf8(upload.read()),
                 source_name=upload.name,

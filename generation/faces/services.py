@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import json
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils.text import slugify
 
+from annotations.common.jobs import Progress
 from generation import backends
 from generation.faces import FaceBox, detect_face_box, edit_leakage, load_face_protocol
 from generation.models import FaceEdit, FaceSet, FaceTemplate
@@ -33,7 +33,6 @@ from generation.services import generator_config_resolve
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 QC_OPTION_KEYS = ("max_outside_diff", "min_ratio", "box_margin")
 UNSPECIFIED_OCCUPATION = "unspecified"
-Progress = Callable[[int, int], None] | None
 
 
 def face_set_create(

@@ -229,7 +229,7 @@ def run_execute(
         planned = selectors.run_planned_requests(run=run, task=task, prompts=prompts, paths=paths)
         answered = selectors.run_answered_keys(run=run, task=task)
         missing = [request for request in planned if request.request_key not in answered]
-        counter = _Progress(len(planned), len(planned) - len(missing), progress)
+        counter = _ProgressCounter(len(planned), len(planned) - len(missing), progress)
         if not missing:
             return {"task": task, "planned": len(planned), "asked": 0, "statuses": {}}
         backend = backend or build_backend(choice, concurrency=concurrency)
@@ -248,7 +248,7 @@ def run_execute(
     return {"task": task, "planned": len(planned), "asked": len(missing), "statuses": statuses}
 
 
-class _Progress:
+class _ProgressCounter:
     """(done, total) for a caller's progress bar, starting from what was already answered."""
 
     def __init__(self, total: int, done: int, report: Callable[[int, int], None] | None):

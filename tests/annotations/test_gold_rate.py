@@ -4,6 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotations import services
+from annotations.imports import importers
 from annotations.models import Assignment, Batch, Item
 
 pytestmark = pytest.mark.django_db
@@ -11,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 def test_batch_with_a_gold_rate(study, annotators, make_manifest):
     imported_study = study
-    services.items_import(study=study, manifest=make_manifest(n=24))
+    importers.items_import(study=study, manifest=make_manifest(n=24))
     for item in Item.objects.filter(study=study).order_by("pk")[:4]:
         services.item_set_gold(item=item, hard_refusal=False, cue="retained")
     batch = services.batch_create(

@@ -2,7 +2,6 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotations import services
 from annotations.imports import importers as imports
 from annotations.imports.manifest import ManifestInvalid
 from annotations.models import Annotation, AnnotationHistory, AutomatedJudgment, Item
@@ -61,13 +60,13 @@ def test_failure_while_writing_rolls_back_rows_and_files(
 
     monkeypatch.setattr(imports, "_item_from_record", fail_on_third)
     with pytest.raises(RuntimeError):
-        services.items_import(study=study, manifest=make_manifest(n=5))
+        imports.items_import(study=study, manifest=make_manifest(n=5))
     assert Item.objects.count() == 0 and _stored_files(settings) == []
 
 
 def test_reimporting_an_item_id_is_refused_not_overwritten(imported_study, make_manifest):
     with pytest.raises(ManifestInvalid, match="already in study"):
-        services.items_import(study=imported_study, manifest=make_manifest(n=2, folder="again"))
+        imports.items_import(study=imported_study, manifest=make_manifest(n=2, folder="again"))
     assert Item.objects.filter(study=imported_study).count() == 6
 
 
@@ -93,9 +92,9 @@ def test_import_annotations_creates_unknown_annotators_without_password(imported
 
 def test_import_annotations_never_overwrites_existing_answers(imported_study, tmp_path):
     csv_text = "item_id,annotator,annotator_group,hard_refusal,cue\nitem-0,zoe,,false,retained\n"
-    services.annotations_import(study=imported_study, csv_text=csv_text, create_annotators=True)
+    imports.annotations_import(study=imported_study, csv_text=csv_text, create_annotators=True)
     with pytest.raises(ManifestInvalid, match="already has an answer"):
-        services.annotations_import(
+        imports.annotations_import(
             study=imported_study, csv_text=csv_text.replace("retained", "erased")
         )
     assert Annotation.objects.get().cue_label == "retained"
@@ -103,7 +102,7 @@ def test_import_annotations_never_overwrites_existing_answers(imported_study, tm
 
 def test_import_annotations_unknown_item_is_refused(imported_study):
     with pytest.raises(ManifestInvalid, match="'ghost' is not in study"):
-        services.annotations_import(
+        imports.annotations_import(
             study=imported_study,
             csv_text="item_id,annotator,annotator_group,hard_refusal,cue\nghost,zoe,,false,retained\n",
         )

@@ -17,6 +17,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotations import services
+from annotations.imports import importers
 from annotations.imports.manifest import UnknownAnnotators
 from annotations.models import Annotation, BackgroundJob, Batch, Item
 from tests.support.celery_worker import worker_database_url
@@ -145,7 +146,7 @@ def test_a_real_process_exits_1_with_one_line_and_no_traceback(command, tmp_path
 def test_unknown_annotators_are_refused_with_their_names(imported_study, annotators):
     csv_text = HEADER + "item-0,zoe,,true,\nitem-1,ann0,,false,erased\nitem-2,yan,,true,\n"
     with pytest.raises(UnknownAnnotators) as exc_info:
-        services.annotations_import(study=imported_study, csv_text=csv_text)
+        importers.annotations_import(study=imported_study, csv_text=csv_text)
     assert exc_info.value.names == ["yan", "zoe"]
     assert "yan, zoe" in str(exc_info.value)
     assert not get_user_model().objects.filter(username__in=["yan", "zoe"]).exists()
@@ -228,7 +229,7 @@ def test_web_item_upload_errors_name_the_users_file(
 
 
 def test_imported_labels_never_reach_the_annotators_pages(batch, annotators):
-    services.annotations_import(
+    importers.annotations_import(
         study=batch.study, csv_text=HEADER + "item-0,ann2,,true,\nitem-5,ann2,,true,\n"
     )
     imported = Batch.objects.get(policy=Batch.Policy.IMPORTED)

@@ -6,6 +6,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotations import services
+from annotations.imports import importers
 from annotations.models import Assignment
 from tests.support.django_fixtures import client_for
 
@@ -13,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 
 def survey_query_counts(study, make_manifest, annotators, n, folder):
-    services.items_import(study=study, manifest=make_manifest(n=n, folder=folder))
+    importers.items_import(study=study, manifest=make_manifest(n=n, folder=folder))
     batch = services.batch_create(
         study=study, name=folder, policy="k_overlap", annotators=annotators[:2], overlap_k=2, seed=0
     )

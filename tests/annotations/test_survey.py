@@ -6,6 +6,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from annotations import selectors, services
+from annotations.imports import importers
 from annotations.models import Annotation, AnnotationHistory, Assignment
 from tests.support.django_fixtures import client_for
 
@@ -246,7 +247,7 @@ def test_answered_at_is_set_with_every_first_answer(batch, annotators, imported_
     )
     c.post(reverse("annotations:answer", args=[rows[0].pk]), {"answer": "erased"})
     c.post(reverse("annotations:answer", args=[rows[0].pk]), {"answer": "retained"})
-    services.annotations_import(
+    importers.annotations_import(
         study=imported_study,
         csv_text="item_id,annotator,annotator_group,hard_refusal,cue\nitem-0,zed,,true,\n",
         create_annotators=True,

@@ -4,6 +4,7 @@ answers) and the staff pages work, and the browser reports no CSP violation anyw
 import pytest
 
 from annotations import services
+from annotations.imports import importers
 from annotations.models import Annotation, Assignment
 from tests.e2e.browser import log_in
 from tests.e2e.test_survey_browser import answer_with_keys, current_assignment
@@ -55,7 +56,7 @@ def _visit(page, url: str, problems: list[str]) -> None:
 def test_survey_and_staff_pages_run_under_the_csp(
     live_server, browser_page, study, make_manifest, django_user_model
 ):
-    services.items_import(study=study, manifest=make_manifest(n=4))
+    importers.items_import(study=study, manifest=make_manifest(n=4))
     annotator = services.annotator_create(username="csp", password="csp-pass-1", group="Korean")
     batch = services.batch_create(
         study=study, name="csp batch", policy="k_overlap", annotators=[annotator], overlap_k=1

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from annotations import services
+from annotations.imports import importers
 from annotations.models import Annotation, Assignment
 from annotations.recruitment import enrolment, invites, panels
 from annotations.recruitment.consent import consent_publish
@@ -40,7 +40,7 @@ def _page(browser, size):
 def test_panel_participant_consents_labels_and_reaches_completion(
     live_server, chromium, study, make_manifest, size
 ):
-    services.items_import(study=study, manifest=make_manifest(n=6))
+    importers.items_import(study=study, manifest=make_manifest(n=6))
     consent = consent_publish(
         study=study,
         consent_text="You will label generated images.\n\nYou may stop at any time.",
@@ -99,7 +99,7 @@ def test_panel_participant_consents_labels_and_reaches_completion(
 
 
 def test_completion_code_page_when_the_link_has_no_url(live_server, chromium, study, make_manifest):
-    services.items_import(study=study, manifest=make_manifest(n=2))
+    importers.items_import(study=study, manifest=make_manifest(n=2))
     consent_publish(study=study, consent_text="Agree to take part.")
     batch = enrolment.recruitment_batch_create(
         study=study, name="b", policy="k_overlap", overlap_k=1, items_per_annotator=1, seed=1
@@ -119,7 +119,7 @@ def test_completion_code_page_when_the_link_has_no_url(live_server, chromium, st
 
 
 def test_invite_link_works_once_in_a_real_browser(live_server, chromium, study, make_manifest):
-    services.items_import(study=study, manifest=make_manifest(n=3))
+    importers.items_import(study=study, manifest=make_manifest(n=3))
     consent_publish(study=study, consent_text="Agree to take part.")
     batch = enrolment.recruitment_batch_create(
         study=study, name="invited", policy="expertise", overlap_k=1, items_per_annotator=2, seed=1

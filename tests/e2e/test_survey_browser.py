@@ -4,6 +4,7 @@ database holds exactly those answers with the edit's history."""
 import pytest
 
 from annotations import services
+from annotations.imports import importers
 from annotations.models import Annotation, AnnotationHistory, Assignment
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -24,7 +25,7 @@ def answer_with_keys(page, key: str) -> None:
 def test_annotator_labels_three_items_by_keyboard_and_edits_one(
     live_server, browser_page, study, make_manifest
 ):
-    services.items_import(study=study, manifest=make_manifest(n=4))
+    importers.items_import(study=study, manifest=make_manifest(n=4))
     annotator = services.annotator_create(
         username="kbd", password="keyboard-only-1", group="Korean"
     )

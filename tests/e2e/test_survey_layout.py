@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from annotations import services
+from annotations.imports import importers
 from annotations.management import demo
 from tests.e2e.browser import SCREENSHOTS, log_in, no_sideways_scroll
 
@@ -41,7 +42,7 @@ def survey_url(live_server, study, tmp_path):
             "attribute": "culture", "attribute_value": "Nigerian", "cue": CUE,
         }))  # fmt: skip
     (tmp_path / "manifest.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    services.items_import(study=study, manifest=tmp_path / "manifest.jsonl")
+    importers.items_import(study=study, manifest=tmp_path / "manifest.jsonl")
     annotator = services.annotator_create(
         username="layout", password="layout-pass-1", group="Nigerian"
     )

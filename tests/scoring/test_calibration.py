@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score, precision_score, recall_score, roc_curve
 
-from annotations import services as annotation_services
+from annotations.imports import importers
 from annotations.models import AutomatedJudgment
 from scoring import selectors, services
 from scoring.models import RefusalThreshold
@@ -48,7 +48,7 @@ def labelled_study(study):
         item=gold, judge="clip-refusal", judge_version="7", hard_refusal=False, score=0.99
     )
     lines += ["gold,rater0,,true,", "gold,rater1,,true,"]
-    annotation_services.annotations_import(
+    importers.annotations_import(
         study=study, csv_text="\n".join(lines) + "\n", create_annotators=True
     )
     return study
@@ -123,7 +123,7 @@ def test_a_generator_with_one_class_of_labels_is_skipped(study, judges):
             score=0.1 * index,
         )
         lines.append(f"x{index},rater0,,false,retained")
-    annotation_services.annotations_import(
+    importers.annotations_import(
         study=study, csv_text="\n".join(lines) + "\n", create_annotators=True
     )
     result = services.refusal_threshold_calibrate(

@@ -9,6 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotations import services
+from annotations.imports import importers
 from annotations.models import Annotation, Assignment, Study
 from scoring.metrics import document as metrics
 from scoring.report.selectors import report_document_cached
@@ -35,7 +36,7 @@ def study_of(size: int, slug: str, annotators, tmp_path) -> Study:
                                   "cue": None if i % 5 == 0 else "erased"}])
         for i in range(size)
     ]  # fmt: skip
-    services.items_import(study=study, manifest=write_manifest(tmp_path / slug, lines))
+    importers.items_import(study=study, manifest=write_manifest(tmp_path / slug, lines))
     batch = services.batch_create(study=study, name=f"{slug}-batch", policy="k_overlap",
                                   annotators=annotators[:3], overlap_k=2, seed=1)  # fmt: skip
     answer_all(batch)

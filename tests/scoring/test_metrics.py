@@ -11,6 +11,7 @@ from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
 from annotations import services
+from annotations.imports import importers
 from annotations.models import Assignment, Item
 from scoring.metrics import document as metrics
 from tests.support.django_fixtures import manifest_line, write_manifest
@@ -86,7 +87,7 @@ def labelled_study(study, tmp_path, annotators):
             judgments=[{"judge": "vlm@1", "hard_refusal": True, "cue": None}],
         )
     )
-    services.items_import(study=study, manifest=write_manifest(tmp_path / "m", lines))
+    importers.items_import(study=study, manifest=write_manifest(tmp_path / "m", lines))
     gold = Item.objects.get(item_id="gold")
     services.item_set_gold(item=gold, hard_refusal=False, cue="retained")
     a, b = annotators[0], annotators[1]
@@ -195,7 +196,7 @@ def test_gold_answers_are_scored_and_left_out(labelled_study, tmp_path):
 
 def test_undefined_kappa_is_null_with_a_reason(study, tmp_path, annotators):
     lines = [manifest_line(f"i{i}", base=f"bp{i}") for i in range(3)]
-    services.items_import(study=study, manifest=write_manifest(tmp_path / "m", lines))
+    importers.items_import(study=study, manifest=write_manifest(tmp_path / "m", lines))
     batch = services.batch_create(
         study=study, name="b", policy="k_overlap", annotators=annotators[:2], overlap_k=2, seed=0
     )

@@ -6,7 +6,7 @@ import pytest
 import yaml
 from django.core.management import call_command
 
-from annotations import services as annotation_services
+from annotations.imports import importers
 from annotations.models import AutomatedJudgment, Item, Study
 from scoring import services
 from tests.scoring.conftest import RULES_JUDGE
@@ -64,7 +64,7 @@ def test_calibrated_tau_is_applied_per_generator_on_the_next_run(
             f"{item.item_id},{name},,{refusal},{'' if refusal else 'retained'}"
             for name in ("r1", "r2")
         ]
-    annotation_services.annotations_import(
+    importers.annotations_import(
         study=mixed_study, csv_text="\n".join(lines) + "\n", create_annotators=True
     )
     result = services.refusal_threshold_calibrate(

@@ -123,9 +123,9 @@ def study(db):
 
 @pytest.fixture
 def imported_study(study, make_manifest):
-    from annotations import services
+    from annotations.imports import importers
 
-    services.items_import(study=study, manifest=make_manifest())
+    importers.items_import(study=study, manifest=make_manifest())
     return study
 
 

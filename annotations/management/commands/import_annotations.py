@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from annotations import services
+from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
 from annotations.management.helpers import file_error, study_or_error
 
@@ -29,7 +29,7 @@ class Command(BaseCommand):
         if not csv_file.is_file():
             raise file_error(str(csv_file), "no such file")
         try:
-            count = services.annotations_import(
+            count = importers.annotations_import(
                 study=target,
                 csv_text=decode_utf8(csv_file.read_bytes()),
                 source_name=csv_file.name,

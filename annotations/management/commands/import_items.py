@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from annotations import services
+from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
 from annotations.imports.uploads import UploadInvalid, unpack_upload
 from annotations.management.helpers import file_error, study_or_error
@@ -62,7 +63,7 @@ class Command(BaseCommand):
             bars[0].refresh()
 
         try:
-            return services.items_import(study=study, manifest=manifest, progress=progress)
+            return importers.items_import(study=study, manifest=manifest, progress=progress)
         finally:
             for bar in bars:
                 bar.close()

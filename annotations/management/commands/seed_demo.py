@@ -9,6 +9,7 @@ from django.db import transaction
 
 from annotations import services
 from annotations.adjudication import disputes as adjudication
+from annotations.imports import importers
 from annotations.management import demo
 from annotations.models import Annotator, Assignment, Batch, Item, Study
 from annotations.recruitment import consent, enrolment, invites, panels
@@ -96,7 +97,7 @@ class Command(BaseCommand):
                 description="Images rendered by the app; simulated annotators and judgments. No finding here is real.",
             )
             truth = {d.item_id: d for d in demo.write_demo_manifest(Path(tmp), seed=seed)}
-            services.items_import(study=study, manifest=Path(tmp) / "manifest.jsonl")
+            importers.items_import(study=study, manifest=Path(tmp) / "manifest.jsonl")
         logins = self._users()
         self._gold(study, truth)
         simulated = [Annotator.objects.get(user__username=name) for name, _ in SIMULATED]
