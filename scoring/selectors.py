@@ -164,7 +164,7 @@ def study_summary(*, study: Study) -> dict:
     waiting for review."""
     # Imported here: the statistics stack (statsmodels, scipy, pyarrow) would otherwise load in
     # every worker that imports the scoring services (about 0.7 s each).
-    from scoring.metrics import study_summary as summary
+    from scoring.metrics import headlines as summary
     from scoring.metrics.document import metrics_document_cached, validation_table
 
     from .report.selectors import report_document_cached

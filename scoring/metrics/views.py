@@ -20,7 +20,7 @@ from annotations.common.permissions import staff_required
 from annotations.exports.render import render_metrics, render_rows_csv
 from annotations.models import Study
 from scoring.metrics import document as study_metrics
-from scoring.metrics.study_summary import inter_annotator_rows, validation_display_rows
+from scoring.metrics.headlines import inter_annotator_rows, validation_display_rows
 from scoring.report import charts
 from scoring.selectors import study_summary as study_summary_data
 

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 from annotations.common.permissions import staff_required
 from annotations.exports import render as exports
 from annotations.models import Study
-from scoring.metrics.study_summary import human_first
+from scoring.metrics.headlines import human_first
 from scoring.report import figures as report_figures
 from scoring.report.display import disparity_summary
 from scoring.report.pdf import PdfRendererMissing

@@ -1,9 +1,9 @@
-"""The staff summary (scoring.metrics.study_summary): Landis & Koch bands at their published boundaries, and
+"""The staff summary (scoring.metrics.headlines): Landis & Koch bands at their published boundaries, and
 the summary's picks from hand-made metrics and report documents. Django-free."""
 
 import pytest
 
-from scoring.metrics import study_summary as summary
+from scoring.metrics import headlines as summary
 from scoring.stats.agreement import agreement_band
 
 
