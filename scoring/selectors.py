@@ -11,9 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count, Q
 
-from annotations import selectors as annotation_selectors
 from annotations.models import Annotation, AutomatedJudgment, BackgroundJob, Item, Study
-from annotations.staff import audit_context as study_settings
 
 from .models import RefusalThreshold, ScoringBatch
 
@@ -155,37 +153,3 @@ def refusal_scores(*, study: Study, judge: str, judge_version: str) -> list[dict
         .exclude(score__isnull=True)
         .values("item_id", "item__generator", "score")
     )
-
-
-def study_summary(*, study: Study) -> dict:
-    """Everything the staff study page's summary shows (docs/annotation.md, "Staff pages"), in a
-    fixed number of queries: the cached metrics document and audit report (the export's and the
-    report's numbers, one definition each), progress per batch and annotator, and the flags
-    waiting for review."""
-    # Imported here: the statistics stack (statsmodels, scipy, pyarrow) would otherwise load in
-    # every worker that imports the scoring services (about 0.7 s each).
-    from scoring.metrics import headlines as summary
-    from scoring.metrics.document import metrics_document_cached, validation_table
-
-    from .report.selectors import report_document_cached
-
-    fingerprint = annotation_selectors.study_data_fingerprint(study=study)  # read once for both
-    metrics = metrics_document_cached(study=study, fingerprint=fingerprint)
-    report = report_document_cached(study=study, fingerprint=fingerprint)
-    progress = annotation_selectors.study_progress(study=study)
-    validation_rows = validation_table(metrics)
-    return {
-        "progress": progress,
-        "agreement": summary.agreement_headline(metrics),
-        "disparities": summary.largest_disparities(report),
-        "alpha": report["settings"]["alpha"],
-        "warnings": summary.warnings(
-            metrics=metrics,
-            report=report,
-            validation_rows=validation_rows,
-            annotators=progress["annotators"],
-            flags_waiting=annotation_selectors.flag_queue_size(study=study),
-            audit_context_missing=study_settings.audit_context_missing(study=study),
-        ),
-        "synthetic_demo": study.is_synthetic_demo,
-    }

@@ -21,8 +21,8 @@ from annotations.exports.render import render_metrics, render_rows_csv
 from annotations.models import Study
 from scoring.metrics import document as study_metrics
 from scoring.metrics.headlines import inter_annotator_rows, validation_display_rows
+from scoring.metrics.selectors import study_summary as study_summary_data
 from scoring.report import charts
-from scoring.selectors import study_summary as study_summary_data
 
 
 @staff_required

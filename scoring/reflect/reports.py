@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.cache import cache
 from django.utils import timezone
 
 from generation.models import FaceSet
@@ -69,39 +68,3 @@ def report_refresh(*, face_set: FaceSet, n_resamples: int = PAGE_RESAMPLES) -> d
         face_set=face_set, defaults={"fingerprint": fingerprint, "report": report}
     )
     return report
-
-
-def audit_document_cached(*, face_set: FaceSet) -> dict[str, Any]:
-    """The set's audit report document — the one ``reflect_report`` writes (summary, legal
-    mapping, figures; docs/report.md) — with the page's bootstrap size, computed once per
-    state of its answers."""
-    from scoring.report import bundle
-    from scoring.report.inputs import reflect_inputs
-
-    return cache.get_or_set(
-        _audit_cache_key("document", face_set),
-        lambda: bundle.report_from_inputs(
-            {"reflect": reflect_inputs(face_set=face_set, n_resamples=PAGE_RESAMPLES, seed=0)}
-        ),
-        timeout=None,
-    )
-
-
-def audit_file_cached(*, face_set: FaceSet, fmt: str) -> bytes:
-    """The audit report document as self-contained HTML or as PDF (printed by headless
-    Chromium: ``PdfRendererMissing`` when there is none), rendered once per state of the
-    answers."""
-    from scoring.report import render
-
-    def rendered() -> bytes:
-        document = audit_document_cached(face_set=face_set)
-        if fmt == "pdf":
-            return render.render_report_pdf(document)
-        return render.render_report_html(document).encode("utf-8")
-
-    return cache.get_or_set(_audit_cache_key(fmt, face_set), rendered, timeout=None)
-
-
-def _audit_cache_key(kind: str, face_set: FaceSet) -> str:
-    fingerprint = selectors.answers_fingerprint(face_set=face_set)
-    return f"reflect-audit-{kind}:{face_set.pk}:{fingerprint}:{PAGE_RESAMPLES}"

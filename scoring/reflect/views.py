@@ -26,6 +26,7 @@ from scoring.reflect.page_figures import (
     table_csv,
 )
 from scoring.reflect.protocol import TASKS
+from scoring.report import documents
 from scoring.report.pdf import PdfRendererMissing
 
 CONTENT_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
@@ -139,7 +140,7 @@ def report_document(request, slug: str, fmt: str):
     if fmt not in ("html", "pdf"):
         raise Http404("no such format")
     try:
-        data = reports.audit_file_cached(face_set=face_set, fmt=fmt)
+        data = documents.audit_file_cached(face_set=face_set, fmt=fmt)
     except PdfRendererMissing as error:
         return HttpResponse(str(error), status=503, content_type="text/plain")
     content_type = "application/pdf" if fmt == "pdf" else "text/html; charset=utf-8"

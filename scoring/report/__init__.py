@@ -16,8 +16,9 @@ document, read top to bottom:
   Django-free
 - ``bundle``: the report from its inputs (``report_from_inputs``), and the report folder's files
   and manifest; ``verify``: recompute a folder, ``python -m scoring.report.verify DIR``; Django-free
-- ``selectors``: the study design from the database and the cached report; ``inputs``: the
-  report's inputs read from the database
+- ``selectors``: the study design from the database; ``inputs``: the report's inputs read from
+  the database; ``documents``: a study's or a face set's report as the pages serve it (inputs
+  -> bundle -> render, cached per state of the data)
 - ``render``: the HTML page context, the self-contained HTML file, the JSON text and the PDF
 - ``pdf``: HTML printed to PDF by headless Chromium; Django-free
 - ``folder``: a report folder's files (the ``audit_report`` and ``reflect_report`` commands)

@@ -14,8 +14,11 @@ from django.template.loader import get_template
 from annotations import selectors
 from annotations.models import Batch, Item, Study
 from generation.models import PlannedPrompt, StudyPlan
+from scoring.reflect import reports as reflect_reports
+from scoring.reflect import selectors as reflect_selectors
 from scoring.report import selectors as report_selectors
 from scoring.report.datasheet import guidelines_text
+from scoring.report.reflect.dataset import DEFAULT_SYSTEM_KIND
 
 GUIDELINES_TEMPLATE = "annotations/guidelines.html"
 PLAN_ROW_FIELDS = ("plan_id", "position", "prompt_id", "domain", "attribute", "value", "status",
@@ -114,11 +117,6 @@ def reflect_inputs(
     """The REFLECT part's inputs: every stored answer of the face set (the dump rows, transport
     errors included) and the context recorded beside them (``reflect_part`` reads both).
     ``system_kind`` None: the default for REFLECT's decision tasks (Annex III high-risk)."""
-    # Imported here: the REFLECT app is needed only by reports that have a REFLECT part.
-    from scoring.reflect import reports as reflect_reports
-    from scoring.reflect import selectors as reflect_selectors
-    from scoring.report.reflect.dataset import DEFAULT_SYSTEM_KIND
-
     genders = reflect_selectors.source_genders(face_set=face_set)
     return {
         "answers": [

@@ -12,9 +12,6 @@ from django.db.models import Max, Min
 from annotations import selectors
 from annotations.models import Annotation, AttributeValue, AutomatedJudgment, Item, Study
 from annotations.staff.audit_context import AUDIT_CONTEXT_FIELDS
-from scoring.metrics.document import cached_for_study_data
-from scoring.report import figures as report_figures
-from scoring.report.bundle import report_from_inputs
 
 
 def design_records(*, study: Study) -> dict:
@@ -69,53 +66,3 @@ def study_facts(*, study: Study) -> dict:
 def study_audit_context(*, study: Study) -> dict:
     """What staff state on the study for the legal mapping and the annotator-pool section."""
     return {field: getattr(study, field) for field in AUDIT_CONTEXT_FIELDS}
-
-
-# --- the report (dataset) -------------------------------------------------------------------
-
-
-def report_document(*, study: Study, references: dict | None = None, **options) -> dict:
-    """The audit report of a study, recomputed from its stored records through the same
-    inputs a report folder holds (``report_inputs``; docs/report.md, "Verifying a report")."""
-    # Imported here: the inputs module reads the design through this module's functions.
-    from scoring.report.inputs import report_inputs
-
-    return report_from_inputs(report_inputs(study=study, references=references, **options))
-
-
-def report_document_cached(
-    *, study: Study, references: dict | None = None, fingerprint: str | None = None, **options
-) -> dict:
-    """The same report, reused while the study's data (its fingerprint) and the settings are unchanged."""
-    return cached_for_study_data(
-        "report",
-        study=study,
-        fingerprint=fingerprint,
-        # The staff-stated context is no data the fingerprint sees: an edit must refresh the report.
-        settings=[references or {}, options, study_audit_context(study=study)],
-        compute=lambda: report_document(study=study, references=references, **options),
-    )
-
-
-def figure_image_cached(
-    *, study: Study, report: dict, spec: dict, fmt: str, references: dict
-) -> bytes:
-    """A figure's bytes, drawn once per report (matplotlib takes a few hundred ms a figure)."""
-    return cached_for_study_data(
-        "report-figure",
-        study=study,
-        settings=[references or {}, {"figure": spec["key"], "fmt": fmt}],
-        compute=lambda: report_figures.figure_image(report, spec, fmt),
-    )
-
-
-def report_pdf_cached(*, study: Study, report: dict, references: dict) -> bytes:
-    """The report's PDF, printed once per report (Chromium takes seconds a document)."""
-    from scoring.report.render import render_report_pdf
-
-    return cached_for_study_data(
-        "report-pdf",
-        study=study,
-        settings=[references or {}, {"generated_at": report["provenance"]["generated_at"]}],
-        compute=lambda: render_report_pdf(report),
-    )

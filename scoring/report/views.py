@@ -15,13 +15,13 @@ from annotations.models import Study
 from scoring.metrics.headlines import human_first
 from scoring.report import figures as report_figures
 from scoring.report.display import disparity_summary
-from scoring.report.pdf import PdfRendererMissing
-from scoring.report.render import render_report_json, report_context
-from scoring.report.selectors import (
+from scoring.report.documents import (
     figure_image_cached,
     report_document_cached,
     report_pdf_cached,
 )
+from scoring.report.pdf import PdfRendererMissing
+from scoring.report.render import render_report_json, report_context
 
 
 def _references(request) -> dict:

@@ -12,8 +12,8 @@ from annotations import services
 from annotations.imports import importers
 from annotations.models import Annotation, Assignment, Study
 from scoring.metrics import document as metrics
-from scoring.report.selectors import report_document_cached
-from scoring.selectors import study_summary
+from scoring.metrics.selectors import study_summary
+from scoring.report.documents import report_document_cached
 from tests.support.django_fixtures import manifest_line, write_manifest
 
 pytestmark = pytest.mark.django_db
