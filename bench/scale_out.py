@@ -8,10 +8,10 @@ A loopback image API and a loopback OpenAI-compatible VLM answer after a fixed l
 and 2 s by default, as hosted image APIs and a busy VLM server do; the work is latency-bound).
 
 One measured run, for k = 1, 2, 4: a fresh study of ``--items`` planned images is generated
-through the image-API backend (``generation.services.generation_run``, chunks of
+through the image-API backend (``generation.tasks.generation_run``, chunks of
 ``--per-worker`` requests, so one solo worker keeps that many requests in flight; the
 generator's cross-process cap ``--provider-cap`` is above 4 × that) and then judged by the
-OpenAI-compatible cue judge (``scoring.services.scoring_job_enqueue``, ``--per-worker``
+OpenAI-compatible cue judge (``scoring.tasks.scoring_job_enqueue``, ``--per-worker``
 requests in flight per worker). ``throughput_k`` = items / (generation + judging wall time),
 from enqueue to the job's end as the staff page reports it; ``speedup_4`` = throughput_4 /
 throughput_1 within the run. The staff progress pages are polled through gunicorn meanwhile.
@@ -225,16 +225,16 @@ def stage_run(study, *, args, staff: Staff, deadline: float, during_generation=N
     """Generate the study's images, then judge them; wall time of each stage and job status."""
     from django.urls import reverse
 
-    from generation import services as generation_services
-    from scoring import services as scoring_services
+    from generation import tasks as generation_tasks
+    from scoring import tasks as scoring_tasks
 
     started = time.perf_counter()
-    job = generation_services.generation_run(study=study, chunk_size=args.per_worker)
+    job = generation_tasks.generation_run(study=study, chunk_size=args.per_worker)
     page = reverse("generation:generation_progress", args=[study.slug])
     generation_status = job_wait(job.pk, staff=staff, page=page, deadline=deadline,
                                  on_tick=during_generation)  # fmt: skip
     generated = time.perf_counter()
-    job = scoring_services.scoring_job_enqueue(
+    job = scoring_tasks.scoring_job_enqueue(
         study=study, judge_name=JUDGE, batch_size=2 * args.per_worker, chunk_size=args.per_worker
     )
     page = reverse("scoring:job_progress", args=[job.pk])

@@ -3,7 +3,7 @@ generation requests and run them (queued on Celery, or in this process).
 
 Read top to bottom: ``study_setup`` (a study from a config) → ``study_plan_build``
 (``study_plan_draft``: load, sample, rephrase, expand, no writes; then ``study_plan_store``) →
-``study_generator_attach`` → ``generation_requests_create`` → ``generation_run`` (Celery)
+``study_generator_attach`` → ``generation_requests_create`` → ``generation.tasks.generation_run`` (Celery)
 or ``generation_run_inline``. Each request is made by ``generation_chunk_run``: claim the
 rows, take provider slots, call the cached generator, record each result as an Item.
 The execution steps live in ``generation/runs/execution.py``, face-only sets in
@@ -455,34 +455,6 @@ def queued_request_chunks(
 # --- Stage II: running ----------------------------------------------------------------------
 
 
-def generation_run(
-    *, study: Study, created_by=None, chunk_size: int | None = None
-) -> BackgroundJob:
-    """Queue the study's missing images (local pipelines on "gpu", APIs on ACRB_API_QUEUE):
-    requests are created for gaps, errors and stale claims reopened, and one task per chunk
-    is sent after commit. The returned job shows the study's progress."""
-    from generation.tasks import generate_chunk_task
-
-    with transaction.atomic():
-        generation_requests_create(study=study)
-        requests_reopen(study=study)
-        chunks = queued_request_chunks(study=study, chunk_size=chunk_size)
-        job = jobs.job_create(
-            kind=JOB_KIND, study=study, created_by=created_by,
-            params={"chunks": len(chunks), "requests": sum(len(ids) for _, ids in chunks),
-                    "queues": sorted({queue for queue, _ in chunks})},
-        )  # fmt: skip
-        job_id = job.pk
-        transaction.on_commit(
-            lambda: [
-                generate_chunk_task.apply_async((job_id, ids), queue=queue) for queue, ids in chunks
-            ]
-        )
-    if not chunks:
-        generation_job_refresh(job_id=job_id)
-    return job
-
-
 def generation_job_refresh(*, job_id: int) -> None:
     """Set the job's progress from the study's request statuses; finish it when no request
     is pending or running."""
@@ -557,7 +529,6 @@ __all__ = [
     "generation_chunk_run",
     "generation_job_refresh",
     "generation_requests_create",
-    "generation_run",
     "generation_run_inline",
     "generator_config_resolve",
     "open_request_chunks",

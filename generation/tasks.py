@@ -1,5 +1,9 @@
 """Celery tasks of Stage II: ids in, one service call, progress in BackgroundJob.
 
+The function that queues these tasks (``generation_run``: a BackgroundJob row, tasks sent
+after commit) lives here too, so this module imports the services and the services never
+import it back.
+
 Routed to the "gpu" queue (settings.CELERY_TASK_ROUTES); serve it with a solo worker per
 GPU (``celery -A acrb_web worker -Q gpu -P solo``). The generator stays loaded in the
 worker process between tasks (generation.runs.execution.generator_for). Tasks are idempotent
@@ -15,9 +19,10 @@ import logging
 
 from celery import shared_task
 from celery.signals import worker_ready
+from django.db import transaction
 
 from annotations.common import jobs
-from annotations.models import Study
+from annotations.models import BackgroundJob, Study
 from generation import services
 from generation.models import GenerationRequest
 from generation.runs import execution
@@ -70,6 +75,33 @@ def resume_after_crash(**_signal_kwargs) -> None:
         )
         for study in Study.objects.filter(pk__in=study_ids):
             if execution.requests_reopen(study=study):
-                services.generation_run(study=study)
+                generation_run(study=study)
     except Exception:  # noqa: BLE001 - a worker must start even if the database is not ready
         logger.exception("could not resume interrupted generation")
+
+
+def generation_run(
+    *, study: Study, created_by=None, chunk_size: int | None = None
+) -> BackgroundJob:
+    """Queue the study's missing images (local pipelines on "gpu", APIs on ACRB_API_QUEUE):
+    requests are created for gaps, errors and stale claims reopened, and one task per chunk
+    is sent after commit. The returned job shows the study's progress."""
+
+    with transaction.atomic():
+        services.generation_requests_create(study=study)
+        execution.requests_reopen(study=study)
+        chunks = services.queued_request_chunks(study=study, chunk_size=chunk_size)
+        job = jobs.job_create(
+            kind=services.JOB_KIND, study=study, created_by=created_by,
+            params={"chunks": len(chunks), "requests": sum(len(ids) for _, ids in chunks),
+                    "queues": sorted({queue for queue, _ in chunks})},
+        )  # fmt: skip
+        job_id = job.pk
+        transaction.on_commit(
+            lambda: [
+                generate_chunk_task.apply_async((job_id, ids), queue=queue) for queue, ids in chunks
+            ]
+        )
+    if not chunks:
+        services.generation_job_refresh(job_id=job_id)
+    return job

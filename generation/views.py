@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotations import services as annotation_services
 from annotations.common.permissions import staff_required
 from annotations.models import BackgroundJob, Study
-from generation import selectors, services
+from generation import selectors, services, tasks
 from generation.faces import services as face_services
 from generation.forms import FaceEditAcceptForm, GeneratorAttachForm, PlanForm
 from generation.models import FaceEdit, FaceSet, FaceTemplate, GenerationRequest, PlannedPrompt
@@ -181,7 +181,7 @@ def generation_start(request, slug: str):
     if not study.generators.exists():
         messages.error(request, "Attach a generator first.")
     else:
-        job = services.generation_run(study=study, created_by=request.user)
+        job = tasks.generation_run(study=study, created_by=request.user)
         messages.success(
             request, f"Generation queued (job #{job.pk}, {job.params['requests']} requests)."
         )

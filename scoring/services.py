@@ -26,7 +26,6 @@ import logging
 import threading
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -45,7 +44,7 @@ from scoring.judges.records import (
     REFUSAL,
     preferred_batch_size,
 )
-from scoring.judges.registry import configured_batch_size, runs_a_local_model
+from scoring.judges.registry import runs_a_local_model
 from scoring.storage import local_file_paths
 
 from . import selectors
@@ -288,46 +287,6 @@ def clip_refusal_similarity(output: JudgmentOutput) -> float | None:
 
 
 # --- scoring as Celery jobs ----------------------------------------------------------------
-
-
-def scoring_job_enqueue(
-    *,
-    study: Study,
-    judge_name: str,
-    device: str | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
-    created_by=None,
-) -> BackgroundJob:
-    """A BackgroundJob and one ``score_items_task`` per batch, queued after commit. A batch
-    (one task) holds ``batch_size`` items, widened to the judge's configured model batch so
-    the model's batches are never cut short; within a batch, judgments are stored every
-    ``chunk_size`` items (kept in the job's params)."""
-    from .tasks import score_items_task
-
-    if batch_size < 1 or chunk_size < 1:
-        raise ValueError("batch_size and chunk_size must be at least 1")
-    config = selectors.judge_config(study=study, judge_name=judge_name)  # fails early if unknown
-    batch_size = max(batch_size, configured_batch_size(config))
-    pks = selectors.item_pks(study=study)
-    batches = [pks[i : i + batch_size] for i in range(0, len(pks), batch_size)]
-    params = {"judge": judge_name, "judge_version": config["version"], "device": device,
-              "batch_size": batch_size, "chunk_size": chunk_size, "batches": len(batches),
-              "queue": scoring_queue(config)}  # fmt: skip
-    with transaction.atomic():
-        job = jobs.job_create(kind=selectors.SCORING_JOB_KIND, study=study, params=params,
-                              created_by=created_by)  # fmt: skip
-        jobs.job_progress(job_id=job.pk, done=0, total=len(pks))
-        ScoringBatch.objects.bulk_create(
-            [ScoringBatch(job=job, index=i, item_ids=ids) for i, ids in enumerate(batches)]
-        )
-        if not batches:
-            jobs.job_finish(job_id=job.pk, message="The study has no items to score.")
-        send = partial(score_items_task.apply_async, queue=params["queue"])
-        for ids in batches:
-            transaction.on_commit(partial(send, (job.pk, study.pk, judge_name, ids, device)))
-    job.refresh_from_db()
-    return job
 
 
 def scoring_queue(config: dict[str, Any]) -> str:

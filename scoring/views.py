@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotations.common.permissions import staff_required
 from annotations.exports.render import render_rows_csv
 from annotations.models import BackgroundJob, Study
+from scoring import tasks
 
 from . import selectors, services
 from .forms import CalibrateForm, ScoreForm
@@ -59,7 +60,7 @@ def judge_score(request, slug: str):
         return render(request, "scoring/study_judges.html", _page_context(study, score_form=form),
                       status=400)  # fmt: skip
     data = form.cleaned_data
-    job = services.scoring_job_enqueue(study=study, judge_name=data["judge"],
+    job = tasks.scoring_job_enqueue(study=study, judge_name=data["judge"],
                                        device=data["device"] or None, batch_size=data["batch_size"],
                                        created_by=request.user)  # fmt: skip
     if request.htmx:

@@ -15,7 +15,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotations.common.permissions import staff_required
 from generation.models import FaceSet
-from scoring.reflect import reports, selectors, services
+from scoring.reflect import reports, selectors
+from scoring.reflect import tasks as reflect_tasks
 from scoring.reflect.backends import BackendConfigError, model_choice
 from scoring.reflect.models import FaceImage
 from scoring.reflect.page_figures import (
@@ -74,7 +75,7 @@ def run_start(request, slug: str):
     tasks = [t for t in request.POST.getlist("tasks") if t in TASKS]
     try:
         choice = model_choice(request.POST.get("model", ""), settings.ACRB_VLM_MODELS)
-        run, jobs = services.run_start(
+        run, jobs = reflect_tasks.run_start(
             face_set=face_set, choice=choice, tasks=tasks, created_by=request.user
         )
     except (BackendConfigError, ValueError) as error:
@@ -88,7 +89,7 @@ def run_start(request, slug: str):
 @require_POST
 def report_refresh(request, slug: str):
     face_set = get_object_or_404(FaceSet, slug=slug)
-    job = services.report_request(face_set=face_set, created_by=request.user)
+    job = reflect_tasks.report_request(face_set=face_set, created_by=request.user)
     return redirect("staff:job_detail", pk=job.pk)
 
 

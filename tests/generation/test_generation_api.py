@@ -4,7 +4,7 @@ import pytest
 from django.core.management import call_command
 
 from annotations.models import BackgroundJob, Item
-from generation import selectors, services
+from generation import selectors, services, tasks
 from generation.models import GenerationRequest, ProviderSlot
 from generation.runs import execution
 from tests.generation.conftest import PLANNED_ROWS, api_config
@@ -15,7 +15,7 @@ Status = GenerationRequest.Status
 
 
 def test_queued_run_makes_items_and_records_refusals_as_data(api_study, api_server):
-    job = services.generation_run(study=api_study)  # Celery is eager in tests
+    job = tasks.generation_run(study=api_study)  # Celery is eager in tests
     job.refresh_from_db()
     assert job.status == BackgroundJob.Status.SUCCEEDED and job.done == job.total == PLANNED_ROWS
     counts = selectors.generation_status_counts(study=api_study)
@@ -59,7 +59,7 @@ def test_error_results_are_retried_by_the_task_with_backoff(planned_study):
     with ImageApiServer(scripted([server_error()] * 3)) as server:
         config = api_config(server, max_concurrency=1, max_retries=1)
         services.study_generator_attach(study=planned_study, name="api", config=config)
-        services.generation_run(study=planned_study)
+        tasks.generation_run(study=planned_study)
     counts = selectors.generation_status_counts(study=planned_study)
     assert (counts.done + counts.refused, counts.error) == (PLANNED_ROWS, 0)
     assert GenerationRequest.objects.order_by("pk").first().attempts == 2
@@ -90,9 +90,9 @@ def test_persistent_errors_are_recorded_and_a_rerun_fills_the_gaps(planned_study
 
 
 def test_rerun_is_idempotent(api_study, api_server):
-    services.generation_run(study=api_study)
+    tasks.generation_run(study=api_study)
     calls = len(api_server.requests)
-    services.generation_run(study=api_study)
+    tasks.generation_run(study=api_study)
     services.generation_run_inline(study=api_study)
     assert len(api_server.requests) == calls
     assert Item.objects.filter(study=api_study).count() == PLANNED_ROWS

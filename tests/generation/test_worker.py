@@ -7,7 +7,7 @@ import signal
 import pytest
 
 from annotations.models import Item
-from generation import selectors, services
+from generation import selectors, services, tasks
 from generation.models import GenerationRequest
 from tests.generation.conftest import PLANNED_ROWS, api_config
 from tests.support.celery_worker import Workers, wait_for
@@ -38,7 +38,7 @@ def test_worker_killed_mid_run_is_resumed_by_the_next_worker(start_worker, plann
             study=planned_study, name="api", config=config, seeds=[0, 1]
         )
         first = start_worker()
-        services.generation_run(study=planned_study, chunk_size=2)
+        tasks.generation_run(study=planned_study, chunk_size=2)
         counts = lambda: selectors.generation_status_counts(study=planned_study)  # noqa: E731
         running = GenerationRequest.objects.filter(status=GenerationRequest.Status.RUNNING)
         logs = lambda: "\n".join(p.read_text() for p in tmp_path.glob("worker-*.log"))  # noqa: E731

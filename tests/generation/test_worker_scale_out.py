@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings as django_settings
 
 from annotations.models import BackgroundJob, Item
-from generation import selectors, services
+from generation import selectors, services, tasks
 from generation.models import GenerationRequest
 from tests.generation.conftest import PLANNED_ROWS, api_config
 from tests.support.celery_worker import Workers, wait_for
@@ -49,7 +49,7 @@ def test_a_killed_worker_is_replaced_by_the_survivor_without_a_restart(
                 config=api_config(server, max_concurrency=8),
             )  # fmt: skip
             started = {workers.start(ACRB_API_QUEUE="api").pid for _ in range(2)}
-            job = services.generation_run(study=planned_study, chunk_size=2)
+            job = tasks.generation_run(study=planned_study, chunk_size=2)
             assert job.params["queues"] == ["api"]
             running = GenerationRequest.objects.filter(status=GenerationRequest.Status.RUNNING)
 

@@ -5,7 +5,7 @@ import pytest
 from django.db import OperationalError
 
 from annotations.models import AutomatedJudgment
-from scoring import services
+from scoring import services, tasks
 from scoring.models import ScoringBatch
 from scoring.tasks import score_items_task
 from tests.scoring.conftest import RULES_JUDGE, add_item, noise
@@ -30,9 +30,7 @@ def test_a_batch_interrupted_by_a_database_error_is_retried_not_failed(
 
     monkeypatch.setattr(services, "judgments_store", fails_once)
     with django_capture_on_commit_callbacks() as queued:
-        job = services.scoring_job_enqueue(
-            study=study, judge_name="rules", batch_size=5, chunk_size=2
-        )
+        job = tasks.scoring_job_enqueue(study=study, judge_name="rules", batch_size=5, chunk_size=2)
     assert len(queued) == 1
     batch = ScoringBatch.objects.get(job=job)
     # Run the task here as a worker would (apply runs the retry at once, without its countdown).

@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from annotations.models import AutomatedJudgment, BackgroundJob, Item
+from scoring import tasks
 from scoring.models import RefusalThreshold, ScoringBatch
 from tests.scoring.conftest import RULES_JUDGE
 from tests.scoring.test_calibration import JUDGE as CLIP_JUDGE
@@ -16,10 +17,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def scoring_job(mixed_study, judges):
-    from scoring import services
 
     judges(rules=RULES_JUDGE)
-    return services.scoring_job_enqueue(study=mixed_study, judge_name="rules", batch_size=4)
+    return tasks.scoring_job_enqueue(study=mixed_study, judge_name="rules", batch_size=4)
 
 
 def pages(study, job):
@@ -136,10 +136,9 @@ def test_selectors_run_a_fixed_number_of_queries(mixed_study, django_assert_num_
 
 def test_queued_batches_are_never_smaller_than_the_models_batch(mixed_study, judges):
     """--batch-size 2 with a CLIP batch of 4: tasks of 4 items, so CLIP sees batches of 4."""
-    from scoring import services
 
     clip_judge = CLIP_JUDGE | {"clip": CLIP_JUDGE["clip"] | {"batch_size": 4}}
     judges(clip=clip_judge)
-    job = services.scoring_job_enqueue(study=mixed_study, judge_name="clip", batch_size=2)
+    job = tasks.scoring_job_enqueue(study=mixed_study, judge_name="clip", batch_size=2)
     assert job.params["batch_size"] == 4
     assert [len(b.item_ids) for b in ScoringBatch.objects.filter(job=job)] == [4, 2]

@@ -16,7 +16,7 @@ import yaml
 from django.conf import settings
 
 from annotations.models import AutomatedJudgment, BackgroundJob, Item
-from scoring import services
+from scoring import tasks
 from scoring.models import ScoringBatch
 from tests.scoring.conftest import RULES_JUDGE, add_item, noise
 from tests.support.celery_worker import Workers, wait_for
@@ -56,7 +56,7 @@ def test_worker_scores_a_study_and_records_a_corrupt_image(start_worker, study, 
     add_item(study, "blank", pixels=(0, 0, 0))
     add_item(study, "corrupt", raw_bytes=b"\x89PNG\r\n\x1a\nnot an image at all")
     start_worker({"rules": RULES_JUDGE})
-    job = services.scoring_job_enqueue(study=study, judge_name="rules", batch_size=3)
+    job = tasks.scoring_job_enqueue(study=study, judge_name="rules", batch_size=3)
     assert wait_for(lambda: job_finished(job.pk), timeout=120), worker_logs(tmp_path)
     job.refresh_from_db()
     assert (job.status, job.done, job.total) == ("succeeded", 7, 7), (
@@ -99,7 +99,7 @@ def test_killed_worker_task_is_redelivered_and_nothing_is_duplicated(start_worke
             "slow-vlm": {"kind": "cue_vlm", "name": "slow-vlm", "version": "1", "backend": backend}
         }
         first = start_worker(judges)
-        job = services.scoring_job_enqueue(
+        job = tasks.scoring_job_enqueue(
             study=study, judge_name="slow-vlm", batch_size=8, chunk_size=2
         )
         stored = AutomatedJudgment.objects.filter(item__study=study, judge="slow-vlm")

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotations.management.helpers import study_or_error
-from generation import selectors, services
+from generation import selectors, services, tasks
 
 
 class Command(BaseCommand):
@@ -60,7 +60,7 @@ class Command(BaseCommand):
             else:
                 self._wait(
                     record,
-                    services.generation_run(study=record, chunk_size=chunk_size),
+                    tasks.generation_run(study=record, chunk_size=chunk_size),
                     progress,
                     timeout,
                 )

@@ -7,7 +7,7 @@ from tqdm import tqdm
 
 from annotations.management.helpers import study_or_error
 from annotations.models import BackgroundJob
-from scoring import services
+from scoring import services, tasks
 from scoring.selectors import JudgeNotConfigured
 
 FINISHED = (BackgroundJob.Status.SUCCEEDED, BackgroundJob.Status.FAILED)
@@ -60,7 +60,7 @@ class Command(BaseCommand):
         )
 
     def _queued(self, study, judge, device, batch_size, timeout):
-        job = services.scoring_job_enqueue(
+        job = tasks.scoring_job_enqueue(
             study=study, judge_name=judge, device=device, batch_size=batch_size
         )
         self.stdout.write(
