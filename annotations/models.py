@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotations.labels import CUE_LABELS
 from annotations.recruitment.models import (  # noqa: F401  (registers the recruitment tables)
     ConsentRecord,
     InviteLink,
@@ -16,7 +17,6 @@ from annotations.recruitment.models import (  # noqa: F401  (registers the recru
     PanelParticipant,
     StudyConsent,
 )
-from annotations.survey.labels import CUE_LABELS
 
 
 def _choices(values):

@@ -13,7 +13,7 @@ from django.db import connection
 from django.db.models import Count, F, Max, Min, Q
 from django.http import Http404
 
-from annotations.survey.labels import gold_accuracy_from_records
+from annotations.labels import gold_accuracy_from_records
 
 from .models import (
     Adjudication,

@@ -19,7 +19,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from annotations.imports.manifest import ImageInvalid, ImageLimits, check_image
-from annotations.survey.labels import NEUTRAL, LabelError, parse_cue_label
+from annotations.labels import NEUTRAL, LabelError, parse_cue_label
 
 from . import policies
 from .models import (

@@ -17,6 +17,7 @@ from django.db.models import Count
 from django.http import Http404
 from django.utils import timezone
 
+from annotations.labels import LabelError, parse_cue_label
 from annotations.models import (
     Adjudication,
     AdjudicatorGrant,
@@ -27,7 +28,6 @@ from annotations.models import (
     Study,
 )
 from annotations.selectors import INCLUDED_ANSWERS, annotator_for_user
-from annotations.survey.labels import LabelError, parse_cue_label
 
 REFUSED = "refused"  # an answer's label when it is a hard refusal (cue labels otherwise)
 

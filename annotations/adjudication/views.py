@@ -15,8 +15,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotations.adjudication import disputes as adjudication
+from annotations.labels import CUE_LABELS
 from annotations.models import Study
-from annotations.survey.labels import CUE_LABELS
 
 DECISIONS = [("refused", "hard refusal (no usable image)")] + [
     (label, f"not refused, cue {label}") for label in CUE_LABELS

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from annotations.survey.labels import (
+from annotations.labels import (
     CUE_LABELS,
     MODES,
     NEUTRAL,

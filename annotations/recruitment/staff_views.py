@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotations.staff.views import staff_required
+from annotations.common.permissions import staff_required
 
 from ..models import Study
 from . import enrolment, invites, panels

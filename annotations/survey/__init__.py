@@ -1,6 +1,6 @@
-"""The annotator survey: the pages an annotator answers on.
+"""The annotator survey: the pages an annotator answers on (the label vocabulary they answer
+in is ``annotations.labels``).
 
-- ``labels``: the label vocabulary (no Django);
 - ``views``, ``forms``, ``urls``: the survey pages (thin views over ``annotations.selectors`` and
   ``annotations.services``).
 """

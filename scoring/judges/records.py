@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol, runtime_checkable
 
-from annotations.survey.labels import CUE_LABELS
+from annotations.labels import CUE_LABELS
 
 logger = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ import shlex
 from importlib import metadata
 from pathlib import Path
 
-from annotations.survey.labels import gold_accuracy_from_records
+from annotations.labels import gold_accuracy_from_records
 from scoring.report.dataset import audit_report, software_versions
 from scoring.report.datasheet import annotator_pool, data_statement
 from scoring.report.design import study_design_from_records

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from annotations.survey.labels import gold_correct
+from annotations.labels import gold_correct
 from scoring.stats.agreement import cohen_kappa
 from scoring.stats.proportions import proportion
 from scoring.stats.result import Stat, undefined

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from annotations.survey.labels import CUE_LABELS
+from annotations.labels import CUE_LABELS
 from scoring.stats.agreement import (
     cohen_kappa,
     confusion_matrix_dict,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from annotations.survey.labels import CUE_LABELS
+from annotations.labels import CUE_LABELS
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_sensitivity import label_model_sections
 from scoring.stats.study_agreement import (

@@ -113,7 +113,7 @@ def test_gold_accuracy_is_a_wilson_interval_like_statsmodels():
 
 def test_gold_correct_is_one_rule_and_an_empty_cue_is_no_cue():
     """The quality page and the gold-accuracy table (page, report, verifier) share one rule."""
-    from annotations.survey.labels import gold_accuracy_from_records, gold_correct
+    from annotations.labels import gold_accuracy_from_records, gold_correct
 
     base = {"annotator": "a", "hard_refusal": False, "gold_hard_refusal": False}
     assert gold_correct(base | {"cue": "", "gold_cue": None})
