@@ -71,9 +71,9 @@ def _consent_gate_for(request, annotator, assignment):
     )
 
 
-def _survey_context(annotator, assignment, form=None, queue_head=None):
-    """What the survey page shows; ``queue_head`` (the first open assignments) when known."""
-    services.assignment_mark_served(assignment=assignment)
+def survey_context(annotator, assignment, form=None, queue_head=None):
+    """What the survey page shows (reads only; the view records the serving first);
+    ``queue_head`` (the first open assignments) when known."""
     place = selectors.assignment_queue_place(assignment=assignment)
     if queue_head is None:
         queue_head = selectors.assignment_queue_head(
@@ -102,8 +102,9 @@ def assignment_detail(request, pk: int):
     assignment = selectors.assignment_for_annotator(annotator=annotator, assignment_id=pk)
     if gate := _consent_gate_for(request, annotator, assignment):
         return gate
+    services.assignment_mark_served(assignment=assignment)
     template = "annotations/item.html#survey" if request.htmx else "annotations/item.html"
-    return render(request, template, _survey_context(annotator, assignment))
+    return render(request, template, survey_context(annotator, assignment))
 
 
 @login_required
@@ -124,11 +125,12 @@ def assignment_answer(request, pk: int):
         except ValidationError as exc:
             form.add_error(None, exc)
     if not form.is_valid():
+        services.assignment_mark_served(assignment=assignment)
         template = "annotations/item.html#survey" if request.htmx else "annotations/item.html"
         return render(
             request,
             template,
-            _survey_context(annotator, assignment, form),
+            survey_context(annotator, assignment, form),
             status=200 if request.htmx else 400,
         )
     return _go_next(request, annotator, assignment)
@@ -157,7 +159,8 @@ def _go_next(request, annotator, assignment):
     url = reverse("annotations:assignment", args=[upcoming.pk])
     if not request.htmx:
         return redirect(url)
-    context = _survey_context(annotator, upcoming, queue_head=queue_head)
+    services.assignment_mark_served(assignment=upcoming)
+    context = survey_context(annotator, upcoming, queue_head=queue_head)
     response = render(request, "annotations/item.html#survey", context)
     response["HX-Push-Url"] = url
     return response

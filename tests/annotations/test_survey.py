@@ -1,13 +1,16 @@
 """The annotator survey: permissions, answers, edits with history, double submits, blinding."""
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils.html import escape
 
 from annotations import selectors, services
 from annotations.imports import importers
 from annotations.models import Annotation, AnnotationHistory, Assignment
+from annotations.survey.views import survey_context
 from tests.support.django_fixtures import client_for
 
 pytestmark = pytest.mark.django_db
@@ -288,3 +291,16 @@ def test_a_rejected_answer_shows_the_same_item_again_with_the_error(batch, annot
         assert f"0 / {total}" in body
         assert "Choose an answer (keys 1–4)." in body
     assert Annotation.objects.count() == 0
+
+
+def test_the_survey_context_only_reads_and_the_page_records_the_first_serving(batch, annotators):
+    assignment = _first(batch, annotators[0])
+    with CaptureQueriesContext(connection) as queries:
+        survey_context(annotators[0], assignment)
+    writes = [q["sql"] for q in queries if not q["sql"].lstrip().upper().startswith("SELECT")]
+    assert writes == []
+    assignment.refresh_from_db()
+    assert assignment.served_at is None
+    client_for(annotators[0]).get(reverse("annotations:assignment", args=[assignment.pk]))
+    assignment.refresh_from_db()
+    assert assignment.served_at is not None
