@@ -28,7 +28,6 @@ from .models import (
     Annotator,
     Assignment,
     AttributeValue,
-    AutomatedJudgment,
     Batch,
     Item,
     ItemReview,
@@ -373,35 +372,6 @@ def history_write(annotation: Annotation, user, now) -> None:
         recorded_at=now,
         recorded_by=user,
     )
-
-
-def judgment_record(
-    *,
-    item: Item,
-    judge: str,
-    judge_version: str,
-    hard_refusal: bool | None,
-    score: float | None = None,
-    cue_label: str | None = None,
-    confidence: float | None = None,
-    raw_output: dict | None = None,
-    error: str = "",
-) -> AutomatedJudgment:
-    """Store one judge's judgment of an item; running the same judge version twice keeps one row."""
-    obj, _ = AutomatedJudgment.objects.update_or_create(
-        item=item,
-        judge=judge,
-        judge_version=judge_version,
-        defaults={
-            "hard_refusal": hard_refusal,
-            "score": score,
-            "cue_label": cue_label or "",
-            "confidence": confidence,
-            "raw_output": raw_output or {},
-            "error": error,
-        },
-    )
-    return obj
 
 
 def study_delete(*, study: Study) -> None:

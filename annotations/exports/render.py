@@ -95,17 +95,6 @@ def write_jsonl(rows: Iterable[dict], handle, columns: list[str]) -> None:
         )
 
 
-WRITERS = {"csv": write_csv, "jsonl": write_jsonl}
-
-
-def render_annotations(rows: list[dict], fmt: str) -> str:
-    if fmt not in WRITERS:
-        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(WRITERS)}")
-    buffer = io.StringIO()
-    WRITERS[fmt](rows, buffer, ANNOTATION_EXPORT_COLUMNS)
-    return buffer.getvalue()
-
-
 def render_rows_csv(rows: list[dict], columns: list[str]) -> str:
     buffer = io.StringIO()
     write_csv(rows, buffer, columns)

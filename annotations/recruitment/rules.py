@@ -130,13 +130,6 @@ def parse_panel_entry(query: Mapping[str, str], params: PanelParams) -> PanelEnt
     return PanelEntry(participant, study_id, values[params.session])
 
 
-def completion_target(*, completion_url: str, completion_code: str) -> tuple[str, str]:
-    """('redirect', url) when the link has a completion URL, else ('show', code)."""
-    if completion_url:
-        return "redirect", completion_url
-    return "show", completion_code
-
-
 # --- enrolment -----------------------------------------------------------------------------
 
 

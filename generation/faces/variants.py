@@ -23,10 +23,6 @@ def mirror(image: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(image[:, ::-1])
 
 
-def mirror_box(box: FaceBox, image_width: int) -> FaceBox:
-    return FaceBox(image_width - box.x - box.width, box.y, box.width, box.height)
-
-
 def face_anchored_crop_box(
     face_box: FaceBox, image_width: int, image_height: int, *, scale: float = 2.0
 ) -> CropBox:

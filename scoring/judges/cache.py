@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
-import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
 from scoring.judges.images import image_sha256
@@ -47,35 +43,6 @@ class MemoryCacheStore:
 
     def set_many(self, entries: dict[str, dict[str, Any]]) -> None:
         self.data.update(entries)
-
-
-class JsonFileCacheStore:
-    """One JSON object on disk, rewritten atomically on every ``set`` (small studies, scripts)."""
-
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        self.data: dict[str, dict[str, Any]] = {}
-        if self.path.exists():
-            self.data = json.loads(self.path.read_text(encoding="utf-8") or "{}")
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        return self.data.get(key)
-
-    def set(self, key: str, value: dict[str, Any]) -> None:
-        self.set_many({key: value})
-
-    def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
-        return {key: self.data[key] for key in keys if key in self.data}
-
-    def set_many(self, entries: dict[str, dict[str, Any]]) -> None:
-        with self._lock:
-            self.data.update(entries)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(self.data, handle, sort_keys=True)
-            os.replace(tmp, self.path)
 
 
 def cache_key(judge_name: str, judge_version: str, prompt: str, image_hash: str | None) -> str:

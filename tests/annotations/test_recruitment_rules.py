@@ -11,7 +11,6 @@ from annotations.recruitment.rules import (
     PanelParams,
     RecruitmentError,
     check_param_names,
-    completion_target,
     enrolment_items,
     invite_state,
     new_secret,
@@ -87,14 +86,6 @@ def test_param_names_are_checked():
         check_param_names(PanelParams(participant="id", study="id", session="s"))
     with pytest.raises(RecruitmentError, match="must be 1-50"):
         check_param_names(PanelParams(participant="a&b"))
-
-
-def test_completion_prefers_the_url():
-    assert completion_target(completion_url="https://x/done?cc=1", completion_code="C1") == (
-        "redirect",
-        "https://x/done?cc=1",
-    )
-    assert completion_target(completion_url="", completion_code="C1") == ("show", "C1")
 
 
 ITEMS = [PolicyItem(f"kr{i}", "Korean") for i in range(4)]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotations.services import judgment_record
+from annotations.models import AutomatedJudgment
 from scoring import selectors
 from scoring.judges.records import JudgmentOutput
 from scoring.services import ScoreSummary, judgment_fields
@@ -28,7 +28,7 @@ def test_judgment_counts_count_invalid_as_the_score_summary_does(study):
     summary = ScoreSummary(judge="cue-vlm", judge_version="1")
     for out in outputs:
         item = add_item(study, out.item_id)
-        judgment_record(item=item, **judgment_fields(out))
+        AutomatedJudgment.objects.create(item=item, **judgment_fields(out))
         summary.add(out)
     (row,) = selectors.judgment_counts(study=study)
     assert (row["total"], row["invalid"], row["errors"], row["refusals"]) == (4, 1, 1, 0)

@@ -1,4 +1,4 @@
-from scoring.judges.cache import CachedJudge, JsonFileCacheStore, MemoryCacheStore, cache_key
+from scoring.judges.cache import CachedJudge, MemoryCacheStore, cache_key
 from scoring.judges.records import ItemInput
 from tests.scoring.judges.fakes import FixedJudge
 
@@ -42,15 +42,3 @@ def test_errors_are_not_cached_and_unhashable_items_pass_through(make_image, tmp
     cached.judge_items([missing])
     cached.judge_items([missing])
     assert judge.seen[-2:] == ["m", "m"]
-
-
-def test_json_file_store_round_trip(make_image, tmp_path):
-    path = make_image((1, 2, 3))
-    store_path = tmp_path / "cache" / "judgments.json"
-    judge = FixedJudge("j", {"a": ("retained", 0.75)})
-    CachedJudge(judge, JsonFileCacheStore(store_path)).judge_items([ItemInput("a", path)])
-    reloaded = CachedJudge(judge, JsonFileCacheStore(store_path)).judge_items(
-        [ItemInput("a", path)]
-    )
-    assert reloaded[0].cached and reloaded[0].confidence == 0.75
-    assert judge.seen == ["a"]
