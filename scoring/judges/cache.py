@@ -1,8 +1,8 @@
 """Judgments cached by (judge, version, prompt, image content hash).
 
 Re-running a study scores only what changed: a new image, a new prompt, a new judge
-version. The store is pluggable (``get``/``set`` of JSON-ready dicts by key); a dict and a
-JSON file are here, the web app backs it with a database table. Errors are never cached.
+version. The store is pluggable (``get``/``set`` of JSON-ready dicts by key): a dict is here,
+the web app backs it with a database table. Errors are never cached.
 """
 
 from __future__ import annotations
