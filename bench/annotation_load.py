@@ -1,4 +1,4 @@
-"""Load benchmark of the annotator survey (issue 2, "Performance"). Prints progress, then one JSON line.
+"""Load benchmark of the annotator survey. Prints progress, then one JSON line.
 
 For each study size N (small 4,000, large 100,000; 1,000 and 10,000 with ``--quick``):
 

@@ -1,4 +1,4 @@
-"""REFLECT run throughput: concurrent vs sequential API requests, side by side (issue 6, "Speed").
+"""REFLECT run throughput: concurrent vs sequential API requests, side by side.
 
 A full 480-image face set (6 occupations × 8 templates × 10 groups, small PNGs) is imported
 into a throw-away SQLite database; a loopback OpenAI-compatible server in a child process

@@ -1,6 +1,6 @@
 """Time every REFLECT statistic with 10,000 template-cluster bootstrap resamples.
 
-Workload (issue 3's speed target, < 10 s on the 2-core machine): 5 models, each with a full
+Workload (the speed target: < 10 s on the 2-core machine): 5 models, each with a full
 2AFC run of 2,160 pairs (6 occupations × 8 templates × 45 pairs, both presentations) in each
 of 3 scenarios, a full MCQ run (480 images × 2 questions) and a salary run (480 images × 50
 biographies = 24,000 answers, rounded to $1,000 as models tend to answer). The timed call is

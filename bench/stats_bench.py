@@ -1,4 +1,4 @@
-"""The statistics core (issue 3, "Speed"), repeated runs. Prints progress, then one JSON line.
+"""The statistics core's speed, repeated runs. Prints progress, then one JSON line.
 
 - bootstrap: a 10,000-resample stratified cluster bootstrap of Δ over 25,000 items in 100
   base-prompt clusters, as the export runs it (``ClusterResample`` + ``disparity_report``, which

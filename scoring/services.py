@@ -62,8 +62,9 @@ class DatabaseCacheStore:
     """``scoring.judges.cache.CacheStore`` backed by the ``JudgeResponse`` table.
 
     ``set_many`` only collects entries (per thread); ``flush`` writes them in one statement,
-    inside the transaction that stores the chunk's judgments (issue 13: one transaction per
-    chunk, the cache included). ``get``/``set`` read and write at once.
+    inside the transaction that stores the chunk's judgments (one transaction per
+    chunk, the cache included: a chunk's judgments and its cache entries are stored together
+    or not at all). ``get``/``set`` read and write at once.
     """
 
     def __init__(self) -> None:

@@ -15,7 +15,8 @@ grimp = pytest.importorskip("grimp")
 PACKAGES = ("acrb_web", "annotations", "generation", "scoring")
 
 # Circles that a branch in flight removes; the test fails when one is gone, so the list stays
-# true. generation/backends: base.load_generator's if-chain (issue 19, item 4: one registry).
+# true. generation/backends: base.load_generator's if-chain, until one backend registry
+# replaces it.
 KNOWN_CIRCLES = [
     {
         "generation.backends.api_base",

@@ -86,7 +86,7 @@ class ClipEncoder:
 
         open_clip's PIL steps (resize, crop, mode) run as they are; its ToTensor and
         Normalize are done in numpy with the same float32 operations, so worker threads never
-        start torch's intra-op pool on a small tensor (issue 13). An unknown step falls back to
+        start torch's intra-op pool on a small tensor. An unknown step falls back to
         the whole torch transform.
         """
         steps = getattr(self.preprocess, "transforms", None)

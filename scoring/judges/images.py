@@ -94,7 +94,7 @@ def _loaded(image: Image.Image) -> Image.Image:
 def _decoded_by_libpng(data: bytes, image: Image.Image) -> Image.Image | None:
     """An 8-bit RGB or RGBA PNG decoded by libpng through imagecodecs (the ml extra): the
     same pixels as Pillow's decoder (PNG is lossless; tested, gamma chunks included) in about
-    60% of its time, and decoding is most of a judge's CPU per image (issue 13). None for any
+    60% of its time, and decoding is most of a judge's CPU per image. None for any
     other image, without imagecodecs, or when libpng refuses the file: Pillow then decodes it
     and words the error."""
     png_decode = _libpng_decoder()

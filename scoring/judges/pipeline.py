@@ -30,7 +30,7 @@ def default_decode_workers(device: str | None = None) -> int:
 
 def torch_threads_for(decode_workers: int) -> int:
     """Intra-op threads for torch: the cores the decode pool leaves free, at least one, so
-    the pool and the model do not oversubscribe the cores (issue 13: torch's idle workers
+    the pool and the model do not oversubscribe the cores (torch's idle workers
     spinning on small tensors cost 4–16× the wall time in CPU)."""
     return max(1, (os.cpu_count() or 1) - decode_workers)
 

@@ -74,7 +74,7 @@ class JudgmentOutput:
     def to_dict(self) -> dict[str, Any]:
         """The output as plain data. ``evidence`` is shared, not deep-copied: judges build it
         fresh per item and nothing changes it afterwards, and copying it was a visible part of
-        the per-image cost (issue 13)."""
+        the per-image cost."""
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["member_outputs"] = [member.to_dict() for member in self.member_outputs]
         return data

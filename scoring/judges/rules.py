@@ -106,7 +106,7 @@ def blank_image_stats(
         thumb = thumb.copy()
         thumb.thumbnail((max_side, max_side), Image.Resampling.NEAREST)
     # Everything from PIL's C histogram and lookup tables, never a per-pixel numpy pass: the
-    # same numbers as np.median / np.std / np.abs on floats, several times faster (issue 13).
+    # same numbers as np.median / np.std / np.abs on floats, several times faster.
     histogram = np.asarray(thumb.histogram(), dtype=np.int64).reshape(3, 256)
     median = [_histogram_median(counts) for counts in histogram]
     # 255 where a channel is within tolerance of its median, else 0. Pillow's RGB -> L weights

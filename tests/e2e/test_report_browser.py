@@ -1,4 +1,4 @@
-"""The audit report in a real headless Chromium (issue 12 §2, §3): the self-contained HTML fits
+"""The audit report in a real headless Chromium: the self-contained HTML fits
 a 1280 px laptop and a 390 px phone without sideways scrolling (wide tables scroll inside their
 own box), and ``render_report_pdf`` prints a PDF whose first page holds the executive summary.
 Screenshots go to var/screenshots/ for a person to look at; the PDF is read with poppler's

@@ -1,4 +1,4 @@
-"""The staff study page reads in a minute (issue 11 §3), measured in a real headless Chromium on
+"""The staff study page reads in a minute, measured in a real headless Chromium on
 the demo study: the summary (agreement headline, warnings, largest disparities, progress) is above
 the fold on laptops and starts on the first screen of a phone, no page scrolls sideways, and
 the detail tables sort by a click. Screenshots go to var/screenshots/ for a person to look at.

@@ -1,4 +1,4 @@
-"""The survey fits the screen it is used on (issue 11 §2), measured in a real headless Chromium.
+"""The survey fits the screen it is used on, measured in a real headless Chromium.
 
 Laptop viewports: the whole image (scaled to fit), the prompt, the cue, both questions and Submit
 are inside the viewport without scrolling, and Z shows the image at full resolution. A phone:

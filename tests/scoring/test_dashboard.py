@@ -1,4 +1,4 @@
-"""The staff study page reads in a minute (issue 11 §3): the summary fragment and its selector,
+"""The staff study page reads in a minute: the summary fragment and its selector,
 the pages around it (disparities, judges, batch form, admin, metrics API)."""
 
 import json

@@ -1,7 +1,7 @@
 """REFLECT report: every decision-task statistic of one or more models, JSON-ready.
 
-Definitions: docs/metrics.md, "REFLECT". The report's key paths follow issue 6's
-``report.json``: ``2afc.<scenario>.{attempted, kept, discarded_invalid,
+Definitions: docs/metrics.md, "REFLECT". The report's key paths (documented there,
+``report.json``): ``2afc.<scenario>.{attempted, kept, discarded_invalid,
 discarded_inconsistent, pol, ext, first_position_rate, win_rate.{race,gender,race_gender}}``
 and ``mcq.<question>.{valid, jsd.{race,gender}, mean_gap.{race,gender}}``. A CI sits beside
 its statistic as ``<name>_ci = [low, high]`` (``win_rate_ci.race.<race>`` for nested ones);
@@ -67,7 +67,7 @@ def reflect_model_report(
     encodings: Mapping[str, Mapping[str, float]] | None = None,
     source_gender: Mapping[tuple[str, str], str] | None = None,
 ) -> dict:
-    """The report dict of ONE model from its raw answer frames (issue 6's report.json keys).
+    """The report dict of ONE model from its raw answer frames (report.json's keys, above).
 
     Frames follow docs/metrics.md "REFLECT: records". The statistics use the ``original``
     variant (all rows when there is no ``variant`` column); every other variant is compared

@@ -1,4 +1,4 @@
-"""The report in the app, items 4, 5 and 7 of issue 12: the legal route follows the study's
+"""The report in the app: the legal route follows the study's
 system kind (and an edit refreshes the cached page), the people and the data are documented,
 and ``audit_report --out`` writes a folder that ``verify_report`` recomputes, and fails once a
 raw row is changed."""

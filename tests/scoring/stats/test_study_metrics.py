@@ -357,7 +357,7 @@ def null_intervals_without_reason(node, path="$"):
 
 
 def test_one_base_prompt_per_domain_gives_null_intervals_with_a_reason(small_result):
-    # The demo's situation (issue 11): each domain holds one base prompt, so resampling base
+    # The demo's situation: each domain holds one base prompt, so resampling base
     # prompts within domain always redraws the same data; "0.188 [0.188, 0.188]" is not exported.
     culture = small_result["rates"]["human"]["refusal"]["culture"]
     assert culture["delta"] is not None

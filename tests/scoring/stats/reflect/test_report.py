@@ -1,4 +1,4 @@
-"""The REFLECT report dict: issue 6's key paths, scripted-model figures, JSON-readiness, splits
+"""The REFLECT report dict: its documented key paths, scripted-model figures, JSON-readiness, splits
 and variants (docs/metrics.md, "REFLECT")."""
 
 from __future__ import annotations
