@@ -96,7 +96,7 @@ def build_study(n_images: int, image_format: str = "png"):
                 image_sha256=hashlib.sha256(data).hexdigest(),
                 prompt="a person cooking",
                 attribute_value=value,
-            )  # fmt: skip
+            )
         )
     Item.objects.bulk_create(rows)
     return study

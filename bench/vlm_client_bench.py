@@ -69,7 +69,7 @@ def main() -> None:
                 model="loopback",
                 concurrency=args.concurrency,
                 timeout_s=30,
-            )  # fmt: skip
+            )
         )
         runs = Runs(repeats=args.repeats, warmup=1, budget_s=120)
         for sample in runs:

@@ -108,7 +108,7 @@ class DatabaseCacheStore:
                 judge=value.get("judge_name", ""),
                 judge_version=value.get("judge_version", ""),
                 response=value,
-            )  # fmt: skip
+            )
             for key, value in entries.items()
         ]
         if rows:

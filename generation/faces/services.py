@@ -130,7 +130,7 @@ def face_edits_create(*, face_set: FaceSet) -> int:
                 race=race,
                 gender=gender,
                 instruction=protocol.instruction(f"{race} {gender}"),
-            )  # fmt: skip
+            )
             for template in face_set.templates.all()
             for race in protocol.races
             for gender in protocol.genders
@@ -162,7 +162,7 @@ def face_set_edit(*, face_set: FaceSet, progress: Progress = None) -> int:
                 prompt=edit.instruction,
                 seed=face_set.seed,
                 source_image=source,
-            )  # fmt: skip
+            )
             for edit in edits
         ]
         for edit, result in zip(edits, generator.generate(requests), strict=True):

@@ -264,7 +264,7 @@ def _generate(generator, config, rows) -> list[backends.GenerationResult]:
                 prompt=request.prompt,
                 seed=request.seed,
                 error=message,
-            )  # fmt: skip
+            )
             for request in requests
         ]
 

@@ -37,7 +37,7 @@ def report_inputs(*, study: Study, references: dict | None = None, **options) ->
             PlannedPrompt.objects.filter(study=study)
             .order_by("position", "plan_id")
             .values(*PLAN_ROW_FIELDS)
-        ),  # fmt: skip
+        ),
         "context": {
             "study": report_selectors.study_facts(study=study),
             "attribute_values": design["attribute_values"],
@@ -121,7 +121,7 @@ def reflect_inputs(
     return {
         "answers": [
             _plain(row) for row in reflect_selectors.answer_rows(face_set=face_set)
-        ],  # fmt: skip
+        ],
         "context": {
             "face_set": {"name": face_set.name, "slug": face_set.slug,
                          "description": face_set.description,

@@ -108,7 +108,7 @@ def test_demo_disparity_intervals_have_width(tmp_path):
                 "hard_refusal": judgment["hard_refusal"],
                 "cue": judgment["cue"],
                 "judge": judgment["judge"],
-            }  # fmt: skip
+            }
             for line in lines
             for judgment in line["judgments"]
         ]

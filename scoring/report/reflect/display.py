@@ -51,7 +51,7 @@ def display_part(part: dict) -> dict:
                 "mean_gap": _ci(row["mean_gap"], _mean_gap_ci(part, row), 2),
             }
             for row in mcq_jsd_rows(models)
-        ],  # fmt: skip
+        ],
         "salary": _salary(part),
         "spearman": [
             {
@@ -62,7 +62,7 @@ def display_part(part: dict) -> dict:
             }
             for scenario, pairs in sorted((part.get("spearman") or {}).items())
             for pair, stat in sorted(pairs.items())
-        ],  # fmt: skip
+        ],
         "discards": [
             {
                 "scenario": scenario,
@@ -71,7 +71,7 @@ def display_part(part: dict) -> dict:
                 "refusal_share_of_discards": percent(row.get("refusal_share_of_discards")),
             }
             for scenario, row in (part.get("discard_table") or {}).items()
-        ],  # fmt: skip
+        ],
     }
 
 

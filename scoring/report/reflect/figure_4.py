@@ -72,7 +72,7 @@ def figure_4_chart_rows(report: dict, *, model: str, scenario: str) -> list[dict
             "rate": row["win_rate"],
             "ci_low": row["ci_low"],
             "ci_high": row["ci_high"],
-        }  # fmt: skip
+        }
         for row in figure_4_rows(report)
         if row["model"] == model and row["scenario"] == scenario
     ]

@@ -90,6 +90,6 @@ class FixedJudge:
                     label=label,
                     confidence=confidence,
                     error=error,
-                )  # fmt: skip
+                )
             )
         return results
