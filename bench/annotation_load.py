@@ -909,9 +909,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     parser.add_argument("--profile-cycles", type=int, default=5)
     parser.add_argument(
-        "--repeats", type=int, default=None,
+        "--repeats",
+        type=int,
+        default=None,
         help="timed loops per size (each after its own warm-up cycles); default 5, 3 quick",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
     args.repeats = args.repeats or (3 if args.quick else 5)
     # Every run takes new items from each annotator's queue: the small study must hold them all.

@@ -46,9 +46,11 @@ def parse_args(argv=None):
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument(
-        "--base-prompts", type=int, default=8,
+        "--base-prompts",
+        type=int,
+        default=8,
         help="base prompts sampled per study (each × the gender values: the images per study)",
-    )  # fmt: skip
+    )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--budget-s", type=float, default=None, help="stop after ≥ 3 runs past it")

@@ -46,9 +46,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument(
-        "--precision", choices=sorted(DTYPES), default="fp32",
+        "--precision",
+        choices=sorted(DTYPES),
+        default="fp32",
         help="the judge config's 'precision' (open_clip casts the weights; CPU runs fp32)",
-    )  # fmt: skip
+    )
     parser.add_argument("--images", type=int, default=128, help="images judged per pass")
     parser.add_argument("--image-size", type=int, default=512, help="side of the PNGs on disk")
     parser.add_argument("--batch-size", type=int, default=64, help="the judge config's batch_size")

@@ -67,8 +67,9 @@ def parse_args(argv=None):
     parser.add_argument("--repeats", type=int, help="measured runs (default 3)")
     parser.add_argument("--generation-latency-ms", type=float,
                         help="image API latency (default 4000; 2000 with --quick)")  # fmt: skip
-    parser.add_argument("--judge-latency-ms", type=float,
-                        help="VLM judge latency (default 2000; 1000 with --quick)")  # fmt: skip
+    parser.add_argument(
+        "--judge-latency-ms", type=float, help="VLM judge latency (default 2000; 1000 with --quick)"
+    )
     parser.add_argument("--per-worker", type=int, default=4, help="requests in flight per worker")
     parser.add_argument("--provider-cap", type=int, default=32, help="generator max_concurrency")
     parser.add_argument("--pg-port", type=int, default=5442)
@@ -90,8 +91,10 @@ def parse_args(argv=None):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.per_worker * max(GROUPS) > args.provider_cap:
-        parser.error("--provider-cap must be at least 4 × --per-worker, or the cap, not the "
-                     "workers, sets the throughput")  # fmt: skip
+        parser.error(
+            "--provider-cap must be at least 4 × --per-worker, or the cap, not the "
+            "workers, sets the throughput"
+        )
     return args
 
 
@@ -178,10 +181,12 @@ class Staff:
         self.session.get(login, timeout=10)
         token = self.session.cookies.get("csrftoken", "")
         reply = self.session.post(
-            login, data={"username": STAFF[0], "password": STAFF[1],
-                         "csrfmiddlewaretoken": token},
-            headers={"Referer": login}, timeout=10, allow_redirects=False,
-        )  # fmt: skip
+            login,
+            data={"username": STAFF[0], "password": STAFF[1], "csrfmiddlewaretoken": token},
+            headers={"Referer": login},
+            timeout=10,
+            allow_redirects=False,
+        )
         if reply.status_code != 302:
             raise RuntimeError(f"staff login on gunicorn failed: HTTP {reply.status_code}")
 
@@ -220,8 +225,9 @@ def job_wait(job_id: int, *, staff: Staff, page: str, deadline: float, on_tick=N
     return "timeout"
 
 
-def stage_run(study, *, args, staff: Staff, deadline: float, during_generation=None,
-              during_judging=None) -> dict:  # fmt: skip
+def stage_run(
+    study, *, args, staff: Staff, deadline: float, during_generation=None, during_judging=None
+) -> dict:
     """Generate the study's images, then judge them; wall time of each stage and job status."""
     from django.urls import reverse
 
@@ -231,15 +237,17 @@ def stage_run(study, *, args, staff: Staff, deadline: float, during_generation=N
     started = time.perf_counter()
     job = generation_tasks.generation_run(study=study, chunk_size=args.per_worker)
     page = reverse("generation:generation_progress", args=[study.slug])
-    generation_status = job_wait(job.pk, staff=staff, page=page, deadline=deadline,
-                                 on_tick=during_generation)  # fmt: skip
+    generation_status = job_wait(
+        job.pk, staff=staff, page=page, deadline=deadline, on_tick=during_generation
+    )
     generated = time.perf_counter()
     job = scoring_tasks.scoring_job_enqueue(
         study=study, judge_name=JUDGE, batch_size=2 * args.per_worker, chunk_size=args.per_worker
     )
     page = reverse("scoring:job_progress", args=[job.pk])
-    judging_status = job_wait(job.pk, staff=staff, page=page, deadline=deadline,
-                              on_tick=during_judging)  # fmt: skip
+    judging_status = job_wait(
+        job.pk, staff=staff, page=page, deadline=deadline, on_tick=during_judging
+    )
     judged = time.perf_counter()
     return {
         "generation_s": generated - started,
@@ -308,8 +316,10 @@ def measured_runs(args, *, folder: Path, generator: dict, staff: Staff, run_budg
             sample[f"judging_items_per_s_{workers}"] = round(
                 counts["planned"] / stages["judging_s"], 3
             )
-            print(f"run {index}: {workers} worker(s): {sample[f'throughput_{workers}']} items/s",
-                  flush=True)  # fmt: skip
+            print(
+                f"run {index}: {workers} worker(s): {sample[f'throughput_{workers}']} items/s",
+                flush=True,
+            )
         sample["speedup_4"] = round(sample["throughput_4"] / sample["throughput_1"], 3)
     return runs
 

@@ -57,8 +57,9 @@ class Postgres:
 
     def _run(self, *command: str, check: bool = True) -> subprocess.CompletedProcess:
         prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-        return subprocess.run([*prefix, *command], check=check, capture_output=True, text=True,
-                              timeout=120)  # fmt: skip
+        return subprocess.run(
+            [*prefix, *command], check=check, capture_output=True, text=True, timeout=120
+        )
 
     def start(self) -> None:
         self.folder.mkdir(parents=True)
@@ -113,8 +114,9 @@ class Redis:
         wait_until(self._ping, timeout=30, what=f"redis-server on port {self.port} answering")
 
     def _ping(self) -> bool:
-        reply = subprocess.run(["redis-cli", "-p", str(self.port), "ping"], capture_output=True,
-                               text=True, check=False)  # fmt: skip
+        reply = subprocess.run(
+            ["redis-cli", "-p", str(self.port), "ping"], capture_output=True, text=True, check=False
+        )
         return reply.stdout.strip() == "PONG"
 
     def restart(self) -> None:
@@ -131,8 +133,9 @@ class Redis:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def version(self) -> str:
-        return subprocess.run(["redis-server", "--version"], capture_output=True, text=True,
-                              check=False).stdout.split(" sha=")[0]  # fmt: skip
+        return subprocess.run(
+            ["redis-server", "--version"], capture_output=True, text=True, check=False
+        ).stdout.split(" sha=")[0]
 
 
 class Gunicorn:

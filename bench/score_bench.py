@@ -166,8 +166,9 @@ def main() -> None:
         AutomatedJudgment.objects.filter(item__study=study).delete()
         JudgeResponse.objects.all().delete()
         started, cpu_started = time.perf_counter(), time.process_time()
-        summary = services.study_score(study=study, judge_name="clip-bench", device=args.device,
-                                       judge_configs=configs, **chunk)  # fmt: skip
+        summary = services.study_score(
+            study=study, judge_name="clip-bench", device=args.device, judge_configs=configs, **chunk
+        )
         wall = time.perf_counter() - started
         # CPU time is what a busy shared machine cannot hide: wall time there is mostly waiting.
         cpu_ms_per_image = (time.process_time() - cpu_started) / args.images * 1000
@@ -179,24 +180,27 @@ def main() -> None:
         sample["model_only_images_per_s"] = model_ips
         sample["overhead_ms_per_image"] = (wall - args.images / model_ips) / args.images * 1000
         started = time.perf_counter()
-        cached = services.study_score(study=study, judge_name="clip-bench", device=args.device,
-                                      judge_configs=configs, **chunk)  # fmt: skip
+        cached = services.study_score(
+            study=study, judge_name="clip-bench", device=args.device, judge_configs=configs, **chunk
+        )
         sample["cached_rerun_images_per_s"] = args.images / (time.perf_counter() - started)
         assert cached.cached == args.images, cached.as_dict()
 
     inner = getattr(judge, "judge", judge)
-    emit({
-        "benchmark": "score_study",
-        "images": args.images,
-        "image_size": f"512x512 {args.format.upper()}",
-        "jpeg_decode_on_device": args.jpeg_decode_on_device,
-        "device": args.device,
-        "batch_size": args.batch_size,
-        "workers": getattr(inner, "decode_workers", None),
-        "model": args.model or "tiny random-weight open_clip (tests/support/tiny_models.py)",
-        **runs.summary(),
-        **machine(["torch", "open_clip_torch", "pillow", "django"]),
-    })  # fmt: skip
+    emit(
+        {
+            "benchmark": "score_study",
+            "images": args.images,
+            "image_size": f"512x512 {args.format.upper()}",
+            "jpeg_decode_on_device": args.jpeg_decode_on_device,
+            "device": args.device,
+            "batch_size": args.batch_size,
+            "workers": getattr(inner, "decode_workers", None),
+            "model": args.model or "tiny random-weight open_clip (tests/support/tiny_models.py)",
+            **runs.summary(),
+            **machine(["torch", "open_clip_torch", "pillow", "django"]),
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -84,16 +84,18 @@ def main() -> None:
             sample["mean_request_latency_ms"] = (
                 sum(r.latency_s for r in responses) / len(responses) * 1000
             )
-    emit({
-        "benchmark": "vlm_client",
-        "concurrency": args.concurrency,
-        "latency_ms": args.latency_ms,
-        "requests": args.requests,
-        "ceiling_requests_per_s": ceiling,
-        "target_requests_per_s": 0.8 * ceiling,
-        **runs.summary(),
-        **machine(["requests"]),
-    })  # fmt: skip
+    emit(
+        {
+            "benchmark": "vlm_client",
+            "concurrency": args.concurrency,
+            "latency_ms": args.latency_ms,
+            "requests": args.requests,
+            "ceiling_requests_per_s": ceiling,
+            "target_requests_per_s": 0.8 * ceiling,
+            **runs.summary(),
+            **machine(["requests"]),
+        }
+    )
 
 
 if __name__ == "__main__":

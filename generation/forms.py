@@ -38,18 +38,22 @@ class PlanForm(forms.Form):
         required=False, help_text="JSON; the shipped taxonomy if empty."
     )
     attributes = forms.MultipleChoiceField(
-        choices=shipped_attributes, required=False, widget=forms.CheckboxSelectMultiple,
+        choices=shipped_attributes,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
         help_text="None ticked: every attribute of the taxonomy.",
-    )  # fmt: skip
+    )
     sample_size = forms.IntegerField(min_value=1, required=False, help_text="Base prompts drawn.")
     sample_seed = forms.IntegerField(initial=0)
     missing_slot = forms.ChoiceField(choices=MISSING_SLOT_CHOICES, initial="skip")
     rephrase = forms.ChoiceField(
-        choices=configured_rewriters, required=False, label="Boundary rephrasing",
+        choices=configured_rewriters,
+        required=False,
+        label="Boundary rephrasing",
         help_text="Rewrite each drawn base prompt toward the safety boundary first; rewrites "
         "that drift or are not benign are rejected with the reason (rewriters: in the backends "
         "file).",
-    )  # fmt: skip
+    )
 
     def clean(self):
         cleaned = super().clean()

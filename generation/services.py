@@ -145,9 +145,11 @@ def study_setup(*, config: StudyConfig) -> Study:
         study = Study.objects.filter(slug=config.slug).first()
         if study is None:
             study = annotation_services.study_create(
-                name=config.name, slug=config.slug, mode=Study.Mode.T2I,
+                name=config.name,
+                slug=config.slug,
+                mode=Study.Mode.T2I,
                 description=config.description,
-            )  # fmt: skip
+            )
         study_plan_store(study=study, draft=draft)
         for name, generator_config in config.generators.items():
             study_generator_attach(
@@ -297,9 +299,11 @@ def _rephrasings_store(study: Study, records: list[RephraseRecord]) -> None:
 def _attribute_values_create(study: Study, taxonomy) -> dict[tuple[str, str], int]:
     ids = {}
     neutral = annotation_services.attribute_value_get_or_create(
-        study=study, attribute=NEUTRAL_ATTRIBUTE, value=NEUTRAL_ATTRIBUTE,
+        study=study,
+        attribute=NEUTRAL_ATTRIBUTE,
+        value=NEUTRAL_ATTRIBUTE,
         cue_description=taxonomy.neutral_cue,
-    )  # fmt: skip
+    )
     ids[(NEUTRAL_ATTRIBUTE, NEUTRAL_ATTRIBUTE)] = neutral.pk
     for value in taxonomy.values:
         row = annotation_services.attribute_value_get_or_create(

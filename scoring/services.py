@@ -113,9 +113,11 @@ class DatabaseCacheStore:
         ]
         if rows:
             JudgeResponse.objects.bulk_create(
-                rows, update_conflicts=True, unique_fields=["key"],
+                rows,
+                update_conflicts=True,
+                unique_fields=["key"],
                 update_fields=["judge", "judge_version", "response"],
-            )  # fmt: skip
+            )
 
 
 # One store for every judge of the process: study_score flushes it per chunk.
@@ -216,8 +218,10 @@ def study_score(
         files = {(item.pk, "image"): item.image for item in chunk}
         files |= {(item.pk, "source"): item.source_image for item in chunk if item.source_image}
         with local_file_paths(files) as paths:
-            inputs = [item_input(item, paths[item.pk, "image"], paths.get((item.pk, "source")))
-                      for item in chunk]  # fmt: skip
+            inputs = [
+                item_input(item, paths[item.pk, "image"], paths.get((item.pk, "source")))
+                for item in chunk
+            ]
             outputs = judge.judge_items(inputs)
         judgments_store(items=chunk, outputs=outputs)
         for output in outputs:
@@ -248,9 +252,11 @@ def judgments_store(*, items: list[Item], outputs: list[JudgmentOutput]) -> None
     with transaction.atomic():
         if rows:
             AutomatedJudgment.objects.bulk_create(
-                rows, update_conflicts=True, unique_fields=["item", "judge", "judge_version"],
+                rows,
+                update_conflicts=True,
+                unique_fields=["item", "judge", "judge_version"],
                 update_fields=JUDGMENT_UPDATE_FIELDS,
-            )  # fmt: skip
+            )
         RESPONSE_CACHE.flush()
         if flagged:
             Item.objects.filter(pk__in=flagged, needs_review=False).update(needs_review=True)
@@ -330,8 +336,9 @@ def scoring_batch_run(
         )
         scoring_job_refresh(job_id=job_id)
         raise
-    _batch_finish(batch, status=ScoringBatch.Status.DONE, done_items=summary.items,
-                  error_items=summary.errors)  # fmt: skip
+    _batch_finish(
+        batch, status=ScoringBatch.Status.DONE, done_items=summary.items, error_items=summary.errors
+    )
     scoring_job_refresh(job_id=job_id)
 
 

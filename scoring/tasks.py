@@ -73,8 +73,9 @@ def scoring_job_enqueue(
               "batch_size": batch_size, "chunk_size": chunk_size, "batches": len(batches),
               "queue": services.scoring_queue(config)}  # fmt: skip
     with transaction.atomic():
-        job = jobs.job_create(kind=selectors.SCORING_JOB_KIND, study=study, params=params,
-                              created_by=created_by)  # fmt: skip
+        job = jobs.job_create(
+            kind=selectors.SCORING_JOB_KIND, study=study, params=params, created_by=created_by
+        )
         jobs.job_progress(job_id=job.pk, done=0, total=len(pks))
         ScoringBatch.objects.bulk_create(
             [ScoringBatch(job=job, index=i, item_ids=ids) for i, ids in enumerate(batches)]

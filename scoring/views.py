@@ -57,8 +57,9 @@ def judge_score(request, slug: str):
     if not form.is_valid():
         if request.htmx:
             return render(request, "scoring/partials/score_errors.html", {"form": form}, status=400)
-        return render(request, "scoring/study_judges.html", _page_context(study, score_form=form),
-                      status=400)  # fmt: skip
+        return render(
+            request, "scoring/study_judges.html", _page_context(study, score_form=form), status=400
+        )
     data = form.cleaned_data
     job = tasks.scoring_job_enqueue(study=study, judge_name=data["judge"],
                                        device=data["device"] or None, batch_size=data["batch_size"],
@@ -71,8 +72,9 @@ def judge_score(request, slug: str):
 @staff_required
 @require_GET
 def job_progress(request, pk: int):
-    job = get_object_or_404(BackgroundJob.objects.select_related("study"), pk=pk,
-                            kind=selectors.SCORING_JOB_KIND)  # fmt: skip
+    job = get_object_or_404(
+        BackgroundJob.objects.select_related("study"), pk=pk, kind=selectors.SCORING_JOB_KIND
+    )
     template = "scoring/job.html#progress" if request.htmx else "scoring/job.html"
     return render(request, template, {"job": job})
 

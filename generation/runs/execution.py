@@ -106,9 +106,11 @@ def requests_claim(*, request_ids: list[int], holder: str) -> list[GenerationReq
         ]
         for row_id in claimed:
             GenerationRequest.objects.filter(pk=row_id).update(
-                status=Status.RUNNING, claimed_by=holder, claimed_at=now,
+                status=Status.RUNNING,
+                claimed_by=holder,
+                claimed_at=now,
                 attempts=F("attempts") + 1,
-            )  # fmt: skip
+            )
     return list(
         GenerationRequest.objects.filter(pk__in=claimed)
         .select_related("planned_prompt", "generator", "study")
@@ -248,9 +250,11 @@ def _run_for_generator(generator, request_ids, attempt_round, holder, outcome) -
 
 def _generate(generator, config, rows) -> list[backends.GenerationResult]:
     requests = [
-        backends.GenerationRequest(request_id=str(row.pk), prompt=row.planned_prompt.text, seed=row.seed)
+        backends.GenerationRequest(
+            request_id=str(row.pk), prompt=row.planned_prompt.text, seed=row.seed
+        )
         for row in rows
-    ]  # fmt: skip
+    ]
     try:
         return generator_for(generator.config).generate(requests)
     except Exception as error:  # noqa: BLE001 - a generator that fails to load or run is an error result

@@ -262,7 +262,9 @@ class HardRefusalJudge:
                 if isinstance(tensor, Exception):
                     self._image_checks(p, decode_image(data, name=p.item.image_path), p.blank_at)
                     continue
-                self._blank_check(p, Image.fromarray(tensor.permute(1, 2, 0).cpu().numpy()), p.blank_at)  # fmt: skip
+                self._blank_check(
+                    p, Image.fromarray(tensor.permute(1, 2, 0).cpu().numpy()), p.blank_at
+                )
                 p.pixels = self.clip.prepare_tensor(tensor)
             except Exception as exc:  # noqa: BLE001 - recorded as this item's error
                 p.error, p.pixels = f"{type(exc).__name__}: {exc}", None

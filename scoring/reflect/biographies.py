@@ -55,8 +55,9 @@ _IDENTIFIERS = {
 
 
 def _word_pattern(words: Iterable[str]) -> re.Pattern:
-    alternatives = sorted((re.escape(w).replace(r"\ ", r"\s+") for w in words), key=len,
-                          reverse=True)  # fmt: skip
+    alternatives = sorted(
+        (re.escape(w).replace(r"\ ", r"\s+") for w in words), key=len, reverse=True
+    )
     return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b\.?", re.IGNORECASE)
 
 

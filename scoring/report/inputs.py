@@ -93,16 +93,19 @@ def guidelines_shown() -> dict:
 def plan_record(*, study: Study) -> dict | None:
     plan = (
         StudyPlan.objects.filter(study=study)
-        .values("taxonomy", "taxonomy_source", "base_prompts_source", "base_prompts_sha256",
-                "options")
+        .values(
+            "taxonomy", "taxonomy_source", "base_prompts_source", "base_prompts_sha256", "options"
+        )
         .first()
-    )  # fmt: skip
+    )
     return plan
 
 
 def _plain(row: dict) -> dict:
-    return {key: value.isoformat() if isinstance(value, dt.datetime) else value
-            for key, value in row.items()}  # fmt: skip
+    return {
+        key: value.isoformat() if isinstance(value, dt.datetime) else value
+        for key, value in row.items()
+    }
 
 
 def reflect_inputs(

@@ -113,8 +113,9 @@ def test_demo_disparity_intervals_have_width(tmp_path):
             for judgment in line["judgments"]
         ]
     )
-    annotations = pd.DataFrame(columns=[*judgments.columns.drop("judge"), "annotator",
-                                        "annotator_group"])  # fmt: skip
+    annotations = pd.DataFrame(
+        columns=[*judgments.columns.drop("judge"), "annotator", "annotator_group"]
+    )
     document = study_metrics(annotations, judgments, n_resamples=200, seed=0)
     cells = [
         cell

@@ -88,9 +88,11 @@ def test_detail_tables_sort_by_a_click(staff_page, live_server):
 
 def test_disparities_page_and_batch_form_fit_a_phone(staff_page, live_server):
     staff_page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
-    for path, name in (("/staff/studies/demo/disparities/", "disparities"),
-                       ("/staff/studies/demo/batches/new/", "batch-form"),
-                       ("/staff/judges/studies/demo/", "judges")):  # fmt: skip
+    for path, name in (
+        ("/staff/studies/demo/disparities/", "disparities"),
+        ("/staff/studies/demo/batches/new/", "batch-form"),
+        ("/staff/judges/studies/demo/", "judges"),
+    ):
         staff_page.goto(f"{live_server.url}{path}")
         staff_page.wait_for_load_state("networkidle")
         staff_page.screenshot(path=str(SCREENSHOTS / f"staff-{name}-390x844.png"))

@@ -98,8 +98,9 @@ def test_build_prompts_with_the_server_down_fails_in_one_line_and_writes_nothing
 ):
     out = tmp_path / "plan.jsonl"
     with pytest.raises(CommandError) as caught:
-        call_command("build_prompts", "--base", str(base_file), "--out", str(out),
-                     "--rephrase", "down")  # fmt: skip
+        call_command(
+            "build_prompts", "--base", str(base_file), "--out", str(out), "--rephrase", "down"
+        )
     message = str(caught.value)
     assert "\n" not in message and f"cannot connect to {DOWN}/chat/completions" in message
     assert "nothing written" in message

@@ -45,9 +45,11 @@ def test_a_killed_worker_is_replaced_by_the_survivor_without_a_restart(
     try:
         with ImageApiServer(slow_reply) as server:
             services.study_generator_attach(
-                study=planned_study, name="api", seeds=[0, 1],
+                study=planned_study,
+                name="api",
+                seeds=[0, 1],
                 config=api_config(server, max_concurrency=8),
-            )  # fmt: skip
+            )
             started = {workers.start(ACRB_API_QUEUE="api").pid for _ in range(2)}
             job = tasks.generation_run(study=planned_study, chunk_size=2)
             assert job.params["queues"] == ["api"]

@@ -29,8 +29,9 @@ def labelled_study(study):
             item = add_item(
                 study, f"{generator}-{index}", pixels=(index, 0, 0), generator=generator
             )
-            AutomatedJudgment.objects.create(item=item, judge="clip-refusal", judge_version="7",
-                                             hard_refusal=False, score=score)  # fmt: skip
+            AutomatedJudgment.objects.create(
+                item=item, judge="clip-refusal", judge_version="7", hard_refusal=False, score=score
+            )
             for annotator in range(3):
                 refusal = annotator < votes
                 lines.append(
@@ -73,8 +74,9 @@ def sklearn_choice(rows, criterion):
 @pytest.mark.parametrize("criterion", ["f1", "youden"])
 def test_calibration_picks_the_roc_cutoff_per_generator(study, judges, criterion):
     judges(**{"clip-refusal": JUDGE})
-    result = services.refusal_threshold_calibrate(study=labelled_study(study), judge_name="clip-refusal",
-                                                  criterion=criterion)  # fmt: skip
+    result = services.refusal_threshold_calibrate(
+        study=labelled_study(study), judge_name="clip-refusal", criterion=criterion
+    )
     stored = {row.generator: row for row in result.thresholds}
     assert set(stored) == {"", "gen-a", "gen-b"} and result.skipped == {}
     for generator, rows in (("gen-a", GEN_A), ("gen-b", GEN_B), ("", GEN_A + GEN_B)):

@@ -23,8 +23,9 @@ def answer_all(batch, *, refuse_every=4):
     rows = Assignment.objects.filter(batch=batch).select_related("item", "batch__study")
     for index, assignment in enumerate(rows.order_by("pk")):
         refused = index % refuse_every == 0
-        services.annotation_submit(assignment=assignment, hard_refusal=refused,
-                                   cue_label=None if refused else "retained")  # fmt: skip
+        services.annotation_submit(
+            assignment=assignment, hard_refusal=refused, cue_label=None if refused else "retained"
+        )
 
 
 def study_of(size: int, slug: str, annotators, tmp_path) -> Study:

@@ -219,8 +219,9 @@ def test_resamples_flag_and_its_earlier_spelling_reach_the_export(labelled_study
 def test_negative_resamples_is_one_clear_error_and_writes_nothing(labelled_study, tmp_path):
     out = tmp_path / "metrics.json"
     with pytest.raises(CommandError, match="--resamples must be 0 or more"):
-        call_command("export_metrics", "--study", labelled_study.slug, "--out", str(out),
-                     "--resamples", "-1")  # fmt: skip
+        call_command(
+            "export_metrics", "--study", labelled_study.slug, "--out", str(out), "--resamples", "-1"
+        )
     assert not out.exists()
 
 

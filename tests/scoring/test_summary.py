@@ -109,8 +109,9 @@ def test_warnings_name_what_needs_action():
     assert "2 statistic(s) have no interval: one base prompt per domain" in texts
     assert "1 statistic(s) have no interval: fewer than 5 pairable items" in texts
     assert "1 disparity row(s) rest on fewer than 30 answers" in texts
-    quiet = summary.warnings(metrics={}, report={"disparities": []}, validation_rows=[],
-                             annotators=[], flags_waiting=0)  # fmt: skip
+    quiet = summary.warnings(
+        metrics={}, report={"disparities": []}, validation_rows=[], annotators=[], flags_waiting=0
+    )
     assert quiet == []
     unstated = summary.warnings(metrics={}, report={"disparities": []}, validation_rows=[],
                                 annotators=[], flags_waiting=0,

@@ -44,8 +44,9 @@ def test_every_page_needs_a_staff_account(client, django_user_model, mixed_study
         assert getattr(client, method)(url).status_code == 403, url
 
 
-def test_score_button_queues_batches_that_the_task_scores(staff_client, mixed_study, judges,
-                                                          django_capture_on_commit_callbacks):  # fmt: skip
+def test_score_button_queues_batches_that_the_task_scores(
+    staff_client, mixed_study, judges, django_capture_on_commit_callbacks
+):
     judges(rules=RULES_JUDGE)
     page = staff_client.get(reverse("scoring:study_judges", args=[mixed_study.slug]))
     assert (

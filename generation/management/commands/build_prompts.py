@@ -38,18 +38,21 @@ class Command(BaseCommand):
         parser.add_argument("--sample-size", type=int, help="draw this many base prompts")
         parser.add_argument("--sample-seed", type=int, default=0)
         parser.add_argument(
-            "--rephrase", metavar="NAME",
+            "--rephrase",
+            metavar="NAME",
             help="rewrite the base prompts toward the safety boundary first, with this rewriter "
             "(rewriters: in ACRB_BACKENDS_FILE; docs/generation.md)",
-        )  # fmt: skip
+        )
         parser.add_argument(
-            "--rephrase-out", type=Path,
+            "--rephrase-out",
+            type=Path,
             help="kept and rejected rewrites, .csv or .jsonl (default: <out>.rephrase.jsonl)",
-        )  # fmt: skip
+        )
         parser.add_argument(
-            "--rephrase-cache", type=Path,
+            "--rephrase-cache",
+            type=Path,
             help="the rewriter's answers (default: var/rephrase_cache.jsonl, shared with the site)",
-        )  # fmt: skip
+        )
 
     def handle(self, *args, taxonomy, base, out, missing_slot, sample_size, sample_seed,
                rephrase, rephrase_out, rephrase_cache, **options):  # fmt: skip

@@ -34,9 +34,10 @@ class Command(BaseCommand):
             "--seeds", default="0", help="seeds per prompt for attached generators, e.g. 0,1"
         )
         parser.add_argument(
-            "--rephrase", metavar="NAME",
+            "--rephrase",
+            metavar="NAME",
             help="rewrite the base prompts toward the safety boundary first (docs/generation.md)",
-        )  # fmt: skip
+        )
 
     def handle(self, *args, study, create, name, **options):
         record = Study.objects.filter(slug=study).first()

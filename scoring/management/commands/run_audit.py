@@ -53,8 +53,10 @@ class Command(BaseCommand):
             raise CommandError(f"{config}: {exc}; nothing written") from None
         if study_config.rephrase:
             rephrased = generation_selectors.rephrasing_summary(study=study)
-            self.stdout.write(f"  rephrased with {study_config.rephrase}: {rephrased.kept} kept, "
-                              f"{rephrased.rejected} rejected {dict(rephrased.reasons)}")  # fmt: skip
+            self.stdout.write(
+                f"  rephrased with {study_config.rephrase}: {rephrased.kept} kept, "
+                f"{rephrased.rejected} rejected {dict(rephrased.reasons)}"
+            )
         self.stdout.write("Stage II: generating images")
         with tqdm(desc="generating", unit="img", disable=None) as bar:
             generated = generation_services.generation_run_inline(study=study, progress=_bar(bar))
@@ -69,8 +71,10 @@ class Command(BaseCommand):
                                                    progress=_bar(bar), judge_configs=judge_config)  # fmt: skip
                 except JudgeNotConfigured as exc:
                     raise CommandError(str(exc)) from None
-            self.stdout.write(f"  {summary.judge}@{summary.judge_version}: {dict(summary.labels)}, "
-                              f"{summary.errors} errors, {summary.needs_review} flagged for review")  # fmt: skip
+            self.stdout.write(
+                f"  {summary.judge}@{summary.judge_version}: {dict(summary.labels)}, "
+                f"{summary.errors} errors, {summary.needs_review} flagged for review"
+            )
         metrics = metrics_document(study=study, n_resamples=n_resamples)
         self._print_disparities(metrics, top)
 

@@ -44,10 +44,12 @@ class Command(BaseCommand):
             for existing in Study.objects.filter(slug=slug):
                 annotation_services.study_delete(study=existing)
             study = annotation_services.study_create(
-                name="Pipeline demo (tiny random-weight generator: images are noise)", slug=slug,
-                is_synthetic_demo=True, min_seconds_per_item=0.0,
+                name="Pipeline demo (tiny random-weight generator: images are noise)",
+                slug=slug,
+                is_synthetic_demo=True,
+                min_seconds_per_item=0.0,
                 description="Every stage ran for real, but the generator has random weights: no finding here is real.",
-            )  # fmt: skip
+            )
             services.study_plan_build(
                 study=study, sample_size=prompts, sample_seed=seed, attributes=attributes
             )
@@ -68,10 +70,12 @@ class Command(BaseCommand):
             f"{scored.items} judged by '{scored.judge}' ({scored.labels.get('refusal', 0)} refusals); "
             f"batch '{batch.name}' with {batch.assignments.count()} assignments."
         )
-        self.stdout.write(self.style.WARNING(
-            "The images are NOISE: the pipeline has random weights. This demo shows the stages run; "
-            "configure a real model in ACRB_GENERATORS for an audit."
-        ))  # fmt: skip
+        self.stdout.write(
+            self.style.WARNING(
+                "The images are NOISE: the pipeline has random weights. This demo shows the stages run; "
+                "configure a real model in ACRB_GENERATORS for an audit."
+            )
+        )
 
     def _judge(self, study):
         """Stage III with the rules of the hard-refusal judge (no model weights needed)."""

@@ -38,10 +38,12 @@ def audited(part: dict) -> list[str]:
     face_set, answers = part.get("face_set", {}), part.get("answers", {})
     counts = face_set.get("counts") or {}
     images = counts.get("images_by_variant") or {}
-    described = f"REFLECT face set “{face_set.get('name', '')}”: " + ", ".join([
-        counted(counts.get("occupations", 0), "occupation"),
-        counted(counts.get("templates", 0), "template"),
-    ])  # fmt: skip
+    described = f"REFLECT face set “{face_set.get('name', '')}”: " + ", ".join(
+        [
+            counted(counts.get("occupations", 0), "occupation"),
+            counted(counts.get("templates", 0), "template"),
+        ]
+    )
     if "images_by_variant" in counts:  # the face set's records (not when read from dumps)
         described += (
             ", images "
@@ -295,8 +297,10 @@ def _measures(part):
 
 
 def _disparities(part):
-    blocks = {task: sum(len(b.get(task) or {}) for b in part.get("models", {}).values())
-              for task in ("2afc", "mcq")}  # fmt: skip
+    blocks = {
+        task: sum(len(b.get(task) or {}) for b in part.get("models", {}).values())
+        for task in ("2afc", "mcq")
+    }
     salaries = sum(1 for b in part.get("models", {}).values() if b.get("salary"))
     gaps = win_rate_gaps(part)
     largest = f"; largest win-rate gap {number(gaps[0]['gap'], 2)}" if gaps else ""

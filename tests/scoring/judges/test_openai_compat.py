@@ -36,16 +36,19 @@ def test_images_travel_as_data_urls_with_text_and_decoding(make_image):
     first, second = make_image((255, 0, 0)), make_image((0, 0, 255))
     with OpenAIServer(answer_with("A")) as server:
         request = VLMRequest(
-            images=(first, second), text="Which person earns more? Answer A or B.", system="Be brief.",
+            images=(first, second),
+            text="Which person earns more? Answer A or B.",
+            system="Be brief.",
             decoding=DecodingConfig(temperature=0.7, n=2, max_new_tokens=5, seed=3),
-        )  # fmt: skip
+        )
         [response] = _backend(server).generate([request])
     assert response.ok and response.texts == ["A", "A"] and response.attempts == 1
     body = server.requests[0]
     urls = request_image_urls(body)
     assert [base64.b64decode(u.split(",", 1)[1]) for u in urls] == [
-        open(first, "rb").read(), open(second, "rb").read()
-    ]  # fmt: skip
+        open(first, "rb").read(),
+        open(second, "rb").read(),
+    ]
     assert request_text(body) == "Which person earns more? Answer A or B."
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}
     assert (body["temperature"], body["n"], body["max_tokens"], body["seed"]) == (0.7, 2, 5, 3)

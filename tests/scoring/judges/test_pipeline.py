@@ -211,8 +211,10 @@ def test_a_jpeg_the_device_refuses_falls_back_to_pil(tiny_clip_files, make_image
     from scoring.judges.records import ItemInput
 
     monkeypatch.setattr(
-        hard_refusal, "decode_jpegs_on_device", lambda blobs, device: [RuntimeError("nvjpeg")] * len(blobs)
-    )  # fmt: skip
+        hard_refusal,
+        "decode_jpegs_on_device",
+        lambda blobs, device: [RuntimeError("nvjpeg")] * len(blobs),
+    )
     clip = ClipConfig(architecture=f"local-dir:{tiny_clip_files['local_dir']}", pretrained=None)
     config = HardRefusalConfig(clip=clip, jpeg_decode_on_device=True)
     path = make_image(_photo_like(1), suffix=".jpg")

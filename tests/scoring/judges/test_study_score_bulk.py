@@ -38,8 +38,9 @@ def _study_with(study, count, *, recorded_hash=True):
 
 def _queries(study, **kwargs):
     with CaptureQueriesContext(connection) as captured:
-        services.study_score(study=study, judge_name="rules", judge_configs={"rules": RULES},
-                             **kwargs)  # fmt: skip
+        services.study_score(
+            study=study, judge_name="rules", judge_configs={"rules": RULES}, **kwargs
+        )
     return len(captured)
 
 
@@ -94,8 +95,9 @@ def test_the_chunk_does_not_cap_the_clip_batch(study, monkeypatch):
                                                         "batch_size": 16}}  # fmt: skip
     monkeypatch.setattr("scoring.judges.hard_refusal.load_clip", lambda _config: clip)
     monkeypatch.setattr("scoring.judges.hard_refusal.set_torch_threads", lambda _threads: None)
-    summary = services.study_score(study=study, judge_name="clip", judge_configs={"clip": config},
-                                   chunk_size=4)  # fmt: skip
+    summary = services.study_score(
+        study=study, judge_name="clip", judge_configs={"clip": config}, chunk_size=4
+    )
     assert summary.items == 20 and summary.errors == 0
     assert clip.image_batches == [16, 4]
     assert np.all([j.score is not None for j in AutomatedJudgment.objects.filter(judge="clip")])

@@ -286,8 +286,9 @@ def test_reimport_refuses_to_change_an_image_runs_asked_about_even_as_image_b(
     from scoring.reflect.models import FaceImage, ReflectAnswer, ReflectRun
 
     first, second = FaceImage.objects.filter(template__face_set=face_set)[:2]
-    run = ReflectRun.objects.create(face_set=face_set, model_name="m", prompt_version="v1",
-                                    identity="one-run", label="m")  # fmt: skip
+    run = ReflectRun.objects.create(
+        face_set=face_set, model_name="m", prompt_version="v1", identity="one-run", label="m"
+    )
     ReflectAnswer.objects.create(run=run, request_key="k", task="2afc", item="income",
                                  image_a=first, image_b=second, prompt="p", model_version="m",
                                  status="valid")  # fmt: skip

@@ -24,9 +24,11 @@ def answer_rows(*, templates: int = 3, models=("vlm-a", "vlm-b"), seed: int = 0)
     rows: list[dict] = []
     for model in models:
         design = synthetic.two_afc_design(
-            model=model, scenarios=("income",), occupations=OCCUPATIONS,
+            model=model,
+            scenarios=("income",),
+            occupations=OCCUPATIONS,
             templates_per_occupation=templates,
-        )  # fmt: skip
+        )
         answered = synthetic.answer_two_afc(design, synthetic.noisy_preferences(rng))
         for index, record in enumerate(answered.to_dict("records")):
             rows.append(_row(model, "2afc", record["scenario"], record, index,

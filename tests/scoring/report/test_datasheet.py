@@ -37,10 +37,12 @@ def pool(**overrides):
             {"annotator": "bo", "n": 2, "correct": 2},
         ],
         "agreement_by_group": {
-            "Korean": {"hard_refusal": {"krippendorff_alpha": 0.6}, "cue": {
-                "krippendorff_alpha": None, "krippendorff_alpha_reason": "one label only"}},
+            "Korean": {
+                "hard_refusal": {"krippendorff_alpha": 0.6},
+                "cue": {"krippendorff_alpha": None, "krippendorff_alpha_reason": "one label only"},
+            },
         },
-    }  # fmt: skip
+    }
     return annotator_pool(RECORDS, **{**arguments, **overrides})
 
 

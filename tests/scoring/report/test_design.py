@@ -26,8 +26,10 @@ def test_counts_values_prompts_domains_generators_and_judges():
     ]
     design = study_design_from_records(values, items, log)
     assert [(r["value"], r["n_items"]) for r in design["taxonomy"]] == [
-        ("Korean", 2), ("Nigerian", 0), ("US", 2)
-    ]  # fmt: skip
+        ("Korean", 2),
+        ("Nigerian", 0),
+        ("US", 2),
+    ]
     assert design["domains"] == [
         {"domain": "art", "n_base_prompts": 1, "n_items": 1},
         {"domain": "sport", "n_base_prompts": 2, "n_items": 3},

@@ -46,8 +46,9 @@ def report(inputs):
 
 def write_folder(tmp_path, inputs, report):
     folder = tmp_path / "r"
-    write_report_folder(folder, report, inputs, argv=["reflect_report"], seeds={"reflect": 3},
-                        with_figures=False)  # fmt: skip
+    write_report_folder(
+        folder, report, inputs, argv=["reflect_report"], seeds={"reflect": 3}, with_figures=False
+    )
     return folder
 
 
@@ -167,7 +168,9 @@ def test_figures_draw_the_part_numbers_with_their_intervals(report):
     cell = part["models"]["vlm-a"]["2afc"]["income"]
     white = next(r for r in rows if r["attribute"] == "race" and r["value"] == "White")
     assert (white["rate"], [white["ci_low"], white["ci_high"]]) == (
-        cell["win_rate"]["race"]["White"], cell["win_rate_ci"]["race"]["White"])  # fmt: skip
+        cell["win_rate"]["race"]["White"],
+        cell["win_rate_ci"]["race"]["White"],
+    )
     salary, _ = reflect_figures.figure_rows(part, specs[3])
     male = next(r for r in salary if r["value"] == "male")
     gaps = part["models"]["vlm-a"]["salary"]

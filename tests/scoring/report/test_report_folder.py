@@ -60,8 +60,9 @@ def test_the_page_documents_the_people_and_the_data(answered_study, staff_client
 
 def test_the_folder_verifies_and_a_changed_row_fails(answered_study, tmp_path, capsys):
     out = tmp_path / "report"
-    call_command("audit_report", study=answered_study.slug, out=out, bootstrap=50,
-                 permutations=20, seed=4)  # fmt: skip
+    call_command(
+        "audit_report", study=answered_study.slug, out=out, bootstrap=50, permutations=20, seed=4
+    )
     manifest = json.loads((out / bundle.MANIFEST).read_text())
     assert {"report.json", "report.html", "data/annotations.jsonl", "data/judgments.jsonl",
             "data/planned_prompts.jsonl", "data/items.jsonl", "data/judgment_log.jsonl",
@@ -72,8 +73,10 @@ def test_the_folder_verifies_and_a_changed_row_fails(answered_study, tmp_path, c
     assert report["validation"]["gold_accuracy"] == selectors.gold_accuracy(study=answered_study)
     assert report["people"]["batches"][0]["policy"] == "k_overlap"
     assert {row["value"]: row["n_items"] for row in report["design"]["taxonomy"]} == {
-        "Korean": 2, "Nigerian": 2, "US": 1
-    }  # fmt: skip
+        "Korean": 2,
+        "Nigerian": 2,
+        "US": 1,
+    }
 
     capsys.readouterr()
     call_command("verify_report", str(out))
