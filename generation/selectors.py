@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count
 
 from annotations.models import Item, Study
+from generation.faces import EditQC, FaceBox, summarize_qc
 from generation.models import (
     FaceEdit,
     FaceSet,
@@ -225,8 +226,6 @@ class TemplateQC:
 
 def face_qc_rows(*, face_set: FaceSet) -> list[TemplateQC]:
     """Each template with its edits and the per-template QC summary (2 queries)."""
-    from generation.faces import EditQC, FaceBox, summarize_qc
-
     rows = []
     for template in face_templates_with_edits(face_set=face_set):
         edits = list(template.edits.all())

@@ -51,6 +51,7 @@ from generation.runs.execution import (
     generation_queue,
     requests_reopen,
 )
+from generation.selectors import generation_status_counts
 
 JOB_KIND = "generate_study"
 
@@ -462,8 +463,6 @@ def queued_request_chunks(
 def generation_job_refresh(*, job_id: int) -> None:
     """Set the job's progress from the study's request statuses; finish it when no request
     is pending or running."""
-    from generation.selectors import generation_status_counts
-
     job = BackgroundJob.objects.get(pk=job_id)
     if job.status in (BackgroundJob.Status.SUCCEEDED, BackgroundJob.Status.FAILED):
         return
@@ -499,8 +498,6 @@ def generation_run_inline(
     """Make every missing image of the study in this process (no worker), retrying error
     results with backoff up to each generator's ``max_retries``; ``progress(finished,
     total)`` after each chunk. Rerunning fills only the gaps."""
-    from generation.selectors import generation_status_counts
-
     created = generation_requests_create(study=study)
     requests_reopen(study=study)
     holder = claim_holder()

@@ -1,4 +1,4 @@
-"""The REFLECT staff page's figures and CSV (Django-free): rows → CSV, rows → matplotlib.
+"""The REFLECT staff page's figures and CSV: rows → CSV, rows → matplotlib.
 
 The rows come from ``scoring.report.reflect.tables`` (one place builds each table); the staff page, the CSV downloads, the
 figures and ``reflect_report --out`` all format those rows (dataset → formatter → writer).
@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+# The project's one CSV-injection guard (docs/deployment.md#security).
+from annotations.exports.render import spreadsheet_safe
 from scoring.report import plotting
 from scoring.report.reflect.figure_4 import FIGURE_4_VIEWS, figure_4_figure, figure_4_rows
 from scoring.report.reflect.tables import (  # noqa: F401  (TABLE_BUILDERS: the page's downloads)
@@ -25,10 +27,6 @@ from scoring.stats.reflect.vocabulary import RACES
 
 
 def table_csv(rows: list[dict]) -> str:
-    # The project's one CSV-injection guard (docs/deployment.md#security); imported here, not at
-    # the top, so this module still loads without the annotations app.
-    from annotations.exports.render import spreadsheet_safe
-
     buffer = io.StringIO()
     if not rows:
         return ""

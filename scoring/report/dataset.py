@@ -22,6 +22,7 @@ from importlib import metadata
 import numpy as np
 import pandas as pd
 
+from scoring.report.text import article_10_map, limitations
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.delta_inference import delta_permutation_test
 from scoring.stats.disparity import NEUTRAL
@@ -109,9 +110,6 @@ def audit_report(
         "validation": validation_section(annotations, metrics, gold_accuracy or [], options),
         "provenance": provenance(options, data_fingerprint, generated_at),
     }
-    # Imported here: report.text reads the finished sections to state what they imply.
-    from scoring.report.text import article_10_map, limitations
-
     report["limitations"] = limitations(report)
     report["article_10"] = article_10_map(report)
     return to_plain(report)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from scoring.report import bundle, render
+from scoring.report.pdf import html_to_pdf
 
 
 def write_report_folder(
@@ -33,8 +34,6 @@ def write_report_folder(
     (out / "report.html").write_text(html, encoding="utf-8")
     written = [out / "report.html", out / bundle.REPORT]
     if output_format == "pdf":
-        from scoring.report.pdf import html_to_pdf
-
         (out / "report.pdf").write_bytes(html_to_pdf(html, title=render.report_title(report)))
         written.append(out / "report.pdf")
     bundle.write_inputs(out, inputs)

@@ -14,6 +14,8 @@ import json
 from functools import cache
 from importlib import resources
 
+from scoring.report.reflect import text as reflect_text
+
 NOT_STATED = ""
 STATEMENT = (
     "This section maps the evidence in this report to obligations and guidance that may apply to "
@@ -121,9 +123,6 @@ def _part_evidence(report: dict, part: str, key: str) -> tuple[str | None, str |
     if part == "study":
         line = evidence_line(report, key)
         return (f"Study: {line}" if "reflect" in report else line), SECTIONS[key]
-    # Imported here: the REFLECT sentences import the display helpers, not this module.
-    from scoring.report.reflect import text as reflect_text
-
     if key not in reflect_text.EVIDENCE:
         return None, None
     line = reflect_text.EVIDENCE[key](report["reflect"])

@@ -11,6 +11,7 @@ from tqdm import tqdm
 from annotations import services as annotation_services
 from annotations.models import Annotator, Batch, Study
 from generation import services
+from scoring.services import study_score
 
 DEMO_SLUG = "pipeline-demo"
 
@@ -79,8 +80,6 @@ class Command(BaseCommand):
 
     def _judge(self, study):
         """Stage III with the rules of the hard-refusal judge (no model weights needed)."""
-        from scoring.services import study_score
-
         return study_score(
             study=study, judge_name="demo-rules", judge_configs={"demo-rules": DEMO_JUDGE}
         )

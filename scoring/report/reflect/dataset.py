@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from scoring.reflect.answer_parsing import ERROR, split_explanation
+from scoring.report.reflect.text import limitations
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.reflect.parsing import mcq_records, two_afc_records
 from scoring.stats.reflect.report import reflect_report, two_afc_discard_table
@@ -207,9 +208,6 @@ def reflect_part(answers: list[Mapping[str, Any]], context: Mapping[str, Any]) -
     """The REFLECT part of a report from its inputs: every answer row (the dump format, errors
     included) and the context recorded beside them (``data/reflect_context.json``: the face
     set, the runs, the audited system, the settings, the source genders)."""
-    # Imported here: the text module reads the finished part to state its limitations.
-    from scoring.report.reflect.text import limitations
-
     settings = {**DEFAULT_SETTINGS, **context.get("settings", {})}
     genders = context.get("source_genders")
     statistics = full_report(

@@ -7,6 +7,7 @@ the numbers are ``scoring.stats.reflect.two_afc.figure_4_views``, already in rep
 
 from __future__ import annotations
 
+from scoring.report.charts import interval_bar_chart
 from scoring.stats.reflect.vocabulary import RACES
 
 # The paper's Figure 4(d-f) (docs/metrics.md, "Win rates"): view name → the path of its race
@@ -81,8 +82,6 @@ def figure_4_chart_rows(report: dict, *, model: str, scenario: str) -> list[dict
 def figure_4_figure(report: dict, *, model: str, scenario: str, fmt: str = "svg") -> bytes:
     """The three views of one model × scenario as bars by race, coloured by view, with their
     intervals and the parity line at 0.5."""
-    from scoring.report.charts import interval_bar_chart
-
     return interval_bar_chart(
         figure_4_chart_rows(report, model=model, scenario=scenario),
         title=f"Win rates, the paper's Figure 4(d-f) — {model}, {scenario}",
