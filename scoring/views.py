@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations.common.permissions import staff_required
-from annotations.exports.render import render_rows_csv
+from annotations.exports.writers import render_rows_csv
 from annotations.models import BackgroundJob, Study
 from scoring import tasks
 

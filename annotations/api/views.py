@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.api.serializers import AnnotationRowSerializer, ItemSerializer, StudySerializer
-from annotations.exports import render as exports
+from annotations.exports import writers as exports
 from annotations.models import AutomatedJudgment, Item, Study
 
 

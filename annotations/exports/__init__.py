@@ -2,5 +2,6 @@
 
 - ``datasets``: the row datasets behind ``export_annotations`` and the staff downloads;
 - ``formats``: CSV, JSON Lines and Parquet from one typed field list;
-- ``render``: the CSV-injection guard (``spreadsheet_safe``) and rows rendered as text.
+- ``writers``: the CSV-injection guard (``spreadsheet_safe``), CSV and JSON Lines writers, rows
+  and the metrics document as text.
 """

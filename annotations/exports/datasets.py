@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from annotations import selectors
-from annotations.exports import render as exports
+from annotations.exports import writers as exports
 from annotations.exports.formats import ANNOTATION_EXPORT_FIELDS, JUDGMENT_EXPORT_FIELDS
 from annotations.models import Study
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from annotations.exports import render as exports
+from annotations.exports import writers as exports
 
 FORMATS = ("csv", "jsonl", "parquet")
 CONTENT_TYPES = {

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from annotations.common.http import download_response
 from annotations.common.permissions import staff_required
-from annotations.exports.render import render_metrics, render_rows_csv
+from annotations.exports.writers import render_metrics, render_rows_csv
 from annotations.models import Study
 from scoring.metrics import document as study_metrics
 from scoring.metrics.headlines import inter_annotator_rows, validation_display_rows

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 # The project's one CSV-injection guard (docs/deployment.md#security).
-from annotations.exports.render import spreadsheet_safe
+from annotations.exports.writers import spreadsheet_safe
 from scoring.report import plotting
 from scoring.report.reflect.figure_4 import FIGURE_4_VIEWS, figure_4_figure, figure_4_rows
 from scoring.report.reflect.tables import (  # noqa: F401  (TABLE_BUILDERS: the page's downloads)

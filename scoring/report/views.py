@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from annotations.common.permissions import staff_required
-from annotations.exports import render as exports
+from annotations.exports import writers as exports
 from annotations.models import Study
 from scoring.metrics.headlines import human_first
 from scoring.report import figures as report_figures

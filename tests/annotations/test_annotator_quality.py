@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from annotations import selectors, services
-from annotations.exports import render as exports
+from annotations.exports import writers as exports
 from annotations.models import Annotator, AnnotatorLabelExclusion, AnnotatorReview, Assignment, Item
 from annotations.quality import actions as quality
 from scoring.metrics import document as metrics

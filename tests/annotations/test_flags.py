@@ -10,7 +10,7 @@ from django.urls import reverse
 from PIL import Image
 
 from annotations import selectors, services
-from annotations.exports import render as exports
+from annotations.exports import writers as exports
 from annotations.models import Annotation, Assignment, Item, ItemReview
 from scoring.metrics import document as metrics
 from scoring.stats.study_metrics import ANNOTATION_COLUMNS, JUDGMENT_COLUMNS, study_metrics

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotations.exports.render import render_metrics
+from annotations.exports.writers import render_metrics
 from annotations.management.helpers import study_or_error
 from scoring.metrics.document import DEFAULT_LABEL_MODELS, metrics_document
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
