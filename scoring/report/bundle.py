@@ -55,7 +55,7 @@ def report_from_inputs(inputs: dict, *, generated_at: str | None = None) -> dict
     report when ``inputs`` holds the study's records, the REFLECT part under ``reflect`` when it
     holds REFLECT answers (``inputs["reflect"]``), and one legal mapping over both."""
     if "context" in inputs:
-        report = study_report(inputs, generated_at=generated_at)
+        report = study_document(inputs, generated_at=generated_at)
     else:
         report = reflect_document(inputs["reflect"]["context"], generated_at=generated_at)
     if "reflect" in inputs:
@@ -64,7 +64,7 @@ def report_from_inputs(inputs: dict, *, generated_at: str | None = None) -> dict
     return to_plain(report)
 
 
-def study_report(inputs: dict, *, generated_at: str | None = None) -> dict:
+def study_document(inputs: dict, *, generated_at: str | None = None) -> dict:
     """The study's audit report with its people and data sections (no legal mapping yet)."""
     context = inputs["context"]
     annotations, judgments = frames_from_records(inputs["annotations"], inputs["judgments"])
