@@ -26,28 +26,89 @@ from scipy.stats import norm
 from scoring.stats.result import CI_REASONS
 
 
-def _lambda(y, f, f_unlabelled, w, w_unlabelled) -> float:
-    """Power-tuned λ, ppi_py's ``_calc_lam_glm`` for a mean (clipped to [0, 1])."""
-    n, big_n = y.size, f_unlabelled.size
-    classic = float(np.mean(w_unlabelled * f_unlabelled) + np.mean(w * (y - f)))
-    grads = w * (y - classic)
-    grads_hat = w * (f - classic)
-    grads_hat_unlabelled = w_unlabelled * (f_unlabelled - classic)
-    covariance = 2.0 * np.mean((grads - grads.mean()) * (grads_hat - grads_hat.mean()))
-    variance = float(np.var(np.concatenate([grads_hat, grads_hat_unlabelled]), ddof=1))
-    if not np.isfinite(variance) or variance <= 0:
-        return 0.0
-    return float(np.clip(covariance / (2.0 * (1.0 + n / big_n) * variance), 0.0, 1.0))
+def _sums(values, mask):
+    return np.sum(np.where(mask, values, 0.0), axis=-1)
 
 
-def _estimate(y, f, f_unlabelled, w, w_unlabelled, *, lam, confidence) -> dict:
-    n, big_n = y.size, f_unlabelled.size
-    imputed = w_unlabelled * lam * f_unlabelled
-    rectifier = w * (y - lam * f)
-    estimate = float(imputed.mean() + rectifier.mean())
-    se = float(np.sqrt(imputed.var() / big_n + rectifier.var() / n))
+def _population_variance(values, mask, count):
+    mean = _sums(values, mask) / count
+    return np.maximum(_sums(values**2, mask) / count - mean**2, 0.0)
+
+
+def ppi_moments(y, f, labelled, unlabelled, weights, *, confidence: float = 0.95, lam=None):
+    """The PPI++ mean from masks over one item axis (the last), vectorised over any leading axes.
+
+    ``labelled`` marks the items with a human reference ``y`` (its ``weights`` rescaled to mean 1
+    over them, as ppi_py does), ``unlabelled`` the items whose judge labels ``f`` form the
+    imputed mean. ``lam`` None tunes λ as ppi_py's ``_calc_lam_glm`` does for a mean (clipped to
+    [0, 1]). Returns arrays ``estimate, se, low, high, lam, n, big_n``; no checks (callers check).
+    """
+    y = np.where(labelled, np.nan_to_num(np.asarray(y, dtype=float)), 0.0)
+    f = np.nan_to_num(np.asarray(f, dtype=float))
+    n = np.sum(labelled, axis=-1).astype(float)
+    big_n = np.sum(unlabelled, axis=-1).astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(labelled, weights, 0.0)
+        w = w * (n / np.sum(w, axis=-1))[..., None]
+        nn, bb = n[..., None], big_n[..., None]
+        if lam is None:
+            classic = _sums(f, unlabelled) / big_n + _sums(w * (y - f), labelled) / n
+            c = classic[..., None]
+            grads, grads_hat = w * (y - c), w * (f - c)
+            covariance = 2.0 * (
+                _sums(grads * grads_hat, labelled) / n
+                - (_sums(grads, labelled) / n) * (_sums(grads_hat, labelled) / n)
+            )
+            hat_unlabelled = f - c
+            total = n + big_n
+            mean_hat = (_sums(grads_hat, labelled) + _sums(hat_unlabelled, unlabelled)) / total
+            variance = (
+                _sums(grads_hat**2, labelled)
+                + _sums(hat_unlabelled**2, unlabelled)
+                - total * mean_hat**2
+            ) / (total - 1)
+            lam = np.where(
+                variance > 0,
+                np.clip(covariance / (2.0 * (1.0 + n / big_n) * variance), 0.0, 1.0),
+                0.0,
+            )
+        lam = np.asarray(lam, dtype=float) * np.ones_like(n)
+        ll = lam[..., None]
+        imputed, rectifier = ll * f, w * (y - ll * f)
+        estimate = _sums(imputed, unlabelled) / big_n + _sums(rectifier, labelled) / n
+        se = np.sqrt(
+            _population_variance(imputed, unlabelled, bb[..., 0]) / big_n
+            + _population_variance(rectifier, labelled, nn[..., 0]) / n
+        )
     z = float(norm.ppf(0.5 + confidence / 2.0))
-    return {"estimate": estimate, "se": se, "low": estimate - z * se, "high": estimate + z * se}
+    return {
+        "estimate": estimate,
+        "se": se,
+        "low": estimate - z * se,
+        "high": estimate + z * se,
+        "lam": lam,
+        "n": n,
+        "big_n": big_n,
+    }
+
+
+def _call(y, f, f_unlabelled, w, *, lam, confidence) -> dict:
+    """One cell through ``ppi_moments``: the labelled items, then the imputed set
+    (``f_unlabelled``, which holds the labelled items too in the weighted form)."""
+    n, size = y.size, f_unlabelled.size
+    values_y = np.concatenate([y, np.zeros(size)])
+    values_f = np.concatenate([f, f_unlabelled])
+    labelled = np.arange(n + size) < n
+    moments = ppi_moments(
+        values_y,
+        values_f,
+        labelled,
+        ~labelled,
+        np.concatenate([w, np.ones(size)]),
+        confidence=confidence,
+        lam=lam,
+    )
+    return {key: float(value) for key, value in moments.items()}
 
 
 def _undefined(reason: str, n: int, big_n: int) -> dict:
@@ -97,11 +158,9 @@ def ppi_mean(
         return _undefined("fewer than two items with a human reference and a judge label", n, big_n)
     if big_n == 0:
         return _undefined("no item with a judge label and no human label", n, big_n)
-    w, w_unlabelled = np.ones(n), np.ones(big_n)
-    if lam is None:
-        lam = _lambda(y, f, f_unlabelled, w, w_unlabelled)
-    result = _estimate(y, f, f_unlabelled, w, w_unlabelled, lam=lam, confidence=confidence)
-    return _entry(result, lam, n, big_n, _single_class(y, np.concatenate([f, f_unlabelled])))
+    result = _call(y, f, f_unlabelled, np.ones(n), lam=lam, confidence=confidence)
+    single = _single_class(y, np.concatenate([f, f_unlabelled]))
+    return _entry(result, result["lam"], n, big_n, single)
 
 
 def ppi_mean_weighted(
@@ -130,11 +189,8 @@ def ppi_mean_weighted(
         return _undefined(
             "fewer than two items with a human reference and a judge label", n, big_m - n
         )
-    w, w_all = (1.0 / pi) * n / np.sum(1.0 / pi), np.ones(big_m)
-    if lam is None:
-        lam = _lambda(y, f, f_all, w, w_all)
-    result = _estimate(y, f, f_all, w, w_all, lam=lam, confidence=confidence)
-    return _entry(result, lam, n, big_m - n, _single_class(y, f_all))
+    result = _call(y, f, f_all, 1.0 / pi, lam=lam, confidence=confidence)
+    return _entry(result, result["lam"], n, big_m - n, _single_class(y, f_all))
 
 
 def item_terms(y, f, labelled, unlabelled, pi, lam: float, weighted: bool):
