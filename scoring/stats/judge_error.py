@@ -23,7 +23,7 @@ from scoring.stats.hypothesis_tests import holm_adjust
 from scoring.stats.result import finite_or_none
 
 MIN_EXPECTED = 5  # Cochran's rule, as in the pairwise tests
-DEFAULT_N_PERMUTATIONS = 10_000
+DEFAULT_N_PERMUTATIONS = 2000  # as delta_permutation_test; p resolves to 1/2001
 
 
 def _rate(count: int, n: int, *, confidence: float, name: str) -> dict:

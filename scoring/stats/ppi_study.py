@@ -63,12 +63,20 @@ def judge_items(annotations: pd.DataFrame, judge_frame: pd.DataFrame, measure: s
     return items.reset_index()
 
 
-def _cell_estimate(items: pd.DataFrame, mask: np.ndarray, *, confidence: float):
+def _arrays(items: pd.DataFrame) -> dict:
+    return {
+        "labelled": items["labelled"].to_numpy(dtype=bool),
+        "unlabelled": items["unlabelled"].to_numpy(dtype=bool),
+        "y": items["y"].to_numpy(dtype=float),
+        "f": items["f"].to_numpy(dtype=float),
+        "pi": items["pi"].to_numpy(dtype=float),
+    }
+
+
+def _cell_estimate(arrays: dict, mask: np.ndarray, *, confidence: float):
     """The cell's PPI entry and its per-item bootstrap terms (None when undefined)."""
-    labelled = mask & items["labelled"].to_numpy()
-    unlabelled = mask & items["unlabelled"].to_numpy()
-    y, f = items["y"].to_numpy(dtype=float), items["f"].to_numpy(dtype=float)
-    pi = items["pi"].to_numpy(dtype=float)
+    labelled, unlabelled = mask & arrays["labelled"], mask & arrays["unlabelled"]
+    y, f, pi = arrays["y"], arrays["f"], arrays["pi"]
     weighted = bool(np.isfinite(pi[labelled]).any())
     if weighted:
         # A labelled item without a recorded π counts as drawn uniformly from its cell.
@@ -107,10 +115,11 @@ class _Cells:
 
     def __init__(self, items, cells, resample, *, confidence):
         self.entries, terms, judge_terms = {}, [], []
-        has_f = items["f"].notna().to_numpy()
-        f = np.nan_to_num(items["f"].to_numpy(dtype=float))
+        arrays = _arrays(items)
+        has_f = np.isfinite(arrays["f"])
+        f = np.nan_to_num(arrays["f"])
         for key, mask in cells.items():
-            entry, cell_terms = _cell_estimate(items, mask, confidence=confidence)
+            entry, cell_terms = _cell_estimate(arrays, mask, confidence=confidence)
             self.entries[key] = entry
             terms.append(cell_terms or [(np.zeros(len(items)), np.zeros(len(items)))])
             judge_terms.append([(f * (mask & has_f), (mask & has_f).astype(float))])
@@ -215,16 +224,21 @@ def _nested(entries: dict) -> dict:
     return out
 
 
-def judge_outcome_ppi(items: pd.DataFrame, *, confidence, n_resamples, seed) -> dict:
+def judge_outcome_ppi(
+    items: pd.DataFrame, *, confidence, n_resamples, seed, resample: ClusterResample | None = None
+) -> dict:
     """``{rates, delta, vs_neutral, ratio_vs_neutral, judge_bias, rates_by_generator}`` for one
-    judge and outcome (docs/metrics.md, "Prediction-powered rates")."""
+    judge and outcome (docs/metrics.md, "Prediction-powered rates"). ``resample`` may pass the
+    draws of ``ClusterResample(items, n_resamples=n_resamples, rng=default_rng(seed))`` built
+    once for the judge's items (the same rows for every outcome)."""
     attribute = items["attribute"].to_numpy()
     value = items["attribute_value"].to_numpy()
     cells = {
         (a, v): (attribute == a) & (value == v)
         for a, v in sorted(set(zip(attribute, value, strict=True)))
     }
-    resample = ClusterResample(items, n_resamples=n_resamples, rng=np.random.default_rng(seed))
+    if resample is None:
+        resample = ClusterResample(items, n_resamples=n_resamples, rng=np.random.default_rng(seed))
     estimates = _Cells(items, cells, resample, confidence=confidence)
     context = (confidence, n_resamples, resample.design_code)
     out = {
@@ -279,9 +293,17 @@ def study_ppi(
         if not any(items["labelled"].any() for items in per_outcome.values()):
             continue
         ppi[str(judge)], errors[str(judge)] = {}, {}
+        # Every outcome's frame holds the judge's items in the same order: one set of draws.
+        resample = ClusterResample(
+            per_outcome["refusal"], n_resamples=n_resamples, rng=np.random.default_rng(seed)
+        )
         for measure, items in per_outcome.items():
             ppi[str(judge)][measure] = judge_outcome_ppi(
-                items, confidence=confidence, n_resamples=n_resamples, seed=seed
+                items,
+                confidence=confidence,
+                n_resamples=n_resamples,
+                seed=seed,
+                resample=resample,
             )
             reference = _majority(items["y"])
             scored = items[items["f"].notna() & reference.notna()].assign(
