@@ -88,6 +88,9 @@ def _cell_estimate(arrays: dict, mask: np.ndarray, *, confidence: float):
     else:
         entry = ppi_mean(y[labelled], f[labelled], f[unlabelled], confidence=confidence)
     entry["weighting"] = "inverse_probability" if weighted else "uniform"
+    if entry["ci_low"] is not None:
+        # A rate lies in [0, 1]: intersecting the interval with it loses no coverage.
+        entry["ci_low"], entry["ci_high"] = max(0.0, entry["ci_low"]), min(1.0, entry["ci_high"])
     if entry["estimate"] is None:
         return entry, None
     terms = item_terms(y, f, labelled, unlabelled, pi, entry["lambda"], weighted)
@@ -241,6 +244,20 @@ def judge_outcome_ppi(
         resample = ClusterResample(items, n_resamples=n_resamples, rng=np.random.default_rng(seed))
     estimates = _Cells(items, cells, resample, confidence=confidence)
     context = (confidence, n_resamples, resample.design_code)
+    for key, entry in estimates.entries.items():
+        # Beside the normal interval (items independent, as ppi_py), the cluster-bootstrap one.
+        if entry["estimate"] is not None:
+            samples = None if estimates.boot is None else estimates.boot[:, estimates.column(key)]
+            entry.update(
+                _percentile_block(
+                    samples,
+                    entry["estimate"],
+                    confidence=confidence,
+                    n_resamples=n_resamples,
+                    design_code=resample.design_code,
+                    prefix="bootstrap_",
+                )
+            )
     out = {
         "rates": _nested(estimates.entries),
         "delta": {},

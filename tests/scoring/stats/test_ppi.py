@@ -217,6 +217,12 @@ def test_study_export_has_the_ppi_keys_with_their_shapes():
             block["judge_bias"]["culture"]
         )
         assert "US" in block["rates_by_generator"]["generator-a"]["culture"]
+        for entries in block["rates"].values():
+            for entry in entries.values():
+                if entry["ci_low"] is not None:  # intersected with [0, 1]
+                    assert 0.0 <= entry["ci_low"] <= entry["ci_high"] <= 1.0
+                if entry["estimate"] is not None:
+                    assert "bootstrap_ci_low" in entry
         assert "neutral" not in block["delta"]
         error = metrics["judge_error"]["vlm-judge@1"][outcome]["culture"]
         assert {"per_value", "p_value", "p_holm", "differential"} <= set(error)
