@@ -145,7 +145,9 @@ def differential_error_test(
         return {"p_value": 1.0, "test": "none (the judge's error is the same, 0 or 1, everywhere)"}
     overall = errors.sum() / totals.sum()
     expected = np.concatenate([totals * overall, totals * (1 - overall)])
-    if expected.min() >= MIN_EXPECTED:
+    # A value with no error (or only errors) separates the logit: its MLE is infinite.
+    separated = bool(np.any(errors == 0) or np.any(errors == totals))
+    if expected.min() >= MIN_EXPECTED and not separated:
         p_value = cluster_logit_wald_p(error, value_codes, cluster_codes)
         if p_value is not None:
             return {

@@ -143,3 +143,10 @@ def test_one_value_has_no_test():
     out = judge_error_by_attribute(items)
     assert out["neutral"]["p_value"] is None and out["neutral"]["differential"] is None
     assert out["neutral"]["reason"] == "fewer than two attribute values"
+
+
+def test_a_value_without_errors_goes_to_the_exact_test_not_a_separated_logit():
+    error = np.array([False] * 60 + [True] * 12 + [False] * 48 + [True] * 15 + [False] * 45)
+    values = np.array(["a"] * 60 + ["b"] * 60 + ["c"] * 60)
+    result = differential_error_test(error, values, np.arange(180), n_permutations=500)
+    assert result["test"].startswith("permutation") and result["p_value"] < 0.01
