@@ -5,8 +5,8 @@ Per value: false-positive rate (judge 1, reference 0) and false-negative rate (j
 1), with Wilson intervals. Differential error: is the judge's misclassification (judge ≠
 reference) independent of the attribute value? A binomial GLM of error on value with
 cluster-robust (base prompt) standard errors and a Wald χ² test of all value terms when every
-expected cell count is at least 5; otherwise an exact test (Fisher's for two values, a Monte Carlo
-permutation test of Pearson's χ² that shuffles values within base prompt for more). Holm across
+expected cell count is at least 5 and no value is separated; otherwise an exact test (Fisher's
+for two values, Freeman–Halton's by Monte Carlo permutation of Pearson's χ² for more). Holm across
 the attributes of one judge and outcome.
 """
 
@@ -157,16 +157,19 @@ def differential_error_test(
     if len(value_names) == 2:
         table = np.array([[errors[0], totals[0] - errors[0]], [errors[1], totals[1] - errors[1]]])
         return {"p_value": float(fisher_exact(table).pvalue), "test": "Fisher exact"}
+    # Freeman–Halton's exact conditional test, by Monte Carlo: values shuffled over all items.
+    # Not within base prompt: with a sample of labelled items most base prompts hold one item
+    # of an attribute, and a within-prompt shuffle would leave them fixed (no power).
     p_value = permutation_chi2_p(
         error,
         value_codes,
-        cluster_codes,
+        np.zeros(error.size, dtype=np.int64),
         n_permutations=n_permutations,
         rng=np.random.default_rng(seed),
     )
     return {
         "p_value": p_value,
-        "test": "permutation of Pearson chi-square, values shuffled within base prompt",
+        "test": "Freeman-Halton (Monte Carlo permutation of Pearson chi-square)",
         "n_permutations": n_permutations,
     }
 

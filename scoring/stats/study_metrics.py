@@ -174,8 +174,8 @@ def _meta(annotations, judgments, *, min_pair_items, confidence, n_resamples, se
             ),
             "judge_error_test": (
                 "cluster-robust logistic regression (Wald chi-square), or Fisher exact / "
-                "within-base-prompt permutation when an expected count is below 5; Holm across "
-                "attributes"
+                "Freeman-Halton (Monte Carlo) when an expected count is below 5 or a value is "
+                "separated; Holm across attributes"
             ),
             "pairwise_tests": "chi-square (expected >= 5) or Fisher exact; Holm and Benjamini-Hochberg",
             "kappa_ci": "large-sample (Fleiss, Cohen & Everitt 1969)",

@@ -149,4 +149,4 @@ def test_a_value_without_errors_goes_to_the_exact_test_not_a_separated_logit():
     error = np.array([False] * 60 + [True] * 12 + [False] * 48 + [True] * 15 + [False] * 45)
     values = np.array(["a"] * 60 + ["b"] * 60 + ["c"] * 60)
     result = differential_error_test(error, values, np.arange(180), n_permutations=500)
-    assert result["test"].startswith("permutation") and result["p_value"] < 0.01
+    assert result["test"].startswith("Freeman-Halton") and result["p_value"] < 0.01
