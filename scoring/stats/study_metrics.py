@@ -83,7 +83,30 @@ def _validated(
         raise ValueError(
             f"{name}: unknown cue label(s) {unknown}; expected one of {list(CUE_LABELS)}"
         )
+    if INCLUSION_PROBABILITY in clean.columns:
+        clean[INCLUSION_PROBABILITY] = _inclusion_probabilities(clean, name)
     return clean
+
+
+def _inclusion_probabilities(frame: pd.DataFrame, name: str) -> pd.Series:
+    """The optional column as floats in (0, 1] (null: not recorded), one value per item."""
+    raw = frame[INCLUSION_PROBABILITY]
+    values = pd.to_numeric(raw, errors="coerce")
+    bad = (raw.notna() & values.isna()) | (
+        values.notna() & ~values.between(0, 1, inclusive="right")
+    )
+    if bad.any():
+        raise ValueError(
+            f"{name}: inclusion_probability must be a number in (0, 1] or empty; got "
+            f"{raw[bad].iloc[0]!r}"
+        )
+    distinct = values.groupby(frame["item_id"]).nunique()
+    if (distinct > 1).any():
+        raise ValueError(
+            f"{name}: item {distinct[distinct > 1].index[0]} has more than one "
+            "inclusion_probability; an item has one, the same for all its annotators"
+        )
+    return values.astype(float)
 
 
 def validated_frames(

@@ -244,3 +244,18 @@ def test_inclusion_probabilities_are_read_from_records_and_weight_the_estimate()
 def test_a_judge_without_human_labels_on_its_items_has_no_ppi_block():
     annotations, judgments = synthetic_study(n_items=800, n_annotated_items=0, seed=1)
     assert study_metrics(annotations, judgments, n_resamples=0)["ppi"] == {}
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ([0.0, 0.0], "must be a number in"),
+        (["x", "x"], "must be a number in"),
+        ([0.2, 0.3], "more than one"),
+    ],
+)
+def test_bad_inclusion_probabilities_give_one_clear_error(values, message):
+    annotations, judgments = synthetic_study(n_items=200, n_annotated_items=1, overlap=2, seed=1)
+    annotations = annotations.assign(inclusion_probability=values)
+    with pytest.raises(ValueError, match=message):
+        study_metrics(annotations, judgments, n_resamples=0)
