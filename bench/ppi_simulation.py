@@ -12,6 +12,8 @@ true outcome). Per replication, every Δ interval comes from the export's own fu
 - coverage_ppi / coverage_human_only / coverage_judge_only: share of replications whose 95 % Δ
   interval holds the true Δ (PPI++ on a uniform sample; the same sample alone; the judge alone);
 - coverage_null: the PPI Δ interval holds 0 when every value has the same rate (same judge);
+  beside both, the coverage of the percentile interval of max − min that this interval replaced
+  (coverage_percentile_interval, coverage_null_percentile_interval);
 - width_ratio_ppi_vs_human: mean Δ-interval width, PPI / human-only, same labelled items; beside
   it, for a single rate, the measured ratio and the theory √(1 − ρ²) (infinitely many unlabelled
   items) and √(1 − ρ² N/(N + n)) (PPI++ with N unlabelled, n labelled), ρ = corr(judge, human);
@@ -110,6 +112,9 @@ def delta_interval(design, resample, y, f, labelled, unlabelled, pi, *, weighted
     ]
     boot = resampled_means(terms, design.prompt, resample, N_PROMPTS)
     low, high, _ = simultaneous_delta_interval(moments["estimate"], boot)
+    # The interval this replaced, for comparison: the percentile interval of resampled max − min.
+    old_low, old_high, _ = bootstrap.percentile_interval(bootstrap.delta_of_rates(boot))
+    moments["percentile_interval"] = (float(old_low), float(old_high))
     return low, high, moments
 
 
@@ -134,6 +139,7 @@ def replication(design, rates, rng, n_resamples):
     ppi = delta_interval(design, resample, y, f, labelled, ~labelled, ones, weighted=False)
     human = delta_interval(design, resample, y, f, labelled, ~labelled, ones, weighted=False, lam=0)
     out = {"ppi": ppi[:2], "human": human[:2], "judge": judge_only_interval(design, resample, f)}
+    out["ppi_percentile"] = ppi[2]["percentile_interval"]
     out["rate_width_ppi"] = float(np.mean(ppi[2]["high"] - ppi[2]["low"]))
     out["rate_width_human"] = float(np.mean(human[2]["high"] - human[2]["low"]))
     out["rho"] = float(np.corrcoef(y, f)[0, 1])
@@ -212,6 +218,8 @@ def run(replications: int, n_resamples: int, seed: int) -> dict:
         "coverage_null": coverage(nulls, "ppi", 0.0),
         "coverage_null_human_only": coverage(nulls, "human", 0.0),
         "coverage_null_judge_only": coverage(nulls, "judge", 0.0),
+        "coverage_percentile_interval": coverage(results, "ppi_percentile", true_delta),
+        "coverage_null_percentile_interval": coverage(nulls, "ppi_percentile", 0.0),
         "coverage_active": coverage(results, "active", true_delta),
         "coverage_uniform_weighted": coverage(results, "uniform", true_delta),
         "width_ppi": mean_width(results, "ppi"),

@@ -162,7 +162,14 @@ def _attribute_blocks(cells: _Cells, attribute: str, values, context) -> dict:
         ),
     }
     if summary["delta"] is None:
-        delta.update(reason=summary["delta_reason"], ci_low=None, ci_high=None)
+        delta = {
+            "estimate": None,
+            "reason": summary["delta_reason"],
+            "ci_low": None,
+            "ci_high": None,
+            "max_value": None,
+            "min_value": None,
+        }
     judge_estimates = {v: cells.judge_rate[(attribute, v)] for v in defined}
     judge_delta = delta_summary(judge_estimates)["delta"]
     bias = {"judge_delta": judge_delta, "ppi_delta": summary["delta"]}
