@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scoring.stats import bootstrap
 from scoring.stats.delta_interval import delta_interval_block, simultaneous_delta_interval
@@ -70,3 +72,16 @@ def test_null_with_reasons():
         design_code="too_few_clusters",
     )
     assert too_few["delta_ci_reason_code"] == "too_few_clusters"
+
+
+@given(
+    st.lists(st.floats(0, 1), min_size=2, max_size=6),
+    st.floats(0.001, 0.2),
+    st.integers(0, 2**32 - 1),
+)
+def test_the_interval_lies_in_the_unit_interval_and_holds_the_point_estimate(rates, spread, seed):
+    point = np.array(rates)
+    boot = np.clip(point + np.random.default_rng(seed).normal(0, spread, (100, point.size)), 0, 1)
+    low, high, _ = simultaneous_delta_interval(point, boot)
+    delta = point.max() - point.min()
+    assert 0.0 <= low <= delta + 1e-12 and delta - 1e-12 <= high <= 1.0
