@@ -105,8 +105,8 @@ def delta_interval(design, resample, y, f, labelled, unlabelled, pi, *, weighted
             labelled & design.cells[v],
             unlabelled & design.cells[v],
             pi,
-            float(moments["lam"][v]),
-            weighted,
+            lam=float(moments["lam"][v]),
+            weighted=weighted,
         )
         for v in range(design.n_values)
     ]

@@ -15,7 +15,7 @@ classic PPI, Angelopoulos et al. 2023; λ = 0 the human-only mean):
 
 The cluster bootstrap of these estimates (for Δ and the differences to the neutral baseline) is
 ``resampled_means``: every estimate is a sum of ratios of per-cluster sums, so one matrix product
-per term gives all resamples.
+gives every term of every estimate in all resamples.
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ def ppi_mean_weighted(
     return _entry(result, result["lam"], n, big_m - n, _single_class(y, f_all))
 
 
-def item_terms(y, f, labelled, unlabelled, pi, lam: float, weighted: bool):
+def item_terms(y, f, labelled, unlabelled, pi, *, lam: float, weighted: bool):
     """Per-item (numerator, denominator) pairs whose ratios of sums add up to the estimate.
 
     Uniform: θ = Σ_U λf / |U| + Σ_L (y − λf) / |L|. Weighted: θ = Σ_pop λf / M +

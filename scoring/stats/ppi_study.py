@@ -93,7 +93,7 @@ def _cell_estimate(arrays: dict, mask: np.ndarray, *, confidence: float):
         entry["ci_low"], entry["ci_high"] = max(0.0, entry["ci_low"]), min(1.0, entry["ci_high"])
     if entry["estimate"] is None:
         return entry, None
-    terms = item_terms(y, f, labelled, unlabelled, pi, entry["lambda"], weighted)
+    terms = item_terms(y, f, labelled, unlabelled, pi, lam=entry["lambda"], weighted=weighted)
     return entry, terms
 
 

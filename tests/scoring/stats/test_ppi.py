@@ -156,8 +156,8 @@ def test_clustered_resamples_equal_a_plain_resampling_loop(weighted):
             mask & items["labelled"].to_numpy(),
             mask & items["unlabelled"].to_numpy(),
             pi,
-            lam,
-            weighted,
+            lam=lam,
+            weighted=weighted,
         )
         fast = resampled_means(
             [terms], resample.cluster_codes, resample.counts, resample.n_clusters
