@@ -259,3 +259,13 @@ def test_bad_inclusion_probabilities_give_one_clear_error(values, message):
     annotations = annotations.assign(inclusion_probability=values)
     with pytest.raises(ValueError, match=message):
         study_metrics(annotations, judgments, n_resamples=0)
+
+
+def test_label_sources_carry_the_inclusion_probability_over():
+    from scoring.stats.label_sources import labels_frame
+
+    annotations, _ = synthetic_study(n_items=300, n_annotated_items=40, overlap=2, seed=2)
+    annotations = annotations.assign(inclusion_probability=0.25)
+    for source, decisions in (("majority", None), ("adjudicated", {})):
+        frame = labels_frame(annotations, source=source, decisions=decisions)
+        assert (frame["inclusion_probability"] == 0.25).all()
