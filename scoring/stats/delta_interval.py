@@ -34,9 +34,9 @@ def simultaneous_delta_interval(point_rates, boot_rates, *, confidence: float = 
     NaN bounds when fewer than two values or no usable resample.
     """
     point = np.asarray(point_rates, dtype=float)
-    boot = np.asarray(boot_rates, dtype=float).reshape(-1, point.size)
     if point.size < 2:
         return np.nan, np.nan, 0
+    boot = np.asarray(boot_rates, dtype=float).reshape(-1, point.size)
     usable = np.all(np.isfinite(boot), axis=1)
     boot = boot[usable]
     n_used = int(boot.shape[0])

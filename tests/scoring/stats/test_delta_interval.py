@@ -56,6 +56,11 @@ def test_covers_a_true_difference_and_excludes_zero_when_it_is_large():
 
 
 def test_null_with_reasons():
+    for point in ([], [0.3]):  # fewer than two defined values
+        empty = delta_interval_block(
+            point, np.zeros((50, len(point))), confidence=0.95, n_resamples=50
+        )
+        assert empty["delta_ci_reason_code"] == "undefined_in_every_resample"
     block = delta_interval_block([0.1, 0.2], None, confidence=0.95, n_resamples=0)
     assert block["delta_ci_low"] is None and block["delta_ci_reason_code"] == "no_resamples"
     flat = delta_interval_block([0.0, 0.0], np.zeros((50, 2)), confidence=0.95, n_resamples=50)
