@@ -106,6 +106,9 @@ def audit_report(
         "clusters": cluster_structure(annotations, judgments),
         "methods": metrics["meta"]["methods"],
         "disparities": disparity_rows(metrics["rates"], sources, options),
+        # Prediction-powered rates and the judges' error by group (docs/metrics.md).
+        "ppi": metrics.get("ppi", {}),
+        "judge_error": metrics.get("judge_error", {}),
         "regression": regression_tables(sources, references or {}, options),
         "validation": validation_section(annotations, metrics, gold_accuracy or [], options),
         "provenance": provenance(options, data_fingerprint, generated_at),

@@ -46,9 +46,10 @@ def limitations(report: dict) -> list[dict]:
     out.append(
         _item(
             "resampling",
-            f"Δ and ratio intervals are percentile cluster-bootstrap intervals "
-            f"({settings['n_resamples']} resamples of base prompts within domain) and describe "
-            f"uncertainty; permutation p-values come from {settings['n_permutations']} "
+            f"Δ intervals are built from simultaneous (max-t) cluster-bootstrap intervals of "
+            f"every pairwise difference, so they can contain 0; ratio intervals are percentile "
+            f"cluster-bootstrap intervals (both {settings['n_resamples']} resamples of base "
+            f"prompts within domain) and describe uncertainty; permutation p-values come from {settings['n_permutations']} "
             f"within-base-prompt shuffles, so none can fall below "
             f"1/{settings['n_permutations'] + 1}.",
         )

@@ -1,7 +1,8 @@
 """A permutation test of Δ on one attribute that shuffles attribute labels within base prompt.
 
 docs/metrics.md, "Permutation test of Δ". Δ's confidence interval has one implementation,
-the cluster bootstrap in ``disparity.disparity_report`` ("Cluster bootstrap").
+``delta_interval.simultaneous_delta_interval`` ("Δ interval"), on the cluster bootstrap of
+``disparity.ClusterResample``.
 """
 
 from __future__ import annotations

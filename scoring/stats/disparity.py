@@ -1,8 +1,9 @@
 """Rates per attribute value, their disparity Δ, ratios, and its uncertainty.
 
-Definitions: docs/metrics.md, "Disparity". Every rate carries a Wilson interval; Δ, max/min and
-the ratios to the neutral baseline and to a reference value carry cluster-bootstrap percentile
-intervals (base prompts resampled within domain); Δ has a within-base-prompt permutation test.
+Definitions: docs/metrics.md, "Disparity". Every rate carries a Wilson interval; Δ carries the
+simultaneous-pairwise interval of ``delta_interval`` ("Δ interval"); max/min and the ratios to
+the neutral baseline and to a reference value carry cluster-bootstrap percentile intervals (base
+prompts resampled within domain); Δ has a within-base-prompt permutation test.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from scoring.stats import bootstrap
+from scoring.stats.delta_interval import delta_interval_block
 from scoring.stats.proportions import wilson_bounds
 from scoring.stats.result import (
     MIN_BOOTSTRAP_UNITS,
@@ -337,11 +339,20 @@ def _attribute_block(attribute: str, value_columns: dict, context: _Context, *, 
     block.update(
         delta_summary({value: context.rate(column) for value, column in value_columns.items()})
     )
-    if context.boot_rates is not None:
-        boot = context.boot_rates[:, list(value_columns.values())]
-        block.update(context.interval(bootstrap.delta_of_rates(boot), "delta"))
-        block.update(context.interval(_max_over_min(boot), "ratio"))
+    defined = [column for column in value_columns.values() if context.rate(column) is not None]
+    boot = None if context.boot_rates is None else context.boot_rates[:, defined]
+    block.update(
+        delta_interval_block(
+            [context.rate(column) for column in defined],
+            boot,
+            confidence=context.confidence,
+            n_resamples=context.n_resamples,
+            design_code=context.design_code,
+        )
+    )
+    if boot is not None:
+        every = context.boot_rates[:, list(value_columns.values())]
+        block.update(context.interval(_max_over_min(every), "ratio"))
     else:
-        block.update(context.interval(None, "delta"))
         block.update(context.interval(None, "ratio"))
     return block

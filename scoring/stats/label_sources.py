@@ -13,6 +13,7 @@ import pandas as pd
 
 from scoring.stats.label_models import METHODS, aggregate_labels
 from scoring.stats.label_sensitivity import aggregated_frame
+from scoring.stats.ppi_study import INCLUSION_PROBABILITY
 from scoring.stats.study_metrics import ANNOTATION_COLUMNS
 
 POOLED = "pooled"
@@ -31,7 +32,7 @@ def adjudicated_frame(annotations: pd.DataFrame, decisions: Mapping[str, Mapping
     items["hard_refusal"] = [bool(decisions[str(i)]["hard_refusal"]) for i in items["item_id"]]
     items["cue"] = [decisions[str(i)]["cue"] or None for i in items["item_id"]]
     frame = pd.concat([annotations[~decided], items], ignore_index=True)
-    return frame.reindex(columns=ANNOTATION_COLUMNS)
+    return _with_inclusion_probability(frame.reindex(columns=ANNOTATION_COLUMNS), annotations)
 
 
 def model_frame(annotations: pd.DataFrame, *, method: str, seed: int = 0) -> pd.DataFrame:
@@ -41,7 +42,16 @@ def model_frame(annotations: pd.DataFrame, *, method: str, seed: int = 0) -> pd.
     frame["annotator"] = method
     frame["annotator_group"] = ""
     frame["cue"] = frame["cue"].astype(object).where(frame["cue"].notna(), None)
-    return frame.reindex(columns=ANNOTATION_COLUMNS)
+    return _with_inclusion_probability(frame.reindex(columns=ANNOTATION_COLUMNS), annotations)
+
+
+def _with_inclusion_probability(frame: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
+    """The items' recorded inclusion probabilities carried over (docs/metrics.md,
+    "Prediction-powered rates"); nothing to carry when none was recorded."""
+    if INCLUSION_PROBABILITY not in annotations.columns:
+        return frame
+    per_item = annotations.groupby("item_id")[INCLUSION_PROBABILITY].first()
+    return frame.assign(**{INCLUSION_PROBABILITY: frame["item_id"].map(per_item).to_numpy()})
 
 
 def labels_frame(

@@ -85,6 +85,10 @@ CI_REASONS = {
         "so it carries no uncertainty"
     ),
     "no_observations": "no observations (n = 0)",
+    "single_class": (
+        "every label in the cell (human reference and judge) is the same class, so the variance "
+        "estimate is zero and the interval would carry no uncertainty"
+    ),
 }
 
 

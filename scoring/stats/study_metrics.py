@@ -15,6 +15,7 @@ import pandas as pd
 from annotations.labels import CUE_LABELS
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_sensitivity import label_model_sections
+from scoring.stats.ppi_study import HUMAN_REFERENCE, INCLUSION_PROBABILITY, study_ppi
 from scoring.stats.study_agreement import (
     human_vs_auto_agreement,
     inter_annotator_agreement,
@@ -31,6 +32,9 @@ ANNOTATION_COLUMNS = [*ITEM_COLUMNS, "annotator", "annotator_group", "hard_refus
 JUDGMENT_COLUMNS = [*ITEM_COLUMNS, "judge", "hard_refusal", "cue"]
 STRING_COLUMNS = [*ITEM_COLUMNS, "annotator", "annotator_group", "judge"]
 BREAKDOWNS = ("domain", "generator", "mode")
+# Kept when present: an annotated item's inclusion probability (docs/metrics.md,
+# "Prediction-powered rates"); absent or null means uniform sampling.
+OPTIONAL_COLUMNS = [INCLUSION_PROBABILITY]
 
 
 def _validated(
@@ -57,7 +61,8 @@ def _validated(
     missing = [column for column in columns if column not in frame.columns]
     if missing:
         raise ValueError(f"{name} is missing column(s): {', '.join(missing)}")
-    clean = frame[columns].reset_index(drop=True).copy()
+    optional = [column for column in OPTIONAL_COLUMNS if column in frame.columns]
+    clean = frame[columns + optional].reset_index(drop=True).copy()
     for column in columns:
         if column in STRING_COLUMNS:
             clean[column] = (
@@ -78,7 +83,30 @@ def _validated(
         raise ValueError(
             f"{name}: unknown cue label(s) {unknown}; expected one of {list(CUE_LABELS)}"
         )
+    if INCLUSION_PROBABILITY in clean.columns:
+        clean[INCLUSION_PROBABILITY] = _inclusion_probabilities(clean, name)
     return clean
+
+
+def _inclusion_probabilities(frame: pd.DataFrame, name: str) -> pd.Series:
+    """The optional column as floats in (0, 1] (null: not recorded), one value per item."""
+    raw = frame[INCLUSION_PROBABILITY]
+    values = pd.to_numeric(raw, errors="coerce")
+    bad = (raw.notna() & values.isna()) | (
+        values.notna() & ~values.between(0, 1, inclusive="right")
+    )
+    if bad.any():
+        raise ValueError(
+            f"{name}: inclusion_probability must be a number in (0, 1] or empty; got "
+            f"{raw[bad].iloc[0]!r}"
+        )
+    distinct = values.groupby(frame["item_id"]).nunique()
+    if (distinct > 1).any():
+        raise ValueError(
+            f"{name}: item {distinct[distinct > 1].index[0]} has more than one "
+            "inclusion_probability; an item has one, the same for all its annotators"
+        )
+    return values.astype(float)
 
 
 def validated_frames(
@@ -105,7 +133,11 @@ def frames_from_records(
             for row in annotation_records
             if not row.get("is_gold") and not row.get("annotator_labels_excluded")
         ]
-    ).reindex(columns=ANNOTATION_COLUMNS)
+    )
+    annotations = annotations.reindex(
+        columns=ANNOTATION_COLUMNS
+        + [column for column in OPTIONAL_COLUMNS if column in annotations.columns]
+    )
     judgments = pd.DataFrame(judgment_records).reindex(columns=JUDGMENT_COLUMNS)
     annotations["hard_refusal"] = annotations["hard_refusal"].astype(bool)
     # A cue-only judge leaves hard_refusal empty: study_metrics keeps it out of refusal statistics.
@@ -152,7 +184,22 @@ def _meta(annotations, judgments, *, min_pair_items, confidence, n_resamples, se
         "measures": list(MEASURES),
         "methods": {
             "rate_ci": "Wilson score interval",
-            "delta_and_ratio_ci": "percentile cluster bootstrap: base prompts resampled within domain",
+            "delta_ci": (
+                "simultaneous max-t cluster-bootstrap intervals of every pairwise difference "
+                "(base prompts resampled within domain); Δ's interval is [max(0, max lower), "
+                "max upper]"
+            ),
+            "ratio_ci": "percentile cluster bootstrap: base prompts resampled within domain",
+            "ppi": (
+                "PPI++ (Angelopoulos, Duchi & Zrnic 2023) with power-tuned lambda; inverse-"
+                "probability weights where inclusion probabilities are recorded (Zrnic & Candes "
+                "2024); normal intervals per rate, cluster bootstrap for differences"
+            ),
+            "judge_error_test": (
+                "cluster-robust logistic regression (Wald chi-square), or Fisher exact / "
+                "Freeman-Halton (Monte Carlo) when an expected count is below 5 or a value is "
+                "separated; Holm across attributes"
+            ),
             "pairwise_tests": "chi-square (expected >= 5) or Fisher exact; Holm and Benjamini-Hochberg",
             "kappa_ci": "large-sample (Fleiss, Cohen & Everitt 1969)",
             "krippendorff_alpha_ci": "percentile bootstrap over items",
@@ -170,6 +217,12 @@ def _meta(annotations, judgments, *, min_pair_items, confidence, n_resamples, se
             "judges": sorted(judgments["judge"].unique().tolist()),
         },
         "definitions": "docs/metrics.md",
+        "ppi": {
+            "human_reference": HUMAN_REFERENCE,
+            "judge_error_reference": (
+                "the majority of the item's human labels (more than half); ties are left out"
+            ),
+        },
     }
 
 
@@ -231,6 +284,9 @@ def study_metrics(
             "human_vs_auto": human_vs_auto_agreement(annotations, judgments, confidence=confidence),
         },
     }
+    result["ppi"], result["judge_error"] = study_ppi(
+        annotations, judgments, confidence=confidence, n_resamples=n_resamples, seed=seed
+    )
     result["aggregation"], result["sensitivity"] = label_model_sections(
         annotations,
         methods=label_models,

@@ -67,6 +67,10 @@ def test_rates_and_agreement_are_the_study_export(frames, report):
     assert {v["value"]: v["rate"] for v in row["values"]} == {
         k: v["rate"] for k, v in block["values"].items()
     }
+    # The prediction-powered section and the judges' error by group are the export's own.
+    assert report["ppi"] == metrics["ppi"] and report["judge_error"] == metrics["judge_error"]
+    delta = report["ppi"]["vlm-judge@1"]["erasure"]["delta"]["culture"]
+    assert {"estimate", "ci_low", "ci_high", "max_value", "min_value"} <= set(delta)
 
 
 def test_permutation_p_values_are_direct_calls_and_holm_per_source(frames, report):

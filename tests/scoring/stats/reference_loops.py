@@ -27,3 +27,45 @@ def delta_resamples_naive(success, value_codes, cluster_codes, indices) -> np.nd
         rates = [hits[v] / totals[v] for v in range(n_values) if totals[v] > 0]
         out[r] = max(rates) - min(rates) if len(rates) >= 2 else np.nan
     return out
+
+
+def rates_resamples_naive(success, value_codes, cluster_codes, indices) -> np.ndarray:
+    """(n_resamples, n_values) rate of every value in every resample (NaN where unobserved),
+    rebuilding each resampled data set from its drawn cluster indices."""
+    success = np.asarray(success, dtype=float)
+    n_values = int(value_codes.max()) + 1 if value_codes.size else 0
+    rows_of_cluster = {c: np.flatnonzero(cluster_codes == c) for c in np.unique(cluster_codes)}
+    out = np.full((indices.shape[0], n_values), np.nan)
+    for r, drawn in enumerate(indices):
+        rows = np.concatenate([rows_of_cluster[c] for c in drawn])
+        for v in range(n_values):
+            mine = rows[value_codes[rows] == v]
+            if mine.size:
+                out[r, v] = success[mine].mean()
+    return out
+
+
+def delta_interval_naive(point, boot, confidence=0.95):
+    """Δ's interval from simultaneous max-t pairwise intervals, one pair at a time
+    (docs/metrics.md, "Δ interval"): every ordered pair (i, j), its resampled differences, their
+    standard deviation, the max over pairs of the studentised deviation per resample."""
+    point = list(point)
+    kept = [row for row in np.asarray(boot, dtype=float) if all(np.isfinite(row))]
+    pairs = [(i, j) for i in range(len(point)) for j in range(len(point)) if i != j]
+    spread = {}
+    for i, j in pairs:
+        resampled = [row[i] - row[j] for row in kept]
+        spread[(i, j)] = float(np.std(resampled, ddof=1))
+    t_max = []
+    for row in kept:
+        t_max.append(
+            max(
+                abs((row[i] - row[j]) - (point[i] - point[j])) / spread[(i, j)]
+                for i, j in pairs
+                if spread[(i, j)] > 0
+            )
+        )
+    critical = float(np.quantile(t_max, confidence))
+    lower = max(point[i] - point[j] - critical * spread[(i, j)] for i, j in pairs)
+    upper = max(point[i] - point[j] + critical * spread[(i, j)] for i, j in pairs)
+    return max(0.0, lower), min(1.0, upper)

@@ -10,7 +10,7 @@ from statsmodels.stats.proportion import proportion_confint
 from scoring.stats import bootstrap
 from scoring.stats.delta_inference import delta_permutation_test
 from scoring.stats.disparity import ClusterResample, delta_summary, disparity_report, rate_table
-from tests.scoring.stats.reference_loops import delta_resamples_naive
+from tests.scoring.stats.reference_loops import delta_interval_naive, rates_resamples_naive
 
 
 def clustered_frame(seed, *, n_prompts=40, effect=0.0):
@@ -107,11 +107,13 @@ def test_shipped_delta_interval_equals_naive_loop_with_same_indices(seed):
     frame = clustered_frame(seed)
     frame = frame[frame.attribute == "culture"].reset_index(drop=True)
     culture, resample = culture_report(frame, n_resamples=300, seed=seed)
+    # Δ's interval is built from simultaneous pairwise intervals (docs/metrics.md, "Δ interval").
     value_codes, _ = bootstrap.encode(frame["attribute_value"])
-    slow = delta_resamples_naive(
+    slow = rates_resamples_naive(
         frame["refused"].to_numpy(), value_codes, resample.cluster_codes, resample.indices
     )
-    low, high = np.percentile(slow[np.isfinite(slow)], [2.5, 97.5])
+    point = [culture["values"][value]["rate"] for value in ("Kenyan", "Korean", "US")]
+    low, high = delta_interval_naive(point, slow)
     assert culture["delta_ci_low"] == pytest.approx(low, abs=1e-12)
     assert culture["delta_ci_high"] == pytest.approx(high, abs=1e-12)
 

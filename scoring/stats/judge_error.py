@@ -1,0 +1,217 @@
+"""Is a judge equally accurate for every group? Its error against the human reference per
+attribute value, and a test of differential error (docs/metrics.md, "Judge error by group").
+
+Per value: false-positive rate (judge 1, reference 0) and false-negative rate (judge 0, reference
+1), with Wilson intervals. Differential error: is the judge's misclassification (judge ≠
+reference) independent of the attribute value? A binomial GLM of error on value with
+cluster-robust (base prompt) standard errors and a Wald χ² test of all value terms when every
+expected cell count is at least 5 and no value is separated; otherwise an exact test (Fisher's
+for two values, Freeman–Halton's by Monte Carlo permutation of Pearson's χ² for more). Holm across
+the attributes of one judge and outcome.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy.stats import chi2, fisher_exact
+
+from scoring.stats.disparity import value_entry
+from scoring.stats.hypothesis_tests import holm_adjust
+from scoring.stats.result import finite_or_none
+
+MIN_EXPECTED = 5  # Cochran's rule, as in the pairwise tests
+DEFAULT_N_PERMUTATIONS = 2000  # as delta_permutation_test; p resolves to 1/2001
+
+
+def _rate(count: int, n: int, *, confidence: float, name: str) -> dict:
+    entry = value_entry(count, n, confidence=confidence)
+    out = {
+        name: entry["rate"],
+        f"{name}_ci_low": entry["ci_low"],
+        f"{name}_ci_high": entry["ci_high"],
+    }
+    if n == 0:
+        out[f"{name}_reason"] = (
+            "no item with this reference class"
+            if name != "error_rate"
+            else "no item with a reference"
+        )
+    return out
+
+
+def per_value_error(judge, reference, *, confidence: float = 0.95) -> dict:
+    """``{n, n_reference_positive, n_reference_negative, false_positives, false_negatives, fpr,
+    fnr, error_rate}`` with Wilson intervals, for binary judge and reference labels."""
+    judge = np.asarray(judge, dtype=bool)
+    reference = np.asarray(reference, dtype=bool)
+    positives, negatives = int(reference.sum()), int((~reference).sum())
+    false_positives = int((judge & ~reference).sum())
+    false_negatives = int((~judge & reference).sum())
+    return {
+        "n": int(reference.size),
+        "n_reference_positive": positives,
+        "n_reference_negative": negatives,
+        "false_positives": false_positives,
+        "false_negatives": false_negatives,
+        **_rate(false_positives, negatives, confidence=confidence, name="fpr"),
+        **_rate(false_negatives, positives, confidence=confidence, name="fnr"),
+        **_rate(
+            false_positives + false_negatives,
+            int(reference.size),
+            confidence=confidence,
+            name="error_rate",
+        ),
+    }
+
+
+def _pearson_chi2(errors: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """Pearson χ² of a (…, k) table of errors out of totals against independence."""
+    overall = errors.sum(axis=-1, keepdims=True) / totals.sum(axis=-1, keepdims=True)
+    expected_errors = totals * overall
+    expected_correct = totals * (1 - overall)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = (errors - expected_errors) ** 2 / expected_errors + (
+            (totals - errors) - expected_correct
+        ) ** 2 / expected_correct
+    return np.nansum(terms, axis=-1)
+
+
+def permutation_chi2_p(
+    error, value_codes, cluster_codes, *, n_permutations: int, rng: np.random.Generator
+) -> float:
+    """Monte Carlo p of Pearson's χ² with values shuffled within cluster (Phipson & Smyth 2010)."""
+    error = np.asarray(error, dtype=float)
+    value_codes = np.asarray(value_codes, dtype=np.int64)
+    n_values = int(value_codes.max()) + 1
+    totals = np.bincount(value_codes, minlength=n_values).astype(float)
+    observed = _pearson_chi2(np.bincount(value_codes, weights=error, minlength=n_values), totals)
+    order = np.argsort(cluster_codes, kind="stable")
+    error, value_codes = error[order], value_codes[order]
+    cluster_sorted = np.asarray(cluster_codes, dtype=float)[order]
+    exceed, chunk = 0, max(1, 2_000_000 // max(error.size, 1))
+    for start in range(0, n_permutations, chunk):
+        size = min(chunk, n_permutations - start)
+        keys = cluster_sorted[None, :] + rng.random((size, error.size))
+        permuted = value_codes[np.argsort(keys, axis=1)]
+        flat = (permuted + (np.arange(size) * n_values)[:, None]).ravel()
+        errors = np.bincount(flat, weights=np.tile(error, size), minlength=size * n_values)
+        statistic = _pearson_chi2(errors.reshape(size, n_values), totals[None, :])
+        exceed += int(np.sum(statistic >= observed - 1e-9))
+    return (1 + exceed) / (1 + n_permutations)
+
+
+def cluster_logit_wald_p(error, value_codes, cluster_codes) -> float | None:
+    """p of the Wald χ² test that every value term is 0 in a binomial GLM of error on value with
+    cluster-robust covariance by base prompt; None when the fit or its covariance fails."""
+    import statsmodels.api as sm
+
+    value_codes = np.asarray(value_codes, dtype=np.int64)
+    n_values = int(value_codes.max()) + 1
+    design = np.zeros((value_codes.size, n_values))
+    design[:, 0] = 1.0
+    for code in range(1, n_values):
+        design[:, code] = value_codes == code
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = sm.GLM(np.asarray(error, dtype=float), design, family=sm.families.Binomial()).fit(
+                cov_type="cluster", cov_kwds={"groups": np.asarray(cluster_codes)}
+            )
+            covariance = np.asarray(fit.cov_params())[1:, 1:]
+            beta = np.asarray(fit.params)[1:]
+            statistic = float(beta @ np.linalg.solve(covariance, beta))
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    if not np.isfinite(statistic) or np.linalg.matrix_rank(covariance) < n_values - 1:
+        return None
+    return float(chi2.sf(statistic, n_values - 1))
+
+
+def differential_error_test(
+    error, values, clusters, *, n_permutations: int = DEFAULT_N_PERMUTATIONS, seed: int = 0
+) -> dict:
+    """``{p_value, test}`` (and ``reason`` when undefined) for error ⟂ value."""
+    error = np.asarray(error, dtype=bool)
+    value_codes, value_names = pd.factorize(pd.Series(values), sort=True)
+    cluster_codes, _ = pd.factorize(pd.Series(clusters), sort=True)
+    if len(value_names) < 2:
+        return {"p_value": None, "test": None, "reason": "fewer than two attribute values"}
+    errors = np.bincount(value_codes, weights=error, minlength=len(value_names))
+    totals = np.bincount(value_codes, minlength=len(value_names)).astype(float)
+    if errors.sum() in (0, totals.sum()):
+        return {"p_value": 1.0, "test": "none (the judge's error is the same, 0 or 1, everywhere)"}
+    overall = errors.sum() / totals.sum()
+    expected = np.concatenate([totals * overall, totals * (1 - overall)])
+    # A value with no error (or only errors) separates the logit: its MLE is infinite.
+    separated = bool(np.any(errors == 0) or np.any(errors == totals))
+    if expected.min() >= MIN_EXPECTED and not separated:
+        p_value = cluster_logit_wald_p(error, value_codes, cluster_codes)
+        if p_value is not None:
+            return {
+                "p_value": p_value,
+                "test": "cluster-robust logistic regression, Wald chi-square",
+            }
+    if len(value_names) == 2:
+        table = np.array([[errors[0], totals[0] - errors[0]], [errors[1], totals[1] - errors[1]]])
+        return {"p_value": float(fisher_exact(table).pvalue), "test": "Fisher exact"}
+    # Freeman–Halton's exact conditional test, by Monte Carlo: values shuffled over all items.
+    # Not within base prompt: with a sample of labelled items most base prompts hold one item
+    # of an attribute, and a within-prompt shuffle would leave them fixed (no power).
+    p_value = permutation_chi2_p(
+        error,
+        value_codes,
+        np.zeros(error.size, dtype=np.int64),
+        n_permutations=n_permutations,
+        rng=np.random.default_rng(seed),
+    )
+    return {
+        "p_value": p_value,
+        "test": "Freeman-Halton (Monte Carlo permutation of Pearson chi-square)",
+        "n_permutations": n_permutations,
+    }
+
+
+def judge_error_by_attribute(
+    items: pd.DataFrame,
+    *,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    n_permutations: int = DEFAULT_N_PERMUTATIONS,
+    seed: int = 0,
+) -> dict:
+    """``{<attribute>: {per_value, p_value, p_holm, differential, test, n}}`` for one judge and
+    outcome. ``items``: one row per item with a judge label and a binary human reference, columns
+    ``judge`` (bool), ``reference`` (bool), ``attribute``, ``attribute_value``, ``base_prompt_id``.
+    The neutral baseline (one value) has no test; Holm runs across the attributes tested."""
+    out = {}
+    for attribute, rows in items.groupby("attribute", sort=True):
+        per_value = {
+            str(value): per_value_error(
+                group["judge"].to_numpy(), group["reference"].to_numpy(), confidence=confidence
+            )
+            for value, group in rows.groupby("attribute_value", sort=True)
+        }
+        error = rows["judge"].to_numpy(dtype=bool) != rows["reference"].to_numpy(dtype=bool)
+        test = differential_error_test(
+            error,
+            rows["attribute_value"].to_numpy(),
+            rows["base_prompt_id"].to_numpy(),
+            n_permutations=n_permutations,
+            seed=seed,
+        )
+        out[str(attribute)] = {"per_value": per_value, "n": int(len(rows)), **test}
+    attributes = list(out)
+    p_values = np.array(
+        [np.nan if out[a]["p_value"] is None else out[a]["p_value"] for a in attributes]
+    )
+    adjusted = holm_adjust(p_values) if attributes else np.array([])
+    for attribute, p_holm in zip(attributes, adjusted, strict=True):
+        p_holm = finite_or_none(p_holm)
+        out[attribute]["p_holm"] = p_holm
+        out[attribute]["differential"] = None if p_holm is None else bool(p_holm < alpha)
+        if p_holm is None:
+            out[attribute]["differential_reason"] = out[attribute].get("reason")
+    return out

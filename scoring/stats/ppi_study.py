@@ -1,0 +1,339 @@
+"""The study export's ``ppi`` and ``judge_error`` sections: per judge that has human labels on
+the same items, prediction-powered rates, Δ, differences and ratios to the neutral baseline,
+the bias the judge alone would introduce, and the judge's error per group.
+
+docs/metrics.md, "Prediction-powered rates" and "Judge error by group". Called by
+``study_metrics``; the estimators are ``ppi``, ``judge_error`` and ``delta_interval``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from scoring.stats import bootstrap
+from scoring.stats.delta_interval import delta_interval_block
+from scoring.stats.disparity import NEUTRAL, ClusterResample, delta_summary
+from scoring.stats.judge_error import judge_error_by_attribute
+from scoring.stats.ppi import item_terms, ppi_mean, ppi_mean_weighted, resampled_means
+from scoring.stats.result import ci_reason, finite_or_none, has_zero_width
+from scoring.stats.study_rates import MEASURES, measure_outcomes
+
+INCLUSION_PROBABILITY = "inclusion_probability"
+ITEM_FIELDS = ["attribute", "attribute_value", "base_prompt_id", "domain", "generator"]
+HUMAN_REFERENCE = (
+    "per item, the share of its human labels (in the label source the human rates use, "
+    "labels.source) that mark the outcome: the one label under adjudicated, majority and "
+    "label-model sources, the vote share under pooled"
+)
+
+
+def _per_item(frame: pd.DataFrame, measure: str) -> pd.DataFrame:
+    """Per item: the share of its counted rows marking the outcome (NaN when none counts)."""
+    success, counted = measure_outcomes(frame)[measure]
+    rows = pd.DataFrame(
+        {"item_id": frame["item_id"].to_numpy(), "hit": success & counted, "counted": counted}
+    )
+    sums = rows.groupby("item_id", sort=True)[["hit", "counted"]].sum()
+    share = sums["hit"] / sums["counted"].where(sums["counted"] > 0)
+    return pd.DataFrame({"share": share, "counted": sums["counted"]})
+
+
+def inclusion_probabilities(annotations: pd.DataFrame) -> pd.Series:
+    """Per annotated item, its recorded inclusion probability (NaN when none was recorded)."""
+    if INCLUSION_PROBABILITY not in annotations.columns or len(annotations) == 0:
+        return pd.Series(np.nan, index=pd.Index(annotations["item_id"].unique(), name="item_id"))
+    values = pd.to_numeric(annotations[INCLUSION_PROBABILITY], errors="coerce")
+    return values.groupby(annotations["item_id"].to_numpy()).first().rename_axis("item_id")
+
+
+def judge_items(annotations: pd.DataFrame, judge_frame: pd.DataFrame, measure: str) -> pd.DataFrame:
+    """One row per item the judge labelled: item columns, ``f`` (judge), ``y`` (human reference,
+    NaN without one), ``labelled``, ``unlabelled``, ``pi`` (NaN when not recorded)."""
+    items = judge_frame.groupby("item_id", sort=True)[ITEM_FIELDS].first()
+    judge = _per_item(judge_frame, measure)
+    human = _per_item(annotations, measure) if len(annotations) else None
+    items["f"] = judge["share"]
+    items["y"] = np.nan if human is None else human["share"].reindex(items.index)
+    annotated = items.index.isin(annotations["item_id"]) if len(annotations) else False
+    has_f = items["f"].notna().to_numpy()
+    items["labelled"] = has_f & items["y"].notna().to_numpy()
+    items["unlabelled"] = has_f & ~np.asarray(annotated, dtype=bool)
+    items["pi"] = inclusion_probabilities(annotations).reindex(items.index).to_numpy()
+    return items.reset_index()
+
+
+def _arrays(items: pd.DataFrame) -> dict:
+    return {
+        "labelled": items["labelled"].to_numpy(dtype=bool),
+        "unlabelled": items["unlabelled"].to_numpy(dtype=bool),
+        "y": items["y"].to_numpy(dtype=float),
+        "f": items["f"].to_numpy(dtype=float),
+        "pi": items["pi"].to_numpy(dtype=float),
+    }
+
+
+def _cell_estimate(arrays: dict, mask: np.ndarray, *, confidence: float):
+    """The cell's PPI entry and its per-item bootstrap terms (None when undefined)."""
+    labelled, unlabelled = mask & arrays["labelled"], mask & arrays["unlabelled"]
+    y, f, pi = arrays["y"], arrays["f"], arrays["pi"]
+    weighted = bool(np.isfinite(pi[labelled]).any())
+    if weighted:
+        # A labelled item without a recorded π counts as drawn uniformly from its cell.
+        population = int(labelled.sum() + unlabelled.sum())
+        pi = np.where(np.isfinite(pi), pi, labelled.sum() / max(population, 1))
+        entry = ppi_mean_weighted(
+            y[labelled], f[labelled], f[labelled | unlabelled], pi[labelled], confidence=confidence
+        )
+    else:
+        entry = ppi_mean(y[labelled], f[labelled], f[unlabelled], confidence=confidence)
+    entry["weighting"] = "inverse_probability" if weighted else "uniform"
+    if entry["ci_low"] is not None:
+        # A rate lies in [0, 1]: intersecting the interval with it loses no coverage.
+        entry["ci_low"], entry["ci_high"] = max(0.0, entry["ci_low"]), min(1.0, entry["ci_high"])
+    if entry["estimate"] is None:
+        return entry, None
+    terms = item_terms(y, f, labelled, unlabelled, pi, lam=entry["lambda"], weighted=weighted)
+    return entry, terms
+
+
+def _percentile_block(samples, point, *, confidence, n_resamples, design_code, prefix="") -> dict:
+    code = "no_resamples" if n_resamples == 0 or samples is None else design_code
+    if code is None and point is not None:
+        low, high, _ = bootstrap.percentile_interval(samples, confidence=confidence)
+        low, high = finite_or_none(low), finite_or_none(high)
+        if low is None:
+            code = "undefined_in_every_resample"
+        elif has_zero_width(low, high):
+            code = "zero_width"
+    if point is None:
+        return {f"{prefix}ci_low": None, f"{prefix}ci_high": None}
+    if code is not None:
+        return {f"{prefix}ci_low": None, f"{prefix}ci_high": None, **ci_reason(code, prefix)}
+    return {f"{prefix}ci_low": low, f"{prefix}ci_high": high}
+
+
+class _Cells:
+    """The PPI and judge-only rates of one set of cells, with their bootstrap resamples."""
+
+    def __init__(self, items, cells, resample, *, confidence):
+        self.entries, terms, judge_terms = {}, [], []
+        arrays = _arrays(items)
+        has_f = np.isfinite(arrays["f"])
+        f = np.nan_to_num(arrays["f"])
+        for key, mask in cells.items():
+            entry, cell_terms = _cell_estimate(arrays, mask, confidence=confidence)
+            self.entries[key] = entry
+            terms.append(cell_terms or [(np.zeros(len(items)), np.zeros(len(items)))])
+            judge_terms.append([(f * (mask & has_f), (mask & has_f).astype(float))])
+        self.keys = list(cells)
+        self.boot = self.judge_boot = None
+        if resample is not None and resample.n_resamples > 0:
+            args = (resample.cluster_codes, resample.counts, resample.n_clusters)
+            self.boot = resampled_means(terms, *args)
+            self.judge_boot = resampled_means(judge_terms, *args)
+        self.judge_rate = {
+            key: (float(f[mask & has_f].mean()) if (mask & has_f).any() else None)
+            for key, mask in cells.items()
+        }
+
+    def column(self, key):
+        return self.keys.index(key)
+
+
+def _attribute_blocks(cells: _Cells, attribute: str, values, context) -> dict:
+    confidence, n_resamples, design = context
+    estimates = {v: cells.entries[(attribute, v)]["estimate"] for v in values}
+    summary = delta_summary(estimates)
+    defined = [v for v in sorted(values) if estimates[v] is not None]
+    columns = [cells.column((attribute, v)) for v in defined]
+    boot = None if cells.boot is None else cells.boot[:, columns]
+    delta = {
+        "estimate": summary["delta"],
+        "max_value": summary["max_value"],
+        "min_value": summary["min_value"],
+        **delta_interval_block(
+            [estimates[v] for v in defined],
+            boot,
+            confidence=confidence,
+            n_resamples=n_resamples,
+            design_code=design,
+            prefix="",
+        ),
+    }
+    if summary["delta"] is None:
+        delta = {
+            "estimate": None,
+            "reason": summary["delta_reason"],
+            "ci_low": None,
+            "ci_high": None,
+            "max_value": None,
+            "min_value": None,
+        }
+    judge_estimates = {v: cells.judge_rate[(attribute, v)] for v in defined}
+    judge_delta = delta_summary(judge_estimates)["delta"]
+    bias = {"judge_delta": judge_delta, "ppi_delta": summary["delta"]}
+    if judge_delta is None or summary["delta"] is None:
+        bias.update(estimate=None, ci_low=None, ci_high=None, reason=summary.get("delta_reason"))
+    else:
+        samples = None
+        if boot is not None:
+            samples = bootstrap.delta_of_rates(cells.judge_boot[:, columns]) - (
+                bootstrap.delta_of_rates(boot)
+            )
+        bias["estimate"] = judge_delta - summary["delta"]
+        bias.update(
+            _percentile_block(
+                samples,
+                bias["estimate"],
+                confidence=confidence,
+                n_resamples=n_resamples,
+                design_code=design,
+            )
+        )
+    return {"delta": delta, "judge_bias": bias}
+
+
+def _versus_neutral(cells: _Cells, attribute: str, value: str, context) -> tuple[dict, dict]:
+    confidence, n_resamples, design = context
+    rate = cells.entries[(attribute, value)]["estimate"]
+    neutral_key = (NEUTRAL, NEUTRAL)
+    neutral = cells.entries.get(neutral_key, {}).get("estimate")
+    if rate is None or neutral is None:
+        reason = "the value's or the neutral baseline's estimate is undefined"
+        empty = {"estimate": None, "ci_low": None, "ci_high": None, "reason": reason}
+        return dict(empty), dict(empty)
+    boot = None
+    if cells.boot is not None:
+        boot = (
+            cells.boot[:, cells.column((attribute, value))],
+            cells.boot[:, cells.column(neutral_key)],
+        )
+    options = {"confidence": confidence, "n_resamples": n_resamples, "design_code": design}
+    difference = {"estimate": rate - neutral}
+    difference.update(
+        _percentile_block(None if boot is None else boot[0] - boot[1], rate - neutral, **options)
+    )
+    if neutral <= 0:
+        ratio = {"estimate": None, "ci_low": None, "ci_high": None}
+        ratio["reason"] = "the neutral baseline's estimate is 0 or below"
+        return difference, ratio
+    samples = None
+    if boot is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            samples = np.where(boot[1] > 0, boot[0] / np.where(boot[1] > 0, boot[1], 1), np.nan)
+    ratio = {"estimate": rate / neutral}
+    ratio.update(_percentile_block(samples, rate / neutral, **options))
+    return difference, ratio
+
+
+def _nested(entries: dict) -> dict:
+    out: dict = {}
+    for (attribute, value), entry in sorted(entries.items()):
+        out.setdefault(attribute, {})[value] = entry
+    return out
+
+
+def judge_outcome_ppi(
+    items: pd.DataFrame, *, confidence, n_resamples, seed, resample: ClusterResample | None = None
+) -> dict:
+    """``{rates, delta, vs_neutral, ratio_vs_neutral, judge_bias, rates_by_generator}`` for one
+    judge and outcome (docs/metrics.md, "Prediction-powered rates"). ``resample`` may pass the
+    draws of ``ClusterResample(items, n_resamples=n_resamples, rng=default_rng(seed))`` built
+    once for the judge's items (the same rows for every outcome)."""
+    attribute = items["attribute"].to_numpy()
+    value = items["attribute_value"].to_numpy()
+    cells = {
+        (a, v): (attribute == a) & (value == v)
+        for a, v in sorted(set(zip(attribute, value, strict=True)))
+    }
+    if resample is None:
+        resample = ClusterResample(items, n_resamples=n_resamples, rng=np.random.default_rng(seed))
+    estimates = _Cells(items, cells, resample, confidence=confidence)
+    context = (confidence, n_resamples, resample.design_code)
+    for key, entry in estimates.entries.items():
+        # Beside the normal interval (items independent, as ppi_py), the cluster-bootstrap one.
+        if entry["estimate"] is not None:
+            samples = None if estimates.boot is None else estimates.boot[:, estimates.column(key)]
+            entry.update(
+                _percentile_block(
+                    samples,
+                    entry["estimate"],
+                    confidence=confidence,
+                    n_resamples=n_resamples,
+                    design_code=resample.design_code,
+                    prefix="bootstrap_",
+                )
+            )
+    out = {
+        "rates": _nested(estimates.entries),
+        "delta": {},
+        "vs_neutral": {},
+        "ratio_vs_neutral": {},
+        "judge_bias": {},
+    }
+    for name in sorted({a for a, _ in cells} - {NEUTRAL}):
+        values = [v for a, v in cells if a == name]
+        blocks = _attribute_blocks(estimates, name, values, context)
+        out["delta"][name], out["judge_bias"][name] = blocks["delta"], blocks["judge_bias"]
+        for v in sorted(values):
+            difference, ratio = _versus_neutral(estimates, name, v, context)
+            out["vs_neutral"].setdefault(name, {})[v] = difference
+            out["ratio_vs_neutral"].setdefault(name, {})[v] = ratio
+    by_generator = {}
+    generator = items["generator"].to_numpy()
+    for level in sorted(set(generator)):
+        level_cells = {key: mask & (generator == level) for key, mask in cells.items()}
+        level_cells = {key: mask for key, mask in level_cells.items() if mask.any()}
+        by_generator[str(level)] = _nested(
+            _Cells(items, level_cells, None, confidence=confidence).entries
+        )
+    out["rates_by_generator"] = by_generator
+    return out
+
+
+def _majority(share: pd.Series) -> pd.Series:
+    """1 above one half, 0 below, NaN at a tie or without a reference."""
+    return share.where(share != 0.5).gt(0.5).where(share.notna() & (share != 0.5))
+
+
+def study_ppi(
+    annotations: pd.DataFrame,
+    judgments: pd.DataFrame,
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+    alpha: float = 0.05,
+) -> tuple[dict, dict]:
+    """``(ppi, judge_error)``: ``ppi.<judge>.<outcome>`` and ``judge_error.<judge>.<outcome>``
+    for every judge with a human reference on at least one item it labelled."""
+    ppi, errors = {}, {}
+    if len(annotations) == 0 or len(judgments) == 0:
+        return ppi, errors
+    for judge, frame in judgments.groupby("judge", sort=True):
+        frame = frame.reset_index(drop=True)
+        per_outcome = {measure: judge_items(annotations, frame, measure) for measure in MEASURES}
+        if not any(items["labelled"].any() for items in per_outcome.values()):
+            continue
+        ppi[str(judge)], errors[str(judge)] = {}, {}
+        # Every outcome's frame holds the judge's items in the same order: one set of draws.
+        resample = ClusterResample(
+            per_outcome["refusal"], n_resamples=n_resamples, rng=np.random.default_rng(seed)
+        )
+        for measure, items in per_outcome.items():
+            ppi[str(judge)][measure] = judge_outcome_ppi(
+                items,
+                confidence=confidence,
+                n_resamples=n_resamples,
+                seed=seed,
+                resample=resample,
+            )
+            reference = _majority(items["y"])
+            scored = items[items["f"].notna() & reference.notna()].assign(
+                judge=lambda rows: rows["f"] > 0.5, reference=reference.astype(float) > 0.5
+            )
+            errors[str(judge)][measure] = judge_error_by_attribute(
+                scored, confidence=confidence, alpha=alpha, seed=seed
+            )
+    return ppi, errors
