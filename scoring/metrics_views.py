@@ -65,6 +65,32 @@ def study_summary(request, slug: str):
 
 @staff_required
 @require_GET
+def batch_plan(request, slug: str):
+    """The new-batch form's planning aid: expected widths of Δ's interval for a budget (an htmx
+    fragment; without JavaScript the form submits here and gets a page)."""
+    from annotations.policies import PolicyError
+
+    from .forms import BatchPlanForm
+    from .planning import batch_plan as plan_for
+
+    study = get_object_or_404(Study, slug=slug)
+    form = BatchPlanForm(request.GET if "budget" in request.GET else None)
+    plan, error = None, ""
+    if form.is_bound and form.is_valid():
+        data = form.cleaned_data
+        try:
+            plan = plan_for(study=study, budget=data["budget"], accuracy=data["accuracy"] or 0.9,
+                            rho=data["rho"], rate=data["rate"] or 0.5,
+                            min_per_value=data["min_per_value"])  # fmt: skip
+        except PolicyError as exc:
+            error = str(exc)
+    context = {"study": study, "form": form, "plan": plan, "error": error}
+    template = "scoring/batch_plan.html"
+    return render(request, f"{template}#plan" if request.htmx else template, context)
+
+
+@staff_required
+@require_GET
 def rates_chart(request, slug: str, source: str, measure: str, fmt: str):
     study = get_object_or_404(Study, slug=slug)
     if fmt not in ("csv", "svg", "png") or measure not in charts.MEASURES:
