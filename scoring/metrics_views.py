@@ -21,6 +21,7 @@ from annotations.models import Study
 from annotations.permissions import staff_required
 from scoring import metrics as study_metrics
 from scoring.report import charts
+from scoring.report.display import display_ppi
 from scoring.selectors import study_summary as study_summary_data
 from scoring.summary import inter_annotator_rows, validation_display_rows
 
@@ -47,6 +48,7 @@ def study_statistics(request, slug: str):
             metrics.get("rates", {}), key=lambda source: (source != "human", source)
         ),
         "measures": charts.MEASURES,
+        "ppi": display_ppi(metrics),
     }
     template = "scoring/study_statistics.html"
     return render(request, f"{template}#statistics" if request.htmx else template, context)
@@ -61,6 +63,18 @@ def study_summary(request, slug: str):
     context = {"study": study, "summary": study_summary_data(study=study)}
     template = "scoring/study_summary.html"
     return render(request, f"{template}#summary" if request.htmx else template, context)
+
+
+@staff_required
+@require_GET
+def study_judge_fairness(request, slug: str):
+    """Each judge's PPI estimates and error by value (the judges page loads it by htmx; a page
+    without htmx)."""
+    study = get_object_or_404(Study, slug=slug)
+    metrics = study_metrics.metrics_document_cached(study=study)
+    context = {"study": study, "ppi": display_ppi(metrics)}
+    template = "scoring/judge_fairness.html"
+    return render(request, f"{template}#fairness" if request.htmx else template, context)
 
 
 @staff_required
