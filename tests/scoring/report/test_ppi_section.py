@@ -38,7 +38,9 @@ def test_cautions_follow_the_differential_test_and_the_bias_interval(report):
         ("erasure", "culture"),
     }
     (erasure,) = [c for c in cautions if c["outcome"] == "erasure"]
-    assert "p Holm < 0.001" in erasure["because"] and "95% CI 0.060 to 0.270" in erasure["because"]
+    assert erasure["because"] == (
+        "its error differs across the values (p Holm < 0.001); its Δ is 0.170 off the PPI Δ (95% CI 0.060 to 0.270)"
+    )
     # The bias interval alone is enough: gender's error does not differ, but its Δ is off.
     report["ppi"][JUDGE]["erasure"]["judge_bias"]["gender"].update(ci_low=0.01, ci_high=0.05)
     flagged = {(c["outcome"], c["attribute"]) for c in judge_only_cautions(report)}
