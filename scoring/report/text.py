@@ -275,8 +275,7 @@ def judge_only_cautions(report: dict) -> list[dict]:
                 low, high = (bias or {}).get("ci_low"), (bias or {}).get("ci_high")
                 if low is not None and high is not None and (low > 0 or high < 0):
                     found.setdefault((judge, outcome, attribute), []).append(
-                        f"its Δ is {_figure(bias.get('estimate'))} off the PPI Δ "
-                        f"({_bracket(bias)})"
+                        f"its Δ is {_figure(bias.get('estimate'))} off the PPI Δ ({_bracket(bias)})"
                     )
     return [
         {"judge": judge, "outcome": outcome, "attribute": attribute, "because": "; ".join(why)}
