@@ -19,6 +19,7 @@ JUDGE_MIN_KAPPA = 0.40
 # An annotator with this share of answers faster than the study's minimum time needs a look.
 TOO_FAST_SHARE = 0.10
 LARGEST_DISPARITIES = 5
+SUMMARY_CAUTIONS = 3
 
 
 def human_first(rows: list[dict], *, key: str = "source") -> list[dict]:
@@ -218,5 +219,7 @@ def ppi_headline(metrics: dict, *, limit: int = LARGEST_DISPARITIES) -> dict:
         "present": bool(rows or differential or metrics.get("ppi")),
         "rows": rows,
         "differential": [{**row, "p_holm": p_value(row["p_holm"])} for row in differential],
-        "cautions": cautions,
+        # A minute's read: the first few here, every one in the details and the report.
+        "cautions": cautions[:SUMMARY_CAUTIONS],
+        "more_cautions": max(len(cautions) - SUMMARY_CAUTIONS, 0),
     }

@@ -74,3 +74,16 @@ def test_statistics_details_and_judges_page_show_the_error_per_group(
 def test_judge_fairness_is_staff_only(small_study, client):
     response = client.get(reverse("metrics:study_judge_fairness", args=[small_study.slug]))
     assert response.status_code == 302
+
+
+def test_the_summary_lists_a_few_cautions_and_counts_the_rest():
+    from scoring.summary import SUMMARY_CAUTIONS, ppi_headline
+
+    document = ppi_sections()
+    for outcome in ("refusal", "substitution"):  # four cautions in all
+        document["judge_error"][JUDGE][outcome] = document["judge_error"][JUDGE]["erasure"]
+    headline = ppi_headline(document)
+    assert len(headline["cautions"]) == SUMMARY_CAUTIONS == 3
+    assert headline["more_cautions"] == 1
+    assert [row["attribute"] for row in headline["differential"]] == ["culture"] * 4
+    assert ppi_headline({})["present"] is False
