@@ -285,6 +285,10 @@ def validate_judge_design(
     strata = sorted({i.stratum for i in items})
     if min_per_stratum is None:
         min_per_stratum = default_min_per_stratum(budget, len(strata))
+    if min_per_stratum < 0:
+        raise PolicyError(
+            f"the minimum per attribute value must be 0 or more (got {min_per_stratum})"
+        )
     positions: dict[str, list[int]] = {s: [] for s in strata}
     for k, i in enumerate(items):
         positions[i.stratum].append(k)

@@ -189,6 +189,8 @@ def _sampling_design(study, policy, items, budget, min_per_value, rng):
     """Which of ``items`` humans label, with each one's inclusion probability; None where no
     design chooses (manual pairs)."""
     if policy == Batch.Policy.MANUAL:
+        if budget is not None:
+            raise policies.PolicyError("manual pairs take no budget: list the pairs instead")
         return None
     if policy != Batch.Policy.VALIDATE_JUDGE:
         return policies.uniform_design([i.item for i in items], budget, rng)

@@ -64,6 +64,8 @@ class BatchCreateForm(forms.Form):
             self.add_error(
                 "budget", "Validate the judge needs a budget: how many items humans label."
             )
+        if cleaned.get("policy") == Batch.Policy.MANUAL and cleaned.get("budget"):
+            self.add_error("budget", "Manual pairs take no budget: list the pairs instead.")
         return cleaned
 
 

@@ -115,7 +115,12 @@ def test_reproducible_from_the_seed():
 
 @pytest.mark.parametrize(
     ("budget", "minimum", "message"),
-    [(0, None, "at least 1"), (500, None, "larger than"), (10, 5, "minimum of 5")],
+    [
+        (0, None, "at least 1"),
+        (500, None, "larger than"),
+        (10, 5, "minimum of 5"),
+        (10, -1, "0 or more"),
+    ],  # fmt: skip
 )
 def test_impossible_requests_are_refused(budget, minimum, message):
     with pytest.raises(PolicyError, match=message):
