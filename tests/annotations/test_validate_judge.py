@@ -255,3 +255,16 @@ def test_staff_form_creates_a_validate_judge_batch(
     batch = Batch.objects.get(name="vj")
     assert batch.assignments.values("item").distinct().count() == 12
     assert min(batch.params["per_value"].values()) >= 3
+
+
+@pytest.mark.django_db
+def test_batch_page_states_the_sample(judged_study, annotators, staff_client):
+    from django.urls import reverse
+
+    from annotations import services
+
+    batch = services.batch_create(study=judged_study, name="vj", policy="validate_judge",
+                                  annotators=annotators[:2], overlap_k=1, seed=2, budget=9)  # fmt: skip
+    text = staff_client.get(reverse("staff:batch_detail", args=[batch.pk])).content.decode()
+    assert "Sample: 9 items, drawn more often where the judges are unsure" in text
+    assert "culture=Nigerian: " in text
