@@ -101,3 +101,25 @@ def test_budget_plan_rows_and_reasons():
     # Drawing where the judges are unsure helps when their errors are there, costs otherwise.
     assert row["ppi_validate"] < row["ppi_uniform"] < row["ppi_validate_flat"]
     assert single["ppi_uniform"] is None and "one attribute value" in single["reason"]
+
+
+def test_design_factor_predicts_the_weighted_correction_under_the_validate_judge_design():
+    """The informative column's model: residuals with variance ∝ uncertainty, drawn by the
+    validate-the-judge design and weighted by 1/π (the PPI correction's Horvitz–Thompson mean).
+    Its variance is g · mean(s) / n with g = design_factor(π, s); and below the uniform design's."""
+    from annotations.policies import SampleItem, validate_judge_design
+
+    rng = np.random.default_rng(4)
+    n_items, budget = 200, 30
+    uncertainty = rng.beta(0.6, 2.0, n_items)
+    share = uncertainty / uncertainty.mean()
+    items = [SampleItem(i, "one", float(u)) for i, u in enumerate(uncertainty)]
+    pi = np.array(list(validate_judge_design(items, budget, rng).inclusion_probability.values()))
+    corrections = []
+    for _ in range(4000):
+        drawn = np.array(validate_judge_design(items, budget, rng).chosen)
+        residual = rng.normal(0.0, np.sqrt(share[drawn]))
+        corrections.append(np.sum(residual / pi[drawn]) / n_items)
+    predicted = planning.design_factor(pi, share) / budget
+    assert np.var(corrections) == pytest.approx(predicted, rel=0.1)
+    assert planning.design_factor(pi, share) < 1.0 < planning.design_factor(pi)
