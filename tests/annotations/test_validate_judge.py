@@ -1,6 +1,7 @@
 """The validate-the-judge design (annotations.policies.validate_judge_design) and its batch."""
 
 from collections import Counter
+from io import StringIO
 
 import numpy as np
 import pytest
@@ -170,9 +171,14 @@ def test_create_batch_validate_judge_end_to_end(judged_study, annotators):
     from annotations import selectors
     from annotations.models import Assignment, Batch
 
+    out = StringIO()
     call_command("create_batch", "--study", judged_study.slug, "--name", "vj",
                  "--annotators", "ann0,ann1", "--policy", "validate-judge", "--budget", "9",
-                 "--k", "2", "--seed", "11")  # fmt: skip
+                 "--k", "2", "--seed", "11", stdout=out)  # fmt: skip
+    assert (
+        "seed 11" in out.getvalue()
+        and "items drawn per attribute value: culture=" in out.getvalue()
+    )
     batch = Batch.objects.get(name="vj")
     assert batch.policy == Batch.Policy.VALIDATE_JUDGE and batch.seed == 11
     rows = Assignment.objects.filter(batch=batch)

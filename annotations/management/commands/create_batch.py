@@ -88,3 +88,7 @@ class Command(BaseCommand):
                 f"batch {batch.pk} '{batch.name}': {batch.assignments.count()} assignments, seed {batch.seed}"
             )
         )
+        per_value = batch.params.get("per_value")
+        if per_value:
+            drawn = ", ".join(f"{value} {count}" for value, count in per_value.items())
+            self.stdout.write(f"items drawn per attribute value: {drawn}")
