@@ -274,3 +274,19 @@ def test_batch_page_states_the_sample(judged_study, annotators, staff_client):
     text = staff_client.get(reverse("staff:batch_detail", args=[batch.pk])).content.decode()
     assert "Sample: 9 items, drawn more often where the judges are unsure" in text
     assert "culture=Nigerian: " in text
+
+
+@pytest.mark.django_db
+def test_added_and_reassigned_labels_keep_the_batch_probability(judged_study, annotators):
+    from annotations import services
+    from annotations.models import Assignment
+
+    batch = services.batch_create(study=judged_study, name="vj", policy="validate_judge",
+                                  annotators=annotators[:1], overlap_k=1, seed=4, budget=8)  # fmt: skip
+    drawn = dict(batch.assignments.values_list("item_id", "inclusion_probability"))
+    services.batch_add_annotators(batch=batch, annotators=[annotators[1]])
+    services.assignments_reassign(batch=batch, from_annotator=annotators[0],
+                                  to_annotators=[annotators[2]])  # fmt: skip
+    for row in Assignment.objects.filter(batch=batch):
+        assert row.inclusion_probability == pytest.approx(drawn[row.item_id])
+    assert Assignment.objects.filter(batch=batch, annotator=annotators[2]).count() == 8
