@@ -390,14 +390,16 @@ def judgment_rows(*, study: Study) -> list[dict]:
 def item_judge_uncertainty(*, study: Study, item_ids: list[int]) -> dict[int, float]:
     """Item pk -> the judges' uncertainty on it (``policies.judge_uncertainty``), in one query."""
     verdicts: dict[int, list] = {pk: [] for pk in item_ids}
+    # By study, not by a list of ids: SQLite refuses an IN of 100,000 parameters.
     rows = (
-        AutomatedJudgment.objects.filter(item__study=study, item_id__in=item_ids, error="")
+        AutomatedJudgment.objects.filter(item__study=study, error="")
         .filter(Q(hard_refusal__isnull=False) | ~Q(cue_label=""))
         .values_list("item_id", "hard_refusal", "cue_label", "confidence")
     )
     for item_id, hard_refusal, cue_label, confidence in rows:
-        label = "refused" if hard_refusal else (cue_label or "not refused")
-        verdicts[item_id].append((label, confidence))
+        if item_id in verdicts:
+            label = "refused" if hard_refusal else (cue_label or "not refused")
+            verdicts[item_id].append((label, confidence))
     return {pk: judge_uncertainty(found) for pk, found in verdicts.items()}
 
 

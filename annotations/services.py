@@ -197,11 +197,7 @@ def _sampling_design(study, policy, items, budget, min_per_value, rng):
     if budget is None:
         raise policies.PolicyError("validate-judge needs a budget: how many items humans label")
     uncertainty = item_judge_uncertainty(study=study, item_ids=[i.item for i in items])
-    strata = dict(
-        Item.objects.filter(pk__in=[i.item for i in items]).values_list(
-            "pk", "attribute_value__attribute"
-        )
-    )
+    strata = dict(Item.objects.filter(study=study).values_list("pk", "attribute_value__attribute"))
     sample = [
         policies.SampleItem(i.item, f"{strata[i.item]}={i.match_key}", uncertainty[i.item])
         for i in items
