@@ -113,7 +113,7 @@ def _context_text(label: str, help_text: str, rows: int = 3):
 
 
 class StudyAuditContextForm(forms.Form):
-    """The study's audit context (annotations.study_settings); the rules live in the service."""
+    """The study's audit context (annotations.staff.audit_context); the rules live in the service."""
 
     system_kind = forms.ChoiceField(
         choices=[("", "not stated")] + list(Study.SystemKind.choices),

@@ -6,7 +6,7 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from scoring import metrics
+from scoring.metrics.document import document as metrics
 from tests.scoring.test_dashboard import study_of
 from tests.support.ppi_document import JUDGE, ppi_sections
 
@@ -77,7 +77,7 @@ def test_judge_fairness_is_staff_only(small_study, client):
 
 
 def test_the_summary_lists_a_few_cautions_and_counts_the_rest():
-    from scoring.summary import SUMMARY_CAUTIONS, ppi_headline
+    from scoring.metrics.headlines import SUMMARY_CAUTIONS, ppi_headline
 
     document = ppi_sections()
     for outcome in ("refusal", "substitution"):  # four cautions in all
