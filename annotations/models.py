@@ -229,6 +229,7 @@ class Batch(models.Model):
         EXPERTISE = "expertise", "expertise-matched"
         MANUAL = "manual", "manual"
         IMPORTED = "imported", "imported labels"
+        VALIDATE_JUDGE = "validate_judge", "validate the judge (uncertainty-weighted sample)"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="batches")
     name = models.CharField(max_length=200)
@@ -263,6 +264,10 @@ class Assignment(models.Model):
     # Set in the same transaction that creates the annotation (services and imports), so the
     # queue of open items is one partial-index scan however large the study is.
     answered_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The probability that the batch's sampling design drew this item (docs/annotation.md,
+    # "Validate the judge"): 1 when the batch took every item, n/N for a uniform sample, π_i for
+    # validate-judge; null where no design chose it (gold, manual, imported).
+    inclusion_probability = models.FloatField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

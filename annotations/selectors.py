@@ -27,6 +27,7 @@ from .models import (
     ItemReview,
     Study,
 )
+from .policies import judge_uncertainty
 
 
 @dataclass(frozen=True)
@@ -332,6 +333,9 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
         "annotator_group": "assignment__annotator__group",
         "batch": "assignment__batch__name",
         "is_gold": "assignment__item__is_gold",
+        # The design's probability of drawing the item (null: no design chose it); the PPI
+        # estimates weight by its inverse (docs/annotation.md, "Validate the judge").
+        "inclusion_probability": "assignment__inclusion_probability",
         # Kept in the export; statistics leave these rows out (scoring.metrics.document.study_metric_frames).
         "annotator_labels_excluded": "assignment__annotator__label_exclusion__excluded_at",
     }
@@ -382,6 +386,22 @@ def judgment_rows(*, study: Study) -> list[dict]:
         record.update(row)
         out.append(record)
     return out
+
+
+def item_judge_uncertainty(*, study: Study, item_ids: list[int]) -> dict[int, float]:
+    """Item pk -> the judges' uncertainty on it (``policies.judge_uncertainty``), in one query."""
+    verdicts: dict[int, list] = {pk: [] for pk in item_ids}
+    # By study, not by a list of ids: SQLite refuses an IN of 100,000 parameters.
+    rows = (
+        AutomatedJudgment.objects.filter(item__study=study, error="")
+        .filter(Q(hard_refusal__isnull=False) | ~Q(cue_label=""))
+        .values_list("item_id", "hard_refusal", "cue_label", "confidence")
+    )
+    for item_id, hard_refusal, cue_label, confidence in rows:
+        if item_id in verdicts:
+            label = "refused" if hard_refusal else (cue_label or "not refused")
+            verdicts[item_id].append((label, confidence))
+    return {pk: judge_uncertainty(found) for pk, found in verdicts.items()}
 
 
 def gold_accuracy(*, study: Study) -> list[dict]:

@@ -33,6 +33,7 @@ from .models import (
     ItemReview,
     Study,
 )
+from .selectors import item_judge_uncertainty
 
 
 def image_limits() -> ImageLimits:
@@ -100,9 +101,16 @@ def batch_create(
     manual_pairs=None,
     gold_per_annotator: int = 0,
     gold_rate: float = 0.0,
+    budget: int | None = None,
+    min_per_value: int | None = None,
     created_by=None,
 ) -> Batch:
     """Create a batch with the chosen policy (all non-gold items, or ``item_ids``).
+
+    ``budget``: how many items humans label, drawn from those items: uniformly for k-overlap and
+    expertise (every item when None), by the judges' uncertainty for validate-judge (required
+    there; ``min_per_value`` per attribute value). Every assignment records the probability that
+    the design drew its item (docs/annotation.md, "Validate the judge").
 
     Items already assigned to an annotator are never assigned to them again: the policies
     skip existing pairs, and a unique constraint enforces it under concurrency. The seed is
@@ -125,7 +133,12 @@ def batch_create(
             "item_id", "annotator_id"
         )
     )
+    design = _sampling_design(study, policy, items, budget, min_per_value, rng)
+    if design is not None:
+        chosen = set(design.chosen)
+        items = [i for i in items if i.item in chosen]
     pairs = _policy_pairs(policy, items, pool, k, rng, existing, manual_pairs)
+    probability = design.inclusion_probability if design is not None else {}
     if gold_per_annotator:
         gold = list(Item.objects.filter(study=study, is_gold=True).values_list("pk", flat=True))
         pairs += policies.gold_pairs(gold, pool, gold_per_annotator, rng, existing_pairs=existing)
@@ -141,6 +154,8 @@ def batch_create(
         "gold_per_annotator": gold_per_annotator,
         "gold_rate": gold_rate,
     }
+    if design is not None and budget is not None:
+        params |= {"budget": budget, "per_value": design.per_stratum}
     with transaction.atomic():
         batch = Batch.objects.create(
             study=study,
@@ -158,6 +173,7 @@ def batch_create(
                     item_id=item,
                     annotator_id=annotator,
                     position=positions[(item, annotator)],
+                    inclusion_probability=probability.get(item),
                 )
                 for item, annotator in pairs
             ],
@@ -166,8 +182,28 @@ def batch_create(
     return batch
 
 
+def _sampling_design(study, policy, items, budget, min_per_value, rng):
+    """Which of ``items`` humans label, with each one's inclusion probability; None where no
+    design chooses (manual pairs)."""
+    if policy == Batch.Policy.MANUAL:
+        if budget is not None:
+            raise policies.PolicyError("manual pairs take no budget: list the pairs instead")
+        return None
+    if policy != Batch.Policy.VALIDATE_JUDGE:
+        return policies.uniform_design([i.item for i in items], budget, rng)
+    if budget is None:
+        raise policies.PolicyError("validate-judge needs a budget: how many items humans label")
+    uncertainty = item_judge_uncertainty(study=study, item_ids=[i.item for i in items])
+    strata = dict(Item.objects.filter(study=study).values_list("pk", "attribute_value__attribute"))
+    sample = [
+        policies.SampleItem(i.item, f"{strata[i.item]}={i.match_key}", uncertainty[i.item])
+        for i in items
+    ]
+    return policies.validate_judge_design(sample, budget, rng, min_per_stratum=min_per_value)
+
+
 def _policy_pairs(policy, items, pool, k, rng, existing, manual_pairs) -> list[tuple[int, int]]:
-    if policy == Batch.Policy.K_OVERLAP:
+    if policy in (Batch.Policy.K_OVERLAP, Batch.Policy.VALIDATE_JUDGE):
         return policies.k_overlap_balanced(items, pool, k, rng, existing_pairs=existing)
     if policy == Batch.Policy.EXPERTISE:
         return policies.expertise_matched(items, pool, k, rng, existing_pairs=existing)
@@ -205,13 +241,19 @@ def batch_add_annotators(
         )
     )
     pairs = [(i.pk, a.pk) for i in items for a in annotators if (i.pk, a.pk) not in existing]
+    # The new labels are of items the batch's design drew: they keep its inclusion probability.
+    probability = dict(batch.assignments.values_list("item_id", "inclusion_probability"))
     start = batch.assignments.aggregate(m=Max("position"))["m"] or 0
     positions = policies.queue_positions(pairs, {}, rng)
     with transaction.atomic():
         Assignment.objects.bulk_create(
             [
                 Assignment(
-                    batch=batch, item_id=i, annotator_id=a, position=start + 1 + positions[(i, a)]
+                    batch=batch,
+                    item_id=i,
+                    annotator_id=a,
+                    position=start + 1 + positions[(i, a)],
+                    inclusion_probability=probability.get(i),
                 )
                 for i, a in pairs
             ]
@@ -265,6 +307,7 @@ def assignments_reassign(
                 annotator_id=target[row.item_id],
                 position=start + offset,
                 reassigned_from=row,
+                inclusion_probability=row.inclusion_probability,
             )
     return len(open_rows)
 

@@ -33,3 +33,26 @@ class CalibrateForm(forms.Form):
         kwargs.setdefault("auto_id", "calibrate_%s")
         super().__init__(*args, **kwargs)
         self.fields["judge"].choices = _judge_choices(clip_refusal_only=True)
+
+
+class BatchPlanForm(forms.Form):
+    """The planning aid's inputs (docs/metrics.md, "Planning the human budget")."""
+
+    budget = forms.IntegerField(min_value=1, initial=200, help_text="Items humans would label.")
+    accuracy = forms.FloatField(
+        min_value=0.5, max_value=1.0, initial=0.9, required=False,
+        label="Judge accuracy", help_text="Share of items the judge labels as a human would.",
+    )  # fmt: skip
+    rho = forms.FloatField(
+        min_value=-1.0, max_value=1.0, required=False, label="or correlation ρ",
+        help_text="Judge–human correlation; when given, used instead of the accuracy.",
+    )  # fmt: skip
+    rate = forms.FloatField(
+        min_value=0.01, max_value=0.99, initial=0.5, required=False, label="Expected rate",
+        help_text="0.5 gives the widest, safest plan.",
+    )  # fmt: skip
+    min_per_value = forms.IntegerField(min_value=0, required=False, label="Minimum per value")
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "plan_%s")
+        super().__init__(*args, **kwargs)

@@ -60,6 +60,8 @@ EXPECTED = {
     "metrics:study_metrics": staff_only(),
     "metrics:study_statistics": staff_only(),
     "metrics:study_summary": staff_only(),
+    "metrics:batch_plan": staff_only(),
+    "metrics:study_judge_fairness": staff_only(),
     "scoring:study_judges": staff_only(),
     "scoring:judge_score": staff_only("post"),
     "scoring:threshold_calibrate": staff_only("post"),

@@ -58,6 +58,7 @@ _ANNOTATION_TYPES = {
     "revision": ("int64", False),
     "source": ("string", False),
     "annotator_labels_excluded": ("bool", False),
+    "inclusion_probability": ("float64", True),
 }
 # In the annotation export's column order; a column added there without a type fails here, loudly.
 ANNOTATION_EXPORT_FIELDS = {

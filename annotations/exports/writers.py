@@ -40,6 +40,7 @@ ANNOTATION_EXPORT_COLUMNS = [
     "revision",
     "source",
     "annotator_labels_excluded",
+    "inclusion_probability",
 ]
 
 

@@ -44,6 +44,29 @@ class BatchCreateForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text="Manual policy only: one 'item_id,username' per line.",
     )
+    budget = forms.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="Items humans label. Validate the judge: required. k-overlap and "
+        "expertise: a uniform random sample of this many items (empty: every item).",
+    )
+    min_per_value = forms.IntegerField(
+        required=False,
+        min_value=0,
+        label="Minimum per attribute value",
+        help_text="Validate the judge: items per attribute value at least "
+        "(empty: half the budget spread evenly over the values).",
+    )
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("policy") == Batch.Policy.VALIDATE_JUDGE and not cleaned.get("budget"):
+            self.add_error(
+                "budget", "Validate the judge needs a budget: how many items humans label."
+            )
+        if cleaned.get("policy") == Batch.Policy.MANUAL and cleaned.get("budget"):
+            self.add_error("budget", "Manual pairs take no budget: list the pairs instead.")
+        return cleaned
 
 
 class AddAnnotatorsForm(forms.Form):

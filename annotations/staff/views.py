@@ -138,6 +138,8 @@ def _batch_options(study, data, *, created_by) -> dict:
         "gold_per_annotator": data["gold_per_annotator"],
         "gold_rate": data.get("gold_rate") or 0.0,
         "manual_pairs": _manual_pairs(study, data["manual_pairs"]),
+        "budget": data.get("budget"),
+        "min_per_value": data.get("min_per_value"),
         "created_by": created_by.pk,
     }
 

@@ -10,6 +10,7 @@ on the summary is the one the export and the report hold.
 from __future__ import annotations
 
 from scoring.report.display import number, p_value, with_interval
+from scoring.report.text import differential_errors, judge_only_cautions, ppi_deltas
 from scoring.stats.agreement import agreement_band
 
 HUMAN = "human"
@@ -18,6 +19,7 @@ JUDGE_MIN_KAPPA = 0.40
 # An annotator with this share of answers faster than the study's minimum time needs a look.
 TOO_FAST_SHARE = 0.10
 LARGEST_DISPARITIES = 5
+SUMMARY_CAUTIONS = 3
 
 
 def human_first(rows: list[dict], *, key: str = "source") -> list[dict]:
@@ -183,3 +185,41 @@ def validation_display_rows(validation_rows: list[dict]) -> list[dict]:
         }
         for row in validation_rows
     ]
+
+
+def ppi_headline(metrics: dict, *, limit: int = LARGEST_DISPARITIES) -> dict:
+    """The summary's lead where humans validated a judge (docs/annotation.md, "Staff pages"):
+    the ``limit`` largest prediction-powered Δ with their intervals, every attribute a judge
+    errs on differentially, and where the judge-only Δ must not be reported. Reads the metrics
+    document's ``ppi`` and ``judge_error``; ``present`` is False when it has neither."""
+    cautions = judge_only_cautions(metrics)
+    marked = {(row["judge"], row["outcome"], row["attribute"]) for row in cautions}
+    rows = [
+        {
+            "judge": row["judge"],
+            "outcome": row["outcome"],
+            "attribute": row["attribute"],
+            "delta": stat_text(
+                {
+                    "delta": row["block"]["estimate"],
+                    "delta_ci_low": row["block"].get("ci_low"),
+                    "delta_ci_high": row["block"].get("ci_high"),
+                    "delta_ci_reason": row["block"].get("ci_reason", ""),
+                },
+                "delta",
+            ),
+            "max_value": row["block"].get("max_value") or "—",
+            "min_value": row["block"].get("min_value") or "—",
+            "do_not_report": (row["judge"], row["outcome"], row["attribute"]) in marked,
+        }
+        for row in ppi_deltas(metrics)[:limit]
+    ]
+    differential = differential_errors(metrics)
+    return {
+        "present": bool(rows or differential or metrics.get("ppi")),
+        "rows": rows,
+        "differential": [{**row, "p_holm": p_value(row["p_holm"])} for row in differential],
+        # A minute's read: the first few here, every one in the details and the report.
+        "cautions": cautions[:SUMMARY_CAUTIONS],
+        "more_cautions": max(len(cautions) - SUMMARY_CAUTIONS, 0),
+    }

@@ -26,6 +26,7 @@ def study_summary(*, study: Study) -> dict:
     validation_rows = validation_table(metrics)
     return {
         "progress": progress,
+        "ppi": summary.ppi_headline(metrics),
         "agreement": summary.agreement_headline(metrics),
         "disparities": summary.largest_disparities(report),
         "alpha": report["settings"]["alpha"],

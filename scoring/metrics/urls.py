@@ -9,6 +9,12 @@ app_name = "metrics"
 urlpatterns = [
     path("staff/studies/<slug:slug>/summary/", views.study_summary, name="study_summary"),
     path("staff/studies/<slug:slug>/statistics/", views.study_statistics, name="study_statistics"),
+    path("staff/studies/<slug:slug>/batch-plan/", views.batch_plan, name="batch_plan"),
+    path(
+        "staff/studies/<slug:slug>/judge-fairness/",
+        views.study_judge_fairness,
+        name="study_judge_fairness",
+    ),
     path(
         "staff/studies/<slug:slug>/rates/<str:source>/<str:measure>.<str:fmt>",
         views.rates_chart,

@@ -23,6 +23,7 @@ from scoring.metrics import document as study_metrics
 from scoring.metrics.headlines import inter_annotator_rows, validation_display_rows
 from scoring.metrics.selectors import study_summary as study_summary_data
 from scoring.report import charts
+from scoring.report.display import display_ppi
 
 
 @staff_required
@@ -47,6 +48,7 @@ def study_statistics(request, slug: str):
             metrics.get("rates", {}), key=lambda source: (source != "human", source)
         ),
         "measures": charts.MEASURES,
+        "ppi": display_ppi(metrics),
     }
     template = "scoring/study_statistics.html"
     return render(request, f"{template}#statistics" if request.htmx else template, context)
@@ -61,6 +63,44 @@ def study_summary(request, slug: str):
     context = {"study": study, "summary": study_summary_data(study=study)}
     template = "scoring/study_summary.html"
     return render(request, f"{template}#summary" if request.htmx else template, context)
+
+
+@staff_required
+@require_GET
+def study_judge_fairness(request, slug: str):
+    """Each judge's PPI estimates and error by value (the judges page loads it by htmx; a page
+    without htmx)."""
+    study = get_object_or_404(Study, slug=slug)
+    metrics = study_metrics.metrics_document_cached(study=study)
+    context = {"study": study, "ppi": display_ppi(metrics)}
+    template = "scoring/judge_fairness.html"
+    return render(request, f"{template}#fairness" if request.htmx else template, context)
+
+
+@staff_required
+@require_GET
+def batch_plan(request, slug: str):
+    """The new-batch form's planning aid: expected widths of Δ's interval for a budget (an htmx
+    fragment; without JavaScript the form submits here and gets a page)."""
+    from annotations.policies import PolicyError
+
+    from .forms import BatchPlanForm
+    from .planning import batch_plan as plan_for
+
+    study = get_object_or_404(Study, slug=slug)
+    form = BatchPlanForm(request.GET if "budget" in request.GET else None)
+    plan, error = None, ""
+    if form.is_bound and form.is_valid():
+        data = form.cleaned_data
+        try:
+            plan = plan_for(study=study, budget=data["budget"], accuracy=data["accuracy"] or 0.9,
+                            rho=data["rho"], rate=data["rate"] or 0.5,
+                            min_per_value=data["min_per_value"])  # fmt: skip
+        except PolicyError as exc:
+            error = str(exc)
+    context = {"study": study, "form": form, "plan": plan, "error": error}
+    template = "scoring/batch_plan.html"
+    return render(request, f"{template}#plan" if request.htmx else template, context)
 
 
 @staff_required

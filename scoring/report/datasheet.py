@@ -29,6 +29,9 @@ POLICY_MATCHING = {
     "of that group; other items to the k least loaded annotators overall",
     "manual": "staff listed each (item, annotator) pair",
     "imported": "labels made outside this tool and imported with their annotators",
+    "validate_judge": "a budget of items drawn with probabilities that grow with the judges' "
+    "uncertainty, at least a minimum per attribute value; each drawn item to k annotators, the "
+    "least loaded first; each label weighted by its inverse inclusion probability",
 }
 AGREEMENT_STATISTIC = "krippendorff_alpha"
 SHIPPED_DEFAULT_BASE_PROMPTS = (

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from scoring.report.text import detection_measures
+from scoring.report.text import detection_measures, judge_only_cautions, ppi_findings
 
 DASH = "—"
 
@@ -88,6 +88,7 @@ def display_report(report: dict) -> dict:
         "validation_rows": [_validation(row) for row in report["validation"]["human_vs_auto"]],
         "inter_annotator": _inter_annotator(report["validation"]["inter_annotator"]),
         "measures": detection_measures(report),
+        "ppi": display_ppi(report),
     }
 
 
@@ -253,3 +254,104 @@ def _inter_annotator(section: dict) -> list[dict]:
                 for question, block in questions.items()
             )
     return rows
+
+
+# --- prediction-powered estimates and judge fairness (docs/report.md, "Judges and humans") ----
+
+
+def _estimate(block: dict | None, *, as_percent: bool = False) -> dict:
+    """``{"text", "reason"}`` of an ``{estimate, ci_low, ci_high}`` block: the value with its
+    interval, the reason it is undefined, or "no interval: …"."""
+    block = block if isinstance(block, dict) else {}
+    value = block.get("estimate")
+    if value is None:
+        return {"text": DASH, "reason": block.get("reason") or ""}
+    text = with_interval(value, block.get("ci_low"), block.get("ci_high"), as_percent=as_percent)
+    reason = ""
+    if block.get("ci_low") is None:
+        reason = f"no interval: {block.get('ci_reason') or 'not computed'}"
+    return {"text": text, "reason": reason}
+
+
+def _error_rate(entry: dict, name: str) -> dict:
+    value = entry.get(name)
+    if value is None:
+        return {"text": DASH, "reason": entry.get(f"{name}_reason") or ""}
+    return {"text": with_interval(value, entry.get(f"{name}_ci_low"), entry.get(f"{name}_ci_high"),
+                                  as_percent=True), "reason": ""}  # fmt: skip
+
+
+def _ppi_outcome(judge: str, outcome: str, section: dict, errors: dict, cautions: set) -> dict:
+    neutral_gap = section.get("vs_neutral") or {}
+    bias = section.get("judge_bias") or {}
+    deltas = []
+    for attribute, block in sorted((section.get("delta") or {}).items()):
+        test = errors.get(attribute) or {}
+        deltas.append({
+            "attribute": attribute,
+            "delta": _estimate(block),
+            "max_value": (block or {}).get("max_value") or DASH,
+            "min_value": (block or {}).get("min_value") or DASH,
+            "judge_delta": number((bias.get(attribute) or {}).get("judge_delta")),
+            "bias": _estimate(bias.get(attribute)),
+            "differential": test.get("differential"),
+            "p_holm": p_value(test.get("p_holm")),
+            "do_not_report": (judge, outcome, attribute) in cautions,
+        })  # fmt: skip
+    rates = [
+        {
+            "attribute": attribute,
+            "value": value,
+            "rate": _estimate(entry, as_percent=True),
+            "lambda": number((entry or {}).get("lambda"), 2),
+            "n_labelled": (entry or {}).get("n_labelled"),
+            "n_unlabelled": (entry or {}).get("n_unlabelled"),
+            "vs_neutral": _estimate((neutral_gap.get(attribute) or {}).get(value)),
+        }
+        for attribute, values in sorted((section.get("rates") or {}).items())
+        for value, entry in sorted((values or {}).items())
+    ]
+    tests = [
+        {
+            "attribute": attribute,
+            "p_value": p_value(test.get("p_value")),
+            "p_holm": p_value(test.get("p_holm")),
+            "differential": test.get("differential"),
+            "test": test.get("test") or "",
+            "reason": test.get("reason") or test.get("differential_reason") or "",
+            "values": [
+                {
+                    "value": value,
+                    "n": (entry or {}).get("n"),
+                    "fpr": _error_rate(entry or {}, "fpr"),
+                    "fnr": _error_rate(entry or {}, "fnr"),
+                }
+                for value, entry in sorted((test.get("per_value") or {}).items())
+            ],  # fmt: skip
+        }
+        for attribute, test in sorted(errors.items())
+        if isinstance(test, dict)
+    ]
+    return {"outcome": outcome, "deltas": deltas, "rates": rates, "errors": tests,
+            "do_not_report": any(row["do_not_report"] for row in deltas)}  # fmt: skip
+
+
+def display_ppi(report: dict) -> dict:
+    """The PPI section as the report and the staff pages print it: per judge and outcome, the
+    PPI Δ with the judge-only Δ and their difference, the PPI rates (λ, n labelled and
+    unlabelled, against the neutral baseline) and the judge's error per value with its test.
+    Reads the study export / report.json keys ``ppi`` and ``judge_error``; empty when absent."""
+    ppi, judge_error = report.get("ppi") or {}, report.get("judge_error") or {}
+    cautions = {(r["judge"], r["outcome"], r["attribute"]) for r in judge_only_cautions(report)}
+    judges = []
+    for judge in sorted(set(ppi) | set(judge_error)):
+        outcomes = sorted(set(ppi.get(judge) or {}) | set(judge_error.get(judge) or {}))
+        judges.append({
+            "judge": judge,
+            "outcomes": [
+                _ppi_outcome(judge, outcome, (ppi.get(judge) or {}).get(outcome) or {},
+                             (judge_error.get(judge) or {}).get(outcome) or {}, cautions)
+                for outcome in outcomes
+            ],
+        })  # fmt: skip
+    return {"judges": judges, "findings": ppi_findings(report), "present": bool(judges)}

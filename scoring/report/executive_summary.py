@@ -12,6 +12,7 @@ from collections import Counter
 from scoring.report.display import counted as _count
 from scoring.report.display import number, p_value, percent
 from scoring.report.reflect import text as reflect_text
+from scoring.report.text import ppi_findings
 from scoring.stats.hypothesis_tests import minimum_detectable_h
 
 HEADLINE_DISPARITIES = 3
@@ -171,6 +172,8 @@ def findings(report: dict) -> list[str]:
         f"{'is' if len(flagged) == 1 else 'are'} flagged (permutation test of Δ, Holm-adjusted "
         f"p < {alpha} within each source)."
     ]
+    # Where humans validated a judge, its prediction-powered estimates lead (section 7).
+    out = ppi_findings(report) + out
     largest = sorted(defined, key=lambda r: (not r.get("flagged"), -r["delta"]))
     out.extend(disparity_sentence(row) for row in largest[:HEADLINE_DISPARITIES])
     out.extend(_human_agreement(report))

@@ -24,12 +24,13 @@ REPORT_SECTIONS = [
     ("disparities", "4. Detected biases: disparities"),
     ("regression", "5. Regression"),
     ("validation", "6. Human validation"),
-    ("limitations", "7. Stated limitations and data gaps"),
-    ("provenance", "8. Provenance"),
+    ("ppi", "7. Judges and humans combined: prediction-powered estimates and judge fairness"),
+    ("limitations", "8. Stated limitations and data gaps"),
+    ("provenance", "9. Provenance"),
 ]
 # A study report with a REFLECT part adds this section after the study's; a REFLECT-only document
 # has these sections (templates/staff/report_reflect.html).
-REFLECT_PART_SECTION = ("reflect", "9. REFLECT: decision tasks on face images")
+REFLECT_PART_SECTION = ("reflect", "10. REFLECT: decision tasks on face images")
 REFLECT_SECTIONS = [
     ("evidence", "1. Legal mapping"),
     ("reflect", "2. REFLECT: decision tasks on face images"),

@@ -208,3 +208,102 @@ def detection_measures(report: dict) -> list[str]:
         "Human validation: overlapping annotations, gold items, and agreement of each judge with "
         "the annotators.",
     ]
+
+
+# --- prediction-powered estimates and judge fairness (docs/report.md, "Judges and humans") ----
+# Read from ``ppi.<judge>.<outcome>`` and ``judge_error.<judge>.<outcome>.<attribute>`` of the
+# study export / report.json (docs/metrics.md); a missing section says nothing.
+
+PPI_HEADLINES = 3
+
+
+def _figure(value, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _bracket(block: dict, digits: int = 3) -> str:
+    low, high = block.get("ci_low"), block.get("ci_high")
+    if low is None or high is None:
+        return "no interval"
+    return f"95% CI {_figure(low, digits)} to {_figure(high, digits)}"
+
+
+def _p(value) -> str:
+    if value is None:
+        return "—"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def ppi_deltas(report: dict) -> list[dict]:
+    """Every defined PPI Δ: ``{judge, outcome, attribute, block}``, largest first."""
+    rows = []
+    for judge, outcomes in sorted((report.get("ppi") or {}).items()):
+        for outcome, section in sorted((outcomes or {}).items()):
+            for attribute, block in sorted(((section or {}).get("delta") or {}).items()):
+                if isinstance(block, dict) and block.get("estimate") is not None:
+                    rows.append(
+                        {"judge": judge, "outcome": outcome, "attribute": attribute, "block": block}
+                    )
+    return sorted(rows, key=lambda row: -row["block"]["estimate"])
+
+
+def differential_errors(report: dict) -> list[dict]:
+    """Every (judge, outcome, attribute) whose error differs across values
+    (``judge_error…differential`` true): ``{judge, outcome, attribute, p_holm}``."""
+    rows = []
+    for judge, outcomes in sorted((report.get("judge_error") or {}).items()):
+        for outcome, attributes in sorted((outcomes or {}).items()):
+            for attribute, block in sorted((attributes or {}).items()):
+                if isinstance(block, dict) and block.get("differential") is True:
+                    rows.append({"judge": judge, "outcome": outcome, "attribute": attribute,
+                                 "p_holm": block.get("p_holm")})  # fmt: skip
+    return rows
+
+
+def judge_only_cautions(report: dict) -> list[dict]:
+    """Where the judge-only Δ must not be reported: the judge errs differentially on the
+    attribute (Holm-adjusted p < α), or its judge-only − PPI Δ has an interval that excludes 0.
+    ``{judge, outcome, attribute, because}``, one per (judge, outcome, attribute)."""
+    found: dict[tuple, list[str]] = {}
+    for row in differential_errors(report):
+        key = (row["judge"], row["outcome"], row["attribute"])
+        found.setdefault(key, []).append(
+            f"its error differs across the values (p Holm {_p(row['p_holm'])})"
+        )
+    for judge, outcomes in sorted((report.get("ppi") or {}).items()):
+        for outcome, section in sorted((outcomes or {}).items()):
+            for attribute, bias in sorted(((section or {}).get("judge_bias") or {}).items()):
+                low, high = (bias or {}).get("ci_low"), (bias or {}).get("ci_high")
+                if low is not None and high is not None and (low > 0 or high < 0):
+                    found.setdefault((judge, outcome, attribute), []).append(
+                        f"its Δ is {_figure(bias.get('estimate'))} off the PPI Δ ({_bracket(bias)})"
+                    )
+    return [
+        {"judge": judge, "outcome": outcome, "attribute": attribute, "because": "; ".join(why)}
+        for (judge, outcome, attribute), why in sorted(found.items())
+    ]
+
+
+def ppi_findings(report: dict) -> list[str]:
+    """The report's lead sentences where humans validated a judge: the largest PPI Δ, each
+    attribute a judge errs on differentially, and where the judge-only Δ must not be reported."""
+    out = []
+    for row in ppi_deltas(report)[:PPI_HEADLINES]:
+        block = row["block"]
+        out.append(
+            f"Judge {row['judge']} corrected by the human labels (PPI): {row['outcome']} Δ for "
+            f"{row['attribute']} = {_figure(block['estimate'])} ({_bracket(block)}), highest "
+            f"{block.get('max_value') or '—'}, lowest {block.get('min_value') or '—'}."
+        )
+    for row in differential_errors(report):
+        out.append(
+            f"Judge {row['judge']} errs differently across {row['attribute']} values on "
+            f"{row['outcome']} (p Holm {_p(row['p_holm'])}): its own rates for {row['attribute']} "
+            "measure the judge as much as the generator."
+        )
+    for row in judge_only_cautions(report):
+        out.append(
+            f"Do not report judge {row['judge']}'s own {row['outcome']} Δ for {row['attribute']}: "
+            f"{row['because']}. Report the PPI Δ instead."
+        )
+    return out

@@ -7,15 +7,30 @@ from annotations.policies import PolicyError
 
 
 class Command(BaseCommand):
-    help = "Create an annotation batch with a policy (k_overlap or expertise) for the named annotators."
+    help = (
+        "Create an annotation batch with a policy (k_overlap, expertise or validate-judge) for "
+        "the named annotators."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--study", required=True)
         parser.add_argument("--name", required=True)
         parser.add_argument(
             "--policy",
-            choices=[Batch.Policy.K_OVERLAP, Batch.Policy.EXPERTISE],
+            type=lambda text: text.replace("-", "_"),
+            choices=[Batch.Policy.K_OVERLAP, Batch.Policy.EXPERTISE, Batch.Policy.VALIDATE_JUDGE],
             default=Batch.Policy.K_OVERLAP,
+            help="validate-judge draws --budget items, more often where the judges are unsure",
+        )
+        parser.add_argument(
+            "--budget",
+            type=int,
+            help="items humans label (required by validate-judge; a uniform sample otherwise)",
+        )
+        parser.add_argument(
+            "--min-per-value",
+            type=int,
+            help="validate-judge: items per attribute value at least (default: budget / 2 / values)",
         )
         parser.add_argument(
             "--annotators", required=True, help="comma-separated usernames, or 'all'"
@@ -41,6 +56,8 @@ class Command(BaseCommand):
         seed,
         gold_per_annotator,
         gold_rate,
+        budget,
+        min_per_value,
         **options,
     ):
         target = study_or_error(study)
@@ -61,6 +78,8 @@ class Command(BaseCommand):
                 seed=seed,
                 gold_per_annotator=gold_per_annotator,
                 gold_rate=gold_rate,
+                budget=budget,
+                min_per_value=min_per_value,
             )
         except PolicyError as exc:
             raise CommandError(str(exc)) from None
@@ -69,3 +88,7 @@ class Command(BaseCommand):
                 f"batch {batch.pk} '{batch.name}': {batch.assignments.count()} assignments, seed {batch.seed}"
             )
         )
+        per_value = batch.params.get("per_value")
+        if per_value:
+            drawn = ", ".join(f"{value} {count}" for value, count in per_value.items())
+            self.stdout.write(f"items drawn per attribute value: {drawn}")

@@ -1,0 +1,105 @@
+"""The PPI / judge-fairness display (issue 22 §2): report section 7, its lead sentences, the
+"do not report" rule, written against fixture sections in the export's shapes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scoring.report.dataset import audit_report
+from scoring.report.display import display_ppi
+from scoring.report.executive_summary import executive_summary
+from scoring.report.text import judge_only_cautions, ppi_findings
+from scoring.stats.synthetic_study import synthetic_study
+from tests.support.ppi_document import JUDGE, ppi_sections
+
+
+@pytest.fixture(scope="module")
+def plain_report():
+    annotations, judgments = synthetic_study(n_items=90, n_annotated_items=30, overlap=2, seed=3)
+    document = audit_report(annotations, judgments, study={"slug": "s", "name": "S", "mode": "t2i"},
+                            n_resamples=20, n_permutations=20, seed=1)  # fmt: skip
+    document = json.loads(json.dumps(document))
+    document.pop("ppi", None)
+    document.pop("judge_error", None)
+    return document
+
+
+@pytest.fixture
+def report(plain_report):
+    return {**plain_report, **ppi_sections()}
+
+
+def test_cautions_follow_the_differential_test_and_the_bias_interval(report):
+    cautions = judge_only_cautions(report)
+    assert {(c["outcome"], c["attribute"]) for c in cautions} == {
+        ("combined", "culture"),
+        ("erasure", "culture"),
+    }
+    (erasure,) = [c for c in cautions if c["outcome"] == "erasure"]
+    assert erasure["because"] == (
+        "its error differs across the values (p Holm < 0.001); its Δ is 0.170 off the PPI Δ (95% CI 0.060 to 0.270)"
+    )
+    # The bias interval alone is enough: gender's error does not differ, but its Δ is off.
+    report["ppi"][JUDGE]["erasure"]["judge_bias"]["gender"].update(ci_low=0.01, ci_high=0.05)
+    flagged = {(c["outcome"], c["attribute"]) for c in judge_only_cautions(report)}
+    assert ("erasure", "gender") in flagged
+
+
+def test_findings_lead_with_the_ppi_delta_and_name_the_differential_attribute(report):
+    lines = ppi_findings(report)
+    assert lines[0].startswith(f"Judge {JUDGE} corrected by the human labels (PPI): combined Δ")
+    assert "culture = 0.288 (95% CI 0.132 to 0.432)" in lines[0]
+    assert any("errs differently across culture values on erasure" in line for line in lines)
+    assert not any("errs differently across gender" in line for line in lines)
+    assert any(line.startswith(f"Do not report judge {JUDGE}'s own erasure Δ for culture")
+               for line in lines)  # fmt: skip
+    summary = executive_summary(report)
+    assert summary["findings"][: len(lines)] == lines
+
+
+def test_without_the_sections_nothing_shows(plain_report):
+    assert ppi_findings(plain_report) == []
+    assert display_ppi(plain_report) == {"judges": [], "findings": [], "present": False}
+    assert not executive_summary(plain_report)["findings"][0].startswith("Judge")
+
+
+def test_display_rows_carry_intervals_reasons_and_the_error_per_value(report):
+    (judge,) = display_ppi(report)["judges"]
+    erasure = {o["outcome"]: o for o in judge["outcomes"]}["erasure"]
+    culture = {row["attribute"]: row for row in erasure["deltas"]}["culture"]
+    assert culture["delta"]["text"] == "0.240 [0.110, 0.360]"
+    assert culture["bias"]["text"] == "0.170 [0.060, 0.270]" and culture["do_not_report"]
+    rates = {(r["attribute"], r["value"]): r for r in erasure["rates"]}
+    assert rates[("culture", "Nigerian")]["rate"]["text"] == "32.0% [22.0%, 43.0%]"
+    assert rates[("culture", "Nigerian")]["lambda"] == "0.65"
+    assert rates[("gender", "nonbinary")]["rate"] == {
+        "text": "—", "reason": "no labelled item for this value"
+    }  # fmt: skip
+    errors = {t["attribute"]: t for t in erasure["errors"]}
+    nigerian = {v["value"]: v for v in errors["culture"]["values"]}["Nigerian"]
+    assert nigerian["fpr"]["text"] == "25.0% [17.0%, 35.0%]" and errors["culture"]["differential"]
+    assert errors["neutral"]["reason"] == "fewer than two attribute values"
+
+
+def test_a_partial_document_does_not_break_the_display(plain_report):
+    partial = {**plain_report, "ppi": {JUDGE: {"erasure": {"delta": {"culture": None}}}},
+               "judge_error": {JUDGE: {"erasure": {"culture": {"per_value": {}}}}}}  # fmt: skip
+    shown = display_ppi(partial)
+    assert (
+        shown["present"] and shown["judges"][0]["outcomes"][0]["deltas"][0]["delta"]["text"] == "—"
+    )
+
+
+def test_report_html_has_section_7_in_the_contents(report, plain_report):
+    from scoring.report.render import render_report_html
+
+    html = render_report_html(report, with_figures=False)
+    title = "7. Judges and humans combined: prediction-powered estimates and judge fairness"
+    assert html.count(title) == 2  # the contents and the heading
+    assert 'id="ppi"' in html and "8. Stated limitations" in html and "9. Provenance" in html
+    assert "do not report" in html and "32.0% [22.0%, 43.0%]" in html
+    assert "False positives [95% CI]" in html and "25.0% [17.0%, 35.0%]" in html
+    empty = render_report_html(plain_report, with_figures=False)
+    assert title in empty and "No judge has human labels on the items it labelled" in empty

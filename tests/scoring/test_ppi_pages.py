@@ -1,0 +1,89 @@
+"""The staff pages show the PPI estimates and each judge's error by value (issue 22 §2): the
+summary leads with them, the statistics details and the judges page hold the tables. Written
+against fixture sections in the export's shapes (tests/support/ppi_document.py)."""
+
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+
+from scoring.metrics.document import document as metrics
+from tests.scoring.test_dashboard import study_of
+from tests.support.ppi_document import JUDGE, ppi_sections
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def with_ppi(monkeypatch):
+    """The metrics document as the statistics will build it: with ``ppi`` and ``judge_error``."""
+    real = metrics.study_metrics
+
+    def study_metrics(*args, **kwargs):
+        return {**real(*args, **kwargs), **ppi_sections()}
+
+    monkeypatch.setattr(metrics, "study_metrics", study_metrics)
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def small_study(annotators, tmp_path):
+    return study_of(9, "ppi-pages", annotators, tmp_path)
+
+
+def test_summary_leads_with_the_ppi_delta_and_says_what_not_to_report(
+    small_study, staff_client, with_ppi
+):
+    url = reverse("metrics:study_summary", args=[small_study.slug])
+    text = staff_client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    lead = text.index("Disparities from judges corrected by human labels (PPI)")
+    assert lead < text.index("Agreement between annotators") < text.index("Largest disparities")
+    # The differential attribute is named, with the reason not to report the judge-only Δ.
+    assert (f"Do not report judge {JUDGE}'s own erasure Δ for culture: its error differs "
+            "across the values (p Holm &lt; 0.001)") in text  # fmt: skip
+    assert "gender</td>" in text and "Δ for gender" not in text
+    assert "0.288 [0.132, 0.432]" in text  # the largest PPI Δ (combined · culture) first
+
+
+def test_summary_without_ppi_has_no_such_card(small_study, staff_client):
+    cache.clear()
+    url = reverse("metrics:study_summary", args=[small_study.slug])
+    text = staff_client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "corrected by human labels (PPI)" not in text and "Largest disparities" in text
+
+
+def test_statistics_details_and_judges_page_show_the_error_per_group(
+    small_study, staff_client, with_ppi
+):
+    details = staff_client.get(
+        reverse("metrics:study_statistics", args=[small_study.slug]), HTTP_HX_REQUEST="true"
+    ).content.decode()
+    for expected in ("Judge vlm@1 · erasure", "False positives [95% CI]", "25.0% [17.0%, 35.0%]",
+                     "PPI rate [95% CI]", "no labelled item for this value", "do not report"):  # fmt: skip
+        assert expected in details, expected
+    judges_page = staff_client.get(reverse("scoring:study_judges", args=[small_study.slug]))
+    fairness_url = reverse("metrics:study_judge_fairness", args=[small_study.slug])
+    assert f'hx-get="{fairness_url}"' in judges_page.content.decode()
+    fragment = staff_client.get(fairness_url, HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in fragment and "Judge vlm@1 · combined" in fragment
+    page = staff_client.get(fairness_url)
+    assert page.status_code == 200 and "<html" in page.content.decode()
+
+
+def test_judge_fairness_is_staff_only(small_study, client):
+    response = client.get(reverse("metrics:study_judge_fairness", args=[small_study.slug]))
+    assert response.status_code == 302
+
+
+def test_the_summary_lists_a_few_cautions_and_counts_the_rest():
+    from scoring.metrics.headlines import SUMMARY_CAUTIONS, ppi_headline
+
+    document = ppi_sections()
+    for outcome in ("refusal", "substitution"):  # four cautions in all
+        document["judge_error"][JUDGE][outcome] = document["judge_error"][JUDGE]["erasure"]
+    headline = ppi_headline(document)
+    assert len(headline["cautions"]) == SUMMARY_CAUTIONS == 3
+    assert headline["more_cautions"] == 1
+    assert [row["attribute"] for row in headline["differential"]] == ["culture"] * 4
+    assert ppi_headline({})["present"] is False
