@@ -9,7 +9,7 @@ import json
 import pytest
 from django.core.cache import cache
 
-from scoring.metrics.document import document as metrics
+from scoring.metrics import document as metrics
 from tests.e2e.browser import SCREENSHOTS, log_in, no_sideways_scroll
 from tests.support.ppi_document import ppi_sections
 

@@ -6,7 +6,7 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from scoring.metrics.document import document as metrics
+from scoring.metrics import document as metrics
 from tests.scoring.test_dashboard import study_of
 from tests.support.ppi_document import JUDGE, ppi_sections
 
