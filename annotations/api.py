@@ -10,9 +10,14 @@ from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import exports
+from . import exports, selectors
 from .models import AutomatedJudgment, Item, Study
-from .serializers import AnnotationRowSerializer, ItemSerializer, StudySerializer
+from .serializers import (
+    AnnotationRowSerializer,
+    ItemSerializer,
+    JudgmentRowSerializer,
+    StudySerializer,
+)
 
 
 class StudyList(generics.ListAPIView):
@@ -53,3 +58,14 @@ class StudyAnnotations(APIView):
         return Response(
             AnnotationRowSerializer(exports.annotation_dataset(study=study), many=True).data
         )
+
+
+class StudyJudgments(APIView):
+    """The judgment export's rows (``export_annotations --judgments``)."""
+
+    serializer_class = JudgmentRowSerializer
+
+    @extend_schema(responses=JudgmentRowSerializer(many=True))
+    def get(self, request, slug):
+        study = get_object_or_404(Study, slug=slug)
+        return Response(JudgmentRowSerializer(selectors.judgment_rows(study=study), many=True).data)
