@@ -21,6 +21,7 @@ from annotations import adjudication, selectors
 from annotations.export_datasets import ExportDataset
 from annotations.models import Study
 from scoring.report.dataset import human_vs_auto_rows
+from scoring.report.schema import STUDY_METRICS
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_models import AGGREGATED_LABEL_FIELDS, aggregate_labels
 from scoring.stats.label_sensitivity import DEFAULT_METHODS as DEFAULT_LABEL_MODELS
@@ -64,9 +65,13 @@ def metrics_document(
     if labels != POOLED:
         # Label models re-fitted on one label per item would only echo it back.
         label_models = ()
-    document = study_metrics(
-        annotations, judgments, n_resamples=n_resamples, seed=seed, label_models=label_models
-    )
+    document = {
+        # The document's JSON Schema (scoring/report/schema.py, docs/schema/).
+        "schema": STUDY_METRICS,
+        **study_metrics(
+            annotations, judgments, n_resamples=n_resamples, seed=seed, label_models=label_models
+        ),
+    }
     document["study"] = {
         "slug": study.slug,
         "name": study.name,
