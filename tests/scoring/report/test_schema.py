@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from scoring.report import bundle, schema
+from scoring.report import bundle, document, schema
 from scoring.report.dataset import audit_report
 from scoring.report.reflect.dataset import dump_context
 from scoring.stats.study_metrics import study_metrics
@@ -183,3 +183,37 @@ def test_an_empty_study_and_a_judges_only_study_validate(frames):
     assert schema.validation_errors(judges_only) == []
     empty_export = {"schema": schema.STUDY_METRICS, **study_metrics(None, None, n_resamples=0)}
     assert schema.validation_errors(empty_export) == []
+
+
+TYPED = [
+    (document.AuditReport, "report", schema.AUDIT_REPORT),
+    (document.ReflectReport, "report", schema.REFLECT_REPORT),
+    (document.StudyMetrics, "study-metrics", schema.STUDY_METRICS),
+]
+
+
+@pytest.mark.parametrize(
+    ("typed", "name", "version"), TYPED, ids=lambda v: getattr(v, "__name__", "")
+)
+def test_the_typed_top_level_is_the_schema(typed, name, version):
+    """The TypedDicts builders annotate with, and the schema readers rely on, name the same keys
+    and require the same ones."""
+    published = schema.BUILDERS[name]()
+    assert set(typed.__annotations__) <= set(published["properties"])
+    required = set(published["required"])
+    for rule in published.get("allOf", []):
+        if rule["if"]["properties"]["schema"]["const"] == version:
+            required |= set(rule["then"]["required"])
+    assert set(typed.__required_keys__) == required
+    if name == "study-metrics":
+        assert set(typed.__annotations__) == set(published["properties"])
+
+
+def test_built_documents_hold_exactly_their_typed_keys(report, metrics, reflect_report):
+    for built, typed in (
+        (report, document.AuditReport),
+        (metrics, document.StudyMetrics),
+        (reflect_report, document.ReflectReport),
+    ):
+        assert set(typed.__required_keys__) <= set(built) <= set(typed.__annotations__)
+    assert document.is_audit_report(report) and not document.is_audit_report(reflect_report)
