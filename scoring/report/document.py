@@ -54,8 +54,8 @@ class AuditReport(_Extensions, total=False):
     rates: Required[Section]
     agreement: Required[Section]
     counts: Required[Section]
-    clusters: Section
-    methods: dict[str, str]
+    clusters: Required[Section]
+    methods: Required[dict[str, str]]
     disparities: Required[Rows]
     regression: Required[Rows]
     validation: Required[Section]

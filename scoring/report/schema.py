@@ -414,6 +414,8 @@ def report_schema() -> dict[str, Any]:
                         "rates",
                         "agreement",
                         "counts",
+                        "clusters",
+                        "methods",
                         "disparities",
                         "regression",
                         "validation",
