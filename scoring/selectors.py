@@ -14,6 +14,7 @@ from django.db.models import Count, Q
 from annotations import selectors as annotation_selectors
 from annotations import study_settings
 from annotations.models import Annotation, AutomatedJudgment, BackgroundJob, Item, Study
+from generation.backends.registry import not_configured
 
 from .models import RefusalThreshold, ScoringBatch
 
@@ -38,8 +39,7 @@ def judge_config(
     passes the judges of its YAML file)."""
     configs = {**settings.ACRB_JUDGES, **(configs or {})}
     if judge_name not in configs:
-        known = ", ".join(sorted(configs)) or "none (set ACRB_BACKENDS_FILE)"
-        raise JudgeNotConfigured(f"no judge named {judge_name!r}; configured: {known}")
+        raise JudgeNotConfigured(not_configured("judge", judge_name, configs))
     config = copy.deepcopy(configs[judge_name])
     config.setdefault("name", judge_name)
     config["version"] = str(config.get("version", "1"))

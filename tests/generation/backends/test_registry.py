@@ -126,3 +126,17 @@ def test_backend_packages_import_in_one_direction(package):
             if back and imported != prefix and importer != prefix:
                 circles.append((importer, *back))
     assert circles == []
+
+
+def test_a_name_the_backends_file_does_not_configure_has_one_wording(settings):
+    from generation.services import generator_config_resolve
+    from scoring.selectors import JudgeNotConfigured, judge_config
+
+    settings.ACRB_GENERATORS = {"sd35": {"kind": "diffusers-t2i", "model": "/m"}}
+    settings.ACRB_JUDGES = {}
+    with pytest.raises(BackendConfigError) as generator:
+        generator_config_resolve(name="sd3")
+    assert str(generator.value) == "no generator named 'sd3'; configured: sd35"
+    with pytest.raises(JudgeNotConfigured) as judge:
+        judge_config(study=None, judge_name="rules")
+    assert str(judge.value) == "no judge named 'rules'; configured: none (set ACRB_BACKENDS_FILE)"
