@@ -18,7 +18,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from annotations import adjudication, selectors
-from annotations.export_datasets import ExportDataset
+from annotations.exports.datasets import ExportDataset
 from annotations.models import Study
 from scoring.report.dataset import human_vs_auto_rows
 from scoring.report.document import StudyMetrics

@@ -1,7 +1,7 @@
 """A study's validated metrics on the web: the staff statistics fragment of the study page, the
 rate charts, the metrics download and the metrics API (docs/metrics.md).
 
-Thin: authenticate, validate, read ``scoring.metrics``, render.
+Thin: authenticate, validate, read ``scoring.metrics.document``, render.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotations.exports import render_metrics, render_rows_csv
-from annotations.http import download_response
+from annotations.exports.writers import render_metrics, render_rows_csv
+from annotations.common.http import download_response
 from annotations.models import Study
-from annotations.permissions import staff_required
-from scoring import metrics as study_metrics
+from annotations.common.permissions import staff_required
+from scoring.metrics import document as study_metrics
 from scoring.report import charts
-from scoring.selectors import study_summary as study_summary_data
-from scoring.summary import inter_annotator_rows, validation_display_rows
+from scoring.metrics.selectors import study_summary as study_summary_data
+from scoring.metrics.headlines import inter_annotator_rows, validation_display_rows
 
 
 @staff_required

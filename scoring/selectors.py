@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db.models import Count, Q
 
 from annotations import selectors as annotation_selectors
-from annotations import study_settings
+from annotations.staff import audit_context as study_settings
 from annotations.models import Annotation, AutomatedJudgment, BackgroundJob, Item, Study
 from generation.backends.registry import not_configured
 

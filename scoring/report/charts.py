@@ -1,12 +1,12 @@
 """Figures drawn from a metrics document (Django-free): rates with CI error bars.
 
 matplotlib is imported inside the functions so the web app starts without loading it; figures
-are drawn without pyplot (``scoring.plotting``: safe in threaded views).
+are drawn without pyplot (``scoring.report.plotting``: safe in threaded views).
 """
 
 from __future__ import annotations
 
-from scoring import plotting
+from scoring.report import plotting
 
 MEASURES = ("refusal", "erasure", "substitution", "combined")
 RATE_COLUMNS = ["source", "measure", "attribute", "value", "n", "rate", "ci_low", "ci_high"]

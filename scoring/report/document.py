@@ -4,7 +4,7 @@
 documents, required (``Required``) as in their JSON Schemas (``scoring/report/schema.py``) or
 optional; ``tests/scoring/report/test_schema.py`` fails when a type and its schema disagree. The
 builders annotate what they return with these types (``dataset.audit_report``,
-``bundle.reflect_document``, ``scoring.metrics.metrics_document``), so a reader may index a
+``bundle.reflect_document``, ``scoring.metrics.document.metrics_document``), so a reader may index a
 required key (``report["rates"]``) and test an optional one (``"people" in report``) instead of
 reading through ``.get("x", {})`` chains that fail silently when a key moves. Nested sections
 keep their dict shapes here: the schema's ``$defs`` describe them (docs/report.md, "The report

@@ -8,7 +8,7 @@ per source × outcome). Every figure's data is a list of rows the CSV download w
 
 from __future__ import annotations
 
-from scoring import plotting
+from scoring.report import plotting
 from scoring.report import charts
 from scoring.report.document import is_audit_report
 from scoring.report.reflect import figures as reflect_figures

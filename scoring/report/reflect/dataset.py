@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from scoring.reflect.parsing import ERROR, split_explanation
+from scoring.reflect.answer_parsing import ERROR, split_explanation
 from scoring.report.schema import REFLECT_PART
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.reflect.parsing import mcq_records, two_afc_records
