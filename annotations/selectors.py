@@ -13,6 +13,7 @@ from django.db import connection
 from django.db.models import Count, F, Max, Min, Q
 from django.http import Http404
 
+from annotations.common.row_fields import ANNOTATION_ROW, JUDGMENT_ROW
 from annotations.labels import gold_accuracy_from_records
 
 from .models import (
@@ -321,7 +322,8 @@ INCLUDED_JUDGMENTS = Q(item__excluded_at__isnull=True)
 
 
 def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
-    """One dict per submitted answer of active assignments of included items, in one query."""
+    """One dict per submitted answer of active assignments of included items, in one query;
+    the fields of ``export_fields.ANNOTATION_ROW``, in its order."""
     qs = Annotation.objects.filter(
         INCLUDED_ANSWERS, assignment__item__study=study, assignment__is_active=True
     )
@@ -359,11 +361,12 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
         record["annotator_labels_excluded"] = record["annotator_labels_excluded"] is not None
         record["cue"] = row.pop("cue_label") or None
         record.update(row)
-        out.append(record)
+        out.append(ANNOTATION_ROW.row(record))
     return out
 
 
 def judgment_rows(*, study: Study) -> list[dict]:
+    """The judgments that answer a question (gold items left out): ``export_fields.JUDGMENT_ROW``."""
     # A judgment counts when it answers a question: refusal (hard_refusal set) or cue (a label).
     qs = AutomatedJudgment.objects.filter(
         INCLUDED_JUDGMENTS, item__study=study, item__is_gold=False, error=""
@@ -384,7 +387,7 @@ def judgment_rows(*, study: Study) -> list[dict]:
         record["judge"] = f"{row.pop('judge')}@{row.pop('judge_version')}"
         record["cue"] = row.pop("cue_label") or None
         record.update(row)
-        out.append(record)
+        out.append(JUDGMENT_ROW.row(record))
     return out
 
 

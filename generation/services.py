@@ -27,6 +27,7 @@ from annotations.common import jobs
 from annotations.common.jobs import Progress
 from annotations.models import BackgroundJob, Study
 from generation import backends
+from generation.backends.registry import not_configured
 from generation.models import (
     GenerationRequest,
     PlannedPrompt,
@@ -371,14 +372,15 @@ def _sha256_file(path: Path) -> str:
 
 def generator_config_resolve(*, name: str, config: dict | None = None) -> dict:
     """The config of generator ``name`` (``settings.ACRB_GENERATORS`` unless given),
-    validated by GeneratorConfig; the dict stored on the study."""
+    validated by ``backends.generator_config``; the dict stored on the study."""
     if config is None:
         if name not in settings.ACRB_GENERATORS:
-            known = sorted(settings.ACRB_GENERATORS) or "none (set ACRB_BACKENDS_FILE)"
-            raise ValueError(f"no generator named {name!r}; configured: {known}")
+            raise backends.BackendConfigError(
+                not_configured("generator", name, settings.ACRB_GENERATORS)
+            )
         config = settings.ACRB_GENERATORS[name]
     resolved = {**config, "name": name}
-    backends.GeneratorConfig.from_dict(resolved)
+    backends.generator_config(resolved)
     return resolved
 
 
@@ -428,8 +430,8 @@ def generation_requests_create(*, study: Study) -> int:
 
 def default_chunk_size(config: dict) -> int:
     """Local pipelines: one batch per task; APIs: a few requests per concurrency slot."""
-    parsed = backends.GeneratorConfig.from_dict(config)
-    if parsed.kind.startswith("diffusers"):
+    parsed = backends.generator_config(config)
+    if backends.GENERATORS.is_local(parsed.kind):
         return max(1, parsed.batch_size)
     return max(1, parsed.max_concurrency * 2)
 

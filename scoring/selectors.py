@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db.models import Count, Q
 
 from annotations.models import Annotation, AutomatedJudgment, BackgroundJob, Item, Study
+from generation.backends.registry import not_configured
 
 from .models import RefusalThreshold, ScoringBatch
 
@@ -36,8 +37,7 @@ def judge_config(
     passes the judges of its YAML file)."""
     configs = {**settings.ACRB_JUDGES, **(configs or {})}
     if judge_name not in configs:
-        known = ", ".join(sorted(configs)) or "none (set ACRB_BACKENDS_FILE)"
-        raise JudgeNotConfigured(f"no judge named {judge_name!r}; configured: {known}")
+        raise JudgeNotConfigured(not_configured("judge", judge_name, configs))
     config = copy.deepcopy(configs[judge_name])
     config.setdefault("name", judge_name)
     config["version"] = str(config.get("version", "1"))

@@ -57,6 +57,7 @@ EXPECTED = {
     "api:study_detail": staff_only(),
     "api:study_items": staff_only(),
     "api:study_annotations": staff_only(),
+    "api:study_judgments": staff_only(),
     "metrics:study_metrics": staff_only(),
     "metrics:study_statistics": staff_only(),
     "metrics:study_summary": staff_only(),

@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from annotations.common.row_fields import ANNOTATION_ROW, JUDGMENT_ROW, RowTable
 from annotations.models import AutomatedJudgment, Item, Study
 
 
@@ -64,28 +65,27 @@ class ItemSerializer(serializers.ModelSerializer):
         return bool(item.image)
 
 
-class AnnotationRowSerializer(serializers.Serializer):
-    """One exported annotation row (the same rows as the CSV/JSONL export)."""
+_SERIALIZER_FIELDS = {
+    "string": lambda **kw: serializers.CharField(allow_blank=True, **kw),
+    "bool": serializers.BooleanField,
+    "int64": serializers.IntegerField,
+    "float64": serializers.FloatField,
+    "timestamp": serializers.DateTimeField,
+}
 
-    item_id = serializers.CharField()
-    annotator = serializers.CharField()
-    annotator_group = serializers.CharField(allow_blank=True)
-    batch = serializers.CharField()
-    is_gold = serializers.BooleanField()
-    attribute = serializers.CharField()
-    attribute_value = serializers.CharField()
-    base_prompt_id = serializers.CharField(allow_blank=True)
-    domain = serializers.CharField(allow_blank=True)
-    generator = serializers.CharField(allow_blank=True)
-    mode = serializers.CharField()
-    hard_refusal = serializers.BooleanField()
-    cue = serializers.CharField(allow_null=True)
-    note = serializers.CharField(allow_blank=True)
-    broken_image = serializers.BooleanField()
-    served_at = serializers.DateTimeField(allow_null=True)
-    submitted_at = serializers.DateTimeField()
-    updated_at = serializers.DateTimeField()
-    seconds_to_answer = serializers.FloatField(allow_null=True)
-    too_fast = serializers.BooleanField()
-    revision = serializers.IntegerField()
-    source = serializers.CharField()
+
+def row_serializer(table: RowTable, name: str) -> type[serializers.Serializer]:
+    """A read-only serializer of ``table``'s rows: its fields, types, nullability and
+    descriptions (the OpenAPI schema's), generated so the API cannot drift from the export."""
+    fields = {
+        field.name: _SERIALIZER_FIELDS[field.type](
+            allow_null=field.nullable, help_text=field.description, read_only=True
+        )
+        for field in table.fields
+    }
+    doc = f"One exported {table.name} row (the same rows as the CSV/JSONL/Parquet export)."
+    return type(name, (serializers.Serializer,), {**fields, "__doc__": doc})
+
+
+AnnotationRowSerializer = row_serializer(ANNOTATION_ROW, "AnnotationRowSerializer")
+JudgmentRowSerializer = row_serializer(JUDGMENT_ROW, "JudgmentRowSerializer")

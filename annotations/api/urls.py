@@ -10,4 +10,5 @@ urlpatterns = [
     path(
         "studies/<slug:slug>/annotations/", api.StudyAnnotations.as_view(), name="study_annotations"
     ),
+    path("studies/<slug:slug>/judgments/", api.StudyJudgments.as_view(), name="study_judgments"),
 ]

@@ -10,7 +10,13 @@ from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotations.api.serializers import AnnotationRowSerializer, ItemSerializer, StudySerializer
+from annotations import selectors
+from annotations.api.serializers import (
+    AnnotationRowSerializer,
+    ItemSerializer,
+    JudgmentRowSerializer,
+    StudySerializer,
+)
 from annotations.exports import writers as exports
 from annotations.models import AutomatedJudgment, Item, Study
 
@@ -53,3 +59,14 @@ class StudyAnnotations(APIView):
         return Response(
             AnnotationRowSerializer(exports.annotation_dataset(study=study), many=True).data
         )
+
+
+class StudyJudgments(APIView):
+    """The judgment export's rows (``export_annotations --judgments``)."""
+
+    serializer_class = JudgmentRowSerializer
+
+    @extend_schema(responses=JudgmentRowSerializer(many=True))
+    def get(self, request, slug):
+        study = get_object_or_404(Study, slug=slug)
+        return Response(JudgmentRowSerializer(selectors.judgment_rows(study=study), many=True).data)

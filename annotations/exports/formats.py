@@ -1,7 +1,8 @@
 """The formatter/writer end of the row exports: CSV, JSON Lines and Parquet from one typed field list.
 
 Each dataset (annotations, judgments, aggregated labels) is a list of plain dict rows built once
-elsewhere, plus its fields: ``{column: (type, nullable)}`` with types from ``ARROW_TYPES``. CSV and
+elsewhere, plus its fields: ``{column: (type, nullable)}`` read from its field table
+(``export_fields``) with types from ``ARROW_TYPES``. CSV and
 JSONL go through the writers in ``exports``; Parquet keeps the types (ints, floats, booleans,
 UTC timestamps, nulls) in an explicit schema, so an empty export has the same columns and types as
 a full one. The layout (one flat table per file, no index columns) is what
@@ -18,6 +19,7 @@ from collections.abc import Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from annotations.common.row_fields import ANNOTATION_ROW, JUDGMENT_ROW
 from annotations.exports import writers as exports
 
 FORMATS = ("csv", "jsonl", "parquet")
@@ -34,51 +36,9 @@ ARROW_TYPES = {
     "timestamp": pa.timestamp("us", tz="UTC"),
 }
 
-_ANNOTATION_TYPES = {
-    "item_id": ("string", False),
-    "annotator": ("string", False),
-    "annotator_group": ("string", False),
-    "batch": ("string", False),
-    "is_gold": ("bool", False),
-    "attribute": ("string", False),
-    "attribute_value": ("string", False),
-    "base_prompt_id": ("string", False),
-    "domain": ("string", False),
-    "generator": ("string", False),
-    "mode": ("string", False),
-    "hard_refusal": ("bool", False),
-    "cue": ("string", True),
-    "note": ("string", False),
-    "broken_image": ("bool", False),
-    "served_at": ("timestamp", True),
-    "submitted_at": ("timestamp", False),
-    "updated_at": ("timestamp", False),
-    "seconds_to_answer": ("float64", True),
-    "too_fast": ("bool", False),
-    "revision": ("int64", False),
-    "source": ("string", False),
-    "annotator_labels_excluded": ("bool", False),
-    "inclusion_probability": ("float64", True),
-}
-# In the annotation export's column order; a column added there without a type fails here, loudly.
-ANNOTATION_EXPORT_FIELDS = {
-    column: _ANNOTATION_TYPES[column] for column in exports.ANNOTATION_EXPORT_COLUMNS
-}
-# The rows of ``selectors.judgment_rows``: judgments that answer a question, gold items left out.
-JUDGMENT_EXPORT_FIELDS = {
-    "item_id": ("string", False),
-    "judge": ("string", False),
-    "attribute": ("string", False),
-    "attribute_value": ("string", False),
-    "base_prompt_id": ("string", False),
-    "domain": ("string", False),
-    "generator": ("string", False),
-    "mode": ("string", False),
-    "hard_refusal": ("bool", True),  # null: a cue-only judge
-    "cue": ("string", True),
-    "score": ("float64", True),
-    "confidence": ("float64", True),
-}
+# {column: (type, nullable)} of each row, read from its field table (export_fields).
+ANNOTATION_EXPORT_FIELDS = ANNOTATION_ROW.types
+JUDGMENT_EXPORT_FIELDS = JUDGMENT_ROW.types
 
 
 def arrow_schema(fields: dict[str, tuple[str, bool]], *, dataset: str) -> pa.Schema:

@@ -14,34 +14,11 @@ import json
 from collections.abc import Iterable
 
 from annotations import selectors
+from annotations.common.row_fields import ANNOTATION_ROW
 from annotations.models import Study
 
-ANNOTATION_EXPORT_COLUMNS = [
-    "item_id",
-    "annotator",
-    "annotator_group",
-    "batch",
-    "is_gold",
-    "attribute",
-    "attribute_value",
-    "base_prompt_id",
-    "domain",
-    "generator",
-    "mode",
-    "hard_refusal",
-    "cue",
-    "note",
-    "broken_image",
-    "served_at",
-    "submitted_at",
-    "updated_at",
-    "seconds_to_answer",
-    "too_fast",
-    "revision",
-    "source",
-    "annotator_labels_excluded",
-    "inclusion_probability",
-]
+# The column order of the annotation export: the field table (annotations.common.row_fields) is the definition.
+ANNOTATION_EXPORT_COLUMNS = ANNOTATION_ROW.columns
 
 
 # --- datasets ------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The generator interface: requests in, results out, refusals as data.
 
-``load_generator(config)`` builds a generator by its ``kind``; ``generate`` never
+``generation.backends.registry.load_generator(config)`` builds a generator by its ``kind``
+(the kinds are that registry's); ``generate`` never
 raises for a refusal or a provider failure: each request gets exactly one
 ``GenerationResult`` whose ``status`` is ``ok``, ``refused`` or ``error``.
 ``error`` means "no answer about the content" (network, rate limit after all
@@ -11,12 +12,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 OK, REFUSED, ERROR = "ok", "refused", "error"
-KINDS = ("diffusers-t2i", "diffusers-edit", "openai-images", "google-imagen", "gemini")
 
 
 @dataclass(frozen=True)
@@ -95,19 +95,6 @@ class GeneratorConfig:
     max_concurrency: int = 2
     options: dict[str, Any] = field(default_factory=dict)  # passed to from_pretrained / the API
 
-    @classmethod
-    def from_dict(cls, raw: dict) -> GeneratorConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise ValueError(f"unknown generator config keys: {unknown}")
-        for required in ("name", "kind", "model"):
-            if not raw.get(required):
-                raise ValueError(f"generator config needs '{required}'")
-        if raw["kind"] not in KINDS:
-            raise ValueError(f"generator kind '{raw['kind']}' is not one of {KINDS}")
-        return cls(**raw)
-
 
 class Generator(Protocol):
     config: GeneratorConfig
@@ -141,24 +128,3 @@ def result_for(
         seed=request.seed,
         **values,
     )
-
-
-def load_generator(config: GeneratorConfig | dict) -> Generator:
-    """Build the generator named by ``config.kind`` (loads weights for local kinds)."""
-    if isinstance(config, dict):
-        config = GeneratorConfig.from_dict(config)
-    if config.kind == "diffusers-t2i":
-        from generation.backends.diffusers_t2i import DiffusersText2Image
-
-        return DiffusersText2Image(config)
-    if config.kind == "diffusers-edit":
-        from generation.backends.diffusers_edit import DiffusersImageEdit
-
-        return DiffusersImageEdit(config)
-    if config.kind == "openai-images":
-        from generation.backends.openai_images import OpenAIImages
-
-        return OpenAIImages(config)
-    from generation.backends.google_images import GoogleImages
-
-    return GoogleImages(config)

@@ -32,7 +32,7 @@ from generation import backends
 from generation.models import GenerationRequest, ProviderSlot, StudyGenerator
 
 Status = GenerationRequest.Status
-LOCAL_KINDS = ("diffusers-t2i", "diffusers-edit")
+LOCAL_KINDS = backends.GENERATORS.local_names
 EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}
 
 
@@ -214,7 +214,7 @@ def generation_chunk_run(
 
 
 def _run_for_generator(generator, request_ids, attempt_round, holder, outcome) -> None:
-    config = backends.GeneratorConfig.from_dict(generator.config)
+    config = backends.generator_config(generator.config)
     is_api = config.kind not in LOCAL_KINDS
     provider = f"generator:{generator.name}"
     slots: list[int] = []

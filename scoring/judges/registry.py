@@ -24,18 +24,46 @@ keys belong to the kind::
 Heavy models are cached per process by the loaders, so building a judge per task is cheap
 after the first. ``device`` overrides every device in the config (a worker's ``--device``);
 ``cache`` wraps every non-ensemble judge in a :class:`CachedJudge`.
+
+Two registries, in the one shape every kind of backend has
+(``generation/backends/registry.py``): ``JUDGES`` by ``kind`` and ``VLM_BACKENDS`` by
+``type``. A ``backend`` section — a cue judge's here, a REFLECT model's in
+``scoring/reflect/backends.py`` — is parsed by :func:`vlm_backend_config`, the one parser of
+that shape, and built by :func:`build_vlm_backend`.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from generation.backends.registry import (
+    BackendConfigError,
+    Entry,
+    Registry,
+    config_values,
+    dataclass_keys,
+)
+from scoring.judges.backends.base import VLMBackend
+from scoring.judges.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
+from scoring.judges.backends.transformers_vlm import TransformersVLMBackend, TransformersVLMConfig
 from scoring.judges.cache import CachedJudge, CacheStore
 from scoring.judges.records import Judge
 
 _COMMON = ("kind", "name", "version")
+
+__all__ = [
+    "JUDGES",
+    "VLM_BACKENDS",
+    "BackendConfigError",
+    "build_vlm_backend",
+    "configured_batch_size",
+    "load_judge",
+    "runs_a_local_model",
+    "vlm_backend_config",
+]
 
 
 def load_judge(
@@ -43,13 +71,12 @@ def load_judge(
 ) -> Judge:
     config = copy.deepcopy(config)
     kind = config.get("kind")
-    if kind not in _BUILDERS:
-        raise ValueError(f"unknown judge kind {kind!r}; expected one of {sorted(_BUILDERS)}")
+    builder = JUDGES.builder(kind)
     if not config.get("name"):
-        raise ValueError("a judge config needs a 'name'")
+        raise BackendConfigError("a judge config needs a 'name'")
     if device is not None:
         _override_device(config, device)
-    judge = _BUILDERS[kind](config, device, cache)
+    judge = builder(config, device, cache)
     if cache is not None and kind != "ensemble":
         judge = CachedJudge(judge, cache)
     return judge
@@ -72,7 +99,6 @@ def configured_batch_size(config: dict[str, Any]) -> int:
     """The largest model batch a config asks for — its ``batch_size``, or the model config's
     default when it names none — read without loading anything, so a queued job never cuts its
     tasks smaller than the model's batch. API-backed and rules-only judges: 1."""
-    from scoring.judges.backends.transformers_vlm import TransformersVLMConfig
     from scoring.judges.clip import ClipConfig
 
     if config.get("kind") == "ensemble":
@@ -88,7 +114,10 @@ def configured_batch_size(config: dict[str, Any]) -> int:
 
 def _is_local_section(section: Any) -> bool:
     """A ``clip`` or ``backend`` section that loads a model in the worker (not an HTTP API)."""
-    return isinstance(section, dict) and section.get("type", "transformers") != "openai"
+    if not isinstance(section, dict):
+        return False
+    kind = section.get("type", "transformers")  # a ``clip`` section has no type: local
+    return kind not in VLM_BACKENDS or VLM_BACKENDS.is_local(kind)
 
 
 def _override_device(config: dict[str, Any], device: str) -> None:
@@ -114,8 +143,9 @@ def _build_cue_vlm(config: dict[str, Any], device: str | None, cache: CacheStore
     from scoring.judges.backends.base import DecodingConfig
     from scoring.judges.cue_judge import CUE_QUESTION, CueJudge
 
+    backend = vlm_backend_config(config.get("backend"), name=config["name"])
     return CueJudge(
-        _build_backend(dict(config["backend"])),
+        build_vlm_backend(backend),
         name=config["name"],
         version=config.get("version"),
         template=config.get("template", CUE_QUESTION),
@@ -125,20 +155,59 @@ def _build_cue_vlm(config: dict[str, Any], device: str | None, cache: CacheStore
     )
 
 
-def _build_backend(backend: dict[str, Any]):
-    kind = backend.pop("type", None)
-    if kind == "transformers":
-        from scoring.judges.backends.transformers_vlm import (
-            TransformersVLMBackend,
-            TransformersVLMConfig,
+# --- VLM backends (a cue judge's ``backend``, a REFLECT model) ------------------------------
+
+_VLM_REQUIRED = {"openai": ("endpoint", "model"), "transformers": ("model",)}
+
+
+def vlm_backend_config(raw: Any, *, name: str | None = None) -> dict[str, Any]:
+    """The one parser of a ``{"type": "openai" | "transformers", ...}`` section: a registered
+    type, the backend's own keys only, the required ones set, and no secret (the API key comes
+    from the environment variable ``api_key_env`` names). ``name`` (the judge or model) goes
+    into every message. Returns a copy, ``type`` included."""
+    where = f"VLM backend {name!r}" if name else "VLM backend config"
+    if not isinstance(raw, dict):
+        raise BackendConfigError(f"{where}: config must be a mapping, not {type(raw).__name__}")
+    kind = raw.get("type")
+    config_class = VLM_BACKENDS.builder(kind).config_class
+    if any("key" in key and key != "api_key_env" for key in raw):
+        raise BackendConfigError(
+            f"{where}: put the API key in an environment variable named by api_key_env"
         )
+    return config_values(
+        raw,
+        what="VLM backend",
+        name=name,
+        known=("type", *dataclass_keys(config_class)),
+        required=_VLM_REQUIRED[kind],
+    )
 
-        return TransformersVLMBackend(TransformersVLMConfig(**backend))
-    if kind == "openai":
-        from scoring.judges.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
 
-        return OpenAICompatBackend(OpenAICompatConfig(**backend))
-    raise ValueError(f"unknown backend type {kind!r}; expected 'transformers' or 'openai'")
+def build_vlm_backend(config: dict[str, Any], **overrides: Any) -> VLMBackend:
+    """The backend a parsed section names; ``overrides`` replace its settings (a run's
+    ``concurrency``)."""
+    settings = {k: v for k, v in config.items() if k != "type"} | overrides
+    return VLM_BACKENDS.builder(config["type"]).build(settings)
+
+
+@dataclass(frozen=True)
+class _VLMBuilder:
+    backend_class: type
+    config_class: type
+
+    def build(self, settings: dict[str, Any]) -> VLMBackend:
+        return self.backend_class(self.config_class(**settings))
+
+
+VLM_BACKENDS: Registry[_VLMBuilder] = Registry(
+    "backend type",
+    {
+        "openai": Entry(_VLMBuilder(OpenAICompatBackend, OpenAICompatConfig), local=False),
+        "transformers": Entry(
+            _VLMBuilder(TransformersVLMBackend, TransformersVLMConfig), local=True
+        ),
+    },
+)
 
 
 def _build_cue_clip(config: dict[str, Any], device: str | None, cache: CacheStore | None) -> Judge:
@@ -164,9 +233,13 @@ def _build_ensemble(config: dict[str, Any], device: str | None, cache: CacheStor
     )
 
 
-_BUILDERS: dict[str, Callable[[dict[str, Any], str | None, CacheStore | None], Judge]] = {
-    "hard_refusal": _build_hard_refusal,
-    "cue_vlm": _build_cue_vlm,
-    "cue_clip": _build_cue_clip,
-    "ensemble": _build_ensemble,
-}
+JudgeBuilder = Callable[[dict[str, Any], str | None, CacheStore | None], Judge]
+JUDGES: Registry[JudgeBuilder] = Registry(
+    "judge kind",
+    {
+        "hard_refusal": Entry(_build_hard_refusal),
+        "cue_vlm": Entry(_build_cue_vlm),
+        "cue_clip": Entry(_build_cue_clip),
+        "ensemble": Entry(_build_ensemble),
+    },
+)

@@ -22,6 +22,8 @@ from annotations.adjudication import disputes as adjudication
 from annotations.exports.datasets import ExportDataset
 from annotations.models import Study
 from scoring.report.dataset import human_vs_auto_rows
+from scoring.report.document_types import StudyMetrics
+from scoring.report.schema import STUDY_METRICS
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_models import AGGREGATED_LABEL_FIELDS, aggregate_labels
 from scoring.stats.label_sensitivity import DEFAULT_METHODS as DEFAULT_LABEL_MODELS
@@ -65,9 +67,13 @@ def metrics_document(
     if labels != POOLED:
         # Label models re-fitted on one label per item would only echo it back.
         label_models = ()
-    document = study_metrics(
-        annotations, judgments, n_resamples=n_resamples, seed=seed, label_models=label_models
-    )
+    document: StudyMetrics = {
+        # The document's JSON Schema (scoring/report/schema.py, docs/schema/).
+        "schema": STUDY_METRICS,
+        **study_metrics(
+            annotations, judgments, n_resamples=n_resamples, seed=seed, label_models=label_models
+        ),
+    }
     document["study"] = {
         "slug": study.slug,
         "name": study.name,
@@ -151,9 +157,9 @@ def metrics_document_cached(
 def validation_table(metrics: dict) -> list[dict]:
     """The ACRB validation table (the audit report's rows) plus, on each overall row, the
     inter-annotator agreement of the same question."""
-    agreement = metrics.get("agreement", {})
-    inter = agreement.get("inter_annotator", {})
-    rows = human_vs_auto_rows(agreement.get("human_vs_auto", {}))
+    agreement = metrics["agreement"]
+    inter = agreement["inter_annotator"]
+    rows = human_vs_auto_rows(agreement["human_vs_auto"])
     for row in rows:
         block = inter.get(row["question"], {}) if row["scope"] == "overall" else {}
         row["inter_annotator_alpha"] = block.get("krippendorff_alpha")

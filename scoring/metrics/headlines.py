@@ -48,7 +48,7 @@ def stat_text(block: dict, name: str, *, digits: int = 3) -> dict:
 def agreement_headline(metrics: dict) -> list[dict]:
     """Per question: Krippendorff's α with its CI and Landis & Koch band, beside Fleiss' κ."""
     rows = []
-    for question, block in metrics.get("agreement", {}).get("inter_annotator", {}).items():
+    for question, block in metrics["agreement"]["inter_annotator"].items():
         alpha = stat_text(block, "krippendorff_alpha")
         rows.append(
             {
@@ -67,7 +67,7 @@ def agreement_headline(metrics: dict) -> list[dict]:
 def largest_disparities(report: dict, *, limit: int = LARGEST_DISPARITIES) -> list[dict]:
     """The ``limit`` largest defined Δ of the human labels (of every source when there are no
     human labels), with the CI or the reason it has none, and the Holm-adjusted p."""
-    defined = [row for row in report.get("disparities", []) if row.get("delta") is not None]
+    defined = [row for row in report["disparities"] if row.get("delta") is not None]
     human = [row for row in defined if row["source"] == HUMAN]
     rows = sorted(human or defined, key=lambda row: -row["delta"])[:limit]
     return [

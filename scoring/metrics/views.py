@@ -44,9 +44,7 @@ def study_statistics(request, slug: str):
         "validation_rows": validation_display_rows(study_metrics.validation_table(metrics)),
         "inter_annotator": inter_annotator_rows(metrics),
         # Human labels first, then each judge (docs/annotation.md, "Staff pages").
-        "rate_sources": sorted(
-            metrics.get("rates", {}), key=lambda source: (source != "human", source)
-        ),
+        "rate_sources": sorted(metrics["rates"], key=lambda source: (source != "human", source)),
         "measures": charts.MEASURES,
         "ppi": display_ppi(metrics),
     }
@@ -110,7 +108,7 @@ def rates_chart(request, slug: str, source: str, measure: str, fmt: str):
     if fmt not in ("csv", "svg", "png") or measure not in charts.MEASURES:
         raise Http404("no such chart")
     metrics = study_metrics.metrics_document_cached(study=study)
-    if source not in metrics.get("rates", {}):
+    if source not in metrics["rates"]:
         raise Http404("no such rate source")
     filename = f"{study.slug}-{source}-{measure}.{fmt}"
     if fmt == "csv":

@@ -8,9 +8,10 @@ Django-free: callers pass the ``ACRB_VLM_MODELS`` mapping. A config is a plain d
     {"type": "transformers", "model": "/models/qwen2.5-vl-7b", "device": "cuda",
      "dtype": "bfloat16", "batch_size": 16}
 
-``decoding`` (optional) holds the run's default decoding settings; everything else belongs
-to the backend (scoring/judges/backends). Secrets never enter a config: only the name of the
-environment variable that holds the key.
+``decoding`` (optional) holds the run's default decoding settings; everything else is the
+backend section a cue judge has too, parsed and built by ``scoring.judges.registry``
+(``vlm_backend_config``, ``build_vlm_backend``: one parser, one wording). Secrets never enter
+a config: only the name of the environment variable that holds the key.
 """
 
 from __future__ import annotations
@@ -21,12 +22,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from scoring.judges.backends.base import VLMBackend
+from scoring.judges.registry import (
+    VLM_BACKENDS,
+    BackendConfigError,
+    build_vlm_backend,
+    vlm_backend_config,
+)
 
 OPENAI, TRANSFORMERS = "openai", "transformers"
 
-
-class BackendConfigError(ValueError):
-    pass
+__all__ = ["BackendConfigError", "ModelChoice", "build_backend", "inline_choice", "model_choice"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,7 @@ class ModelChoice:
     @property
     def local(self) -> bool:
         """A local model needs a GPU worker; an API backend is light work."""
-        return self.kind == TRANSFORMERS
+        return VLM_BACKENDS.is_local(self.kind)
 
 
 def model_choice(name: str, configured: Mapping[str, dict[str, Any]]) -> ModelChoice:
@@ -71,38 +76,17 @@ def inline_choice(
 
 def _validated(name: str, raw: dict[str, Any]) -> ModelChoice:
     if not isinstance(raw, dict):
-        raise BackendConfigError(f"model {name!r}: config must be a mapping")
+        raise BackendConfigError(f"VLM backend {name!r}: config must be a mapping")
     config = copy.deepcopy(raw)
     decoding = dict(config.pop("decoding", None) or {})
-    kind = config.get("type")
-    if kind not in (OPENAI, TRANSFORMERS):
-        raise BackendConfigError(f"model {name!r}: type must be 'openai' or 'transformers'")
-    required = ("endpoint", "model") if kind == OPENAI else ("model",)
-    missing = [key for key in required if not config.get(key)]
-    if missing:
-        raise BackendConfigError(f"model {name!r}: missing {', '.join(missing)}")
-    if any("key" in key and key != "api_key_env" for key in config):
-        raise BackendConfigError(
-            f"model {name!r}: put the API key in an environment variable named by api_key_env"
-        )
-    return ModelChoice(name=name, config=config, decoding=decoding)
+    return ModelChoice(name=name, config=vlm_backend_config(config, name=name), decoding=decoding)
 
 
 def build_backend(choice: ModelChoice, *, concurrency: int | None = None) -> VLMBackend:
     """The backend object; ``concurrency`` overrides an API backend's request limit."""
-    settings = {k: v for k, v in choice.config.items() if k != "type"}
-    if choice.kind == OPENAI:
-        from scoring.judges.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
-
-        if concurrency is not None:
-            settings["concurrency"] = concurrency
-        return OpenAICompatBackend(OpenAICompatConfig(**settings))
-    from scoring.judges.backends.transformers_vlm import (
-        TransformersVLMBackend,
-        TransformersVLMConfig,
-    )
-
-    return TransformersVLMBackend(TransformersVLMConfig(**settings))
+    if concurrency is not None and choice.kind == OPENAI:
+        return build_vlm_backend(choice.config, concurrency=concurrency)
+    return build_vlm_backend(choice.config)
 
 
 def suggested_chunk_size(choice: ModelChoice, *, concurrency: int | None = None) -> int:

@@ -28,8 +28,10 @@ from annotations.labels import gold_accuracy_from_records
 from scoring.report.dataset import audit_report, software_versions
 from scoring.report.datasheet import annotator_pool, data_statement
 from scoring.report.design import study_design_from_records
+from scoring.report.document_types import ReflectReport
 from scoring.report.legal import legal_mapping
 from scoring.report.reflect.dataset import reflect_part
+from scoring.report.schema import REFLECT_REPORT
 from scoring.stats.study_metrics import frames_from_records, to_plain
 
 FOLDER_SCHEMA = "acrb-report-folder/1"
@@ -47,7 +49,7 @@ ROW_FILES = {
 CONTEXT_FILE = "data/context.json"
 REFLECT_ANSWERS_FILE = "data/reflect_answers.jsonl"
 REFLECT_CONTEXT_FILE = "data/reflect_context.json"
-REFLECT_SCHEMA = "acrb-reflect-report/1"
+REFLECT_SCHEMA = REFLECT_REPORT
 
 
 def report_from_inputs(inputs: dict, *, generated_at: str | None = None) -> dict:
@@ -95,7 +97,7 @@ def study_document(inputs: dict, *, generated_at: str | None = None) -> dict:
     return report
 
 
-def reflect_document(context: dict, *, generated_at: str | None = None) -> dict:
+def reflect_document(context: dict, *, generated_at: str | None = None) -> ReflectReport:
     """The frame of a REFLECT-only document: its schema and provenance (the part goes under
     ``reflect``)."""
     settings = context.get("settings", {})

@@ -22,6 +22,8 @@ from importlib import metadata
 import numpy as np
 import pandas as pd
 
+from scoring.report.document_types import AuditReport
+from scoring.report.schema import AUDIT_REPORT
 from scoring.report.text import article_10_map, limitations
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.delta_inference import delta_permutation_test
@@ -36,7 +38,7 @@ from scoring.stats.study_metrics import (
 )
 from scoring.stats.study_rates import MEASURES, measure_outcomes
 
-SCHEMA = "acrb-audit-report/1"
+SCHEMA = AUDIT_REPORT  # the JSON Schema report.json follows (scoring/report/schema.py)
 REGRESSION_OUTCOMES = ("refusal", "erasure")
 REGRESSION_METHODS = ("cluster", "gee")
 DEFAULTS = {
@@ -92,7 +94,7 @@ def audit_report(
         )
     sources = source_frames(annotations, judgments)
     study = dict(study or {})
-    report = {
+    report: AuditReport = {
         "schema": SCHEMA,
         "study": study,
         "settings": options,

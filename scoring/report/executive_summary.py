@@ -116,7 +116,7 @@ def audited(report: dict) -> list[str]:
         )
         if study.get(first) and study.get(last)
     ]
-    generated = report.get("provenance", {}).get("generated_at", "")[:10]
+    generated = report["provenance"]["generated_at"][:10]
     out.append(
         (f"Dates: {_list(dates)}; r" if dates else "R")
         + f"eport computed {generated} from the stored records."

@@ -9,6 +9,7 @@ per source × outcome). Every figure's data is a list of rows the CSV download w
 from __future__ import annotations
 
 from scoring.report import charts, plotting
+from scoring.report.document_types import is_audit_report
 from scoring.report.reflect import figures as reflect_figures
 
 DELTA_COLUMNS = [
@@ -25,7 +26,7 @@ def figure_list(report: dict) -> list[dict]:
     """Every figure of the report: ``key`` (URL-safe name), ``title``, ``kind`` and parameters;
     the REFLECT part's figures (``kind`` ``reflect_…``) after the study's."""
     out = []
-    for source in sorted(report.get("rates", {})):
+    for source in sorted(report["rates"] if is_audit_report(report) else {}):
         for measure in charts.MEASURES:
             if report["rates"][source].get(measure):
                 out.append(_spec("rates", source, measure, f"{measure} rate by value — {source}"))

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from scoring.report import bundle, render
+from scoring.report.document_types import is_audit_report
 from scoring.report.pdf import html_to_pdf
 
 
@@ -39,7 +40,7 @@ def write_report_folder(
     bundle.write_inputs(out, inputs)
     if extra_files is not None:
         extra_files(out)
-    settings = report.get("settings") or report.get("reflect", {}).get("settings", {})
+    settings = report["settings"] if is_audit_report(report) else report["reflect"]["settings"]
     # Last: the manifest hashes every file written above (the PDF too).
     bundle.write_manifest(out, argv=argv, settings=settings, seeds=seeds)
     return written

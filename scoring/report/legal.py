@@ -162,8 +162,7 @@ def evidence_line(report: dict, key: str) -> str:
 
 
 def _design(report):
-    design = report.get("design", {})
-    counts = report.get("counts", {})
+    design, counts = report["design"], report["counts"]
     values = [row for row in design.get("taxonomy", []) if not row.get("is_neutral")]
     attributes = sorted({row["attribute"] for row in values})
     return (
@@ -175,7 +174,7 @@ def _design(report):
 
 
 def _measures(report):
-    settings = report.get("settings", {})
+    settings = report["settings"]
     return (
         f"Detection measures: rates with Wilson intervals, Δ with a cluster bootstrap "
         f"({settings.get('n_resamples')} resamples), permutation tests "
@@ -184,9 +183,9 @@ def _measures(report):
 
 
 def _disparities(report):
-    rows = report.get("disparities", [])
+    rows = report["disparities"]
     flagged = sum(1 for row in rows if row.get("flagged"))
-    alpha = report.get("settings", {}).get("alpha")
+    alpha = report["settings"].get("alpha")
     return (
         f"{len(rows)} disparities examined; {flagged} flagged at Holm-adjusted permutation "
         f"p < {alpha}."
@@ -194,20 +193,15 @@ def _disparities(report):
 
 
 def _regression(report):
-    tables = report.get("regression", [])
-    fitted = sum(
-        1
-        for table in tables
-        for method in ("cluster", "gee")
-        if table.get(method, {}).get("fitted")
-    )
+    tables = report["regression"]
+    fitted = sum(1 for table in tables for method in ("cluster", "gee") if table[method]["fitted"])
     return f"{len(tables)} regression tables; {fitted} of {2 * len(tables)} fits defined."
 
 
 def _validation(report):
-    rows = report.get("validation", {}).get("human_vs_auto", [])
+    rows = report["validation"]["human_vs_auto"]
     judges = sorted({row["judge"] for row in rows})
-    counts = report.get("counts", {})
+    counts = report["counts"]
     return (
         f"{counts.get('n_annotations', 0)} human annotations on "
         f"{counts.get('n_items_annotated', 0)} items; {len(judges)} judge(s) compared with them."
@@ -215,11 +209,11 @@ def _validation(report):
 
 
 def _limitations(report):
-    return f"{len(report.get('limitations', []))} stated limitations (section 7)."
+    return f"{len(report['limitations'])} stated limitations (section 7)."
 
 
 def _people(report):
-    pool = report.get("people", {})
+    pool = report.get("people", {})  # optional: bundle.report_from_inputs adds it
     groups = pool.get("groups", [])
     n_annotators = sum(group.get("n_annotators", 0) for group in groups)
     return (
@@ -231,7 +225,7 @@ def _people(report):
 
 
 def _data_statement(report):
-    statement = report.get("data_statement", {})
+    statement = report.get("data_statement", {})  # optional, as "people"
     if not statement.get("has_plan"):
         return "No generation plan recorded: prompt sources and licences are not documented."
     return (

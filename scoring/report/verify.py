@@ -5,8 +5,9 @@
 needs no database and no Django: it checks each file's SHA-256 against ``manifest.json``,
 rebuilds the report from the raw files in ``DIR/data`` with the settings and seed they record
 (``bundle.report_from_inputs``), and compares every value of ``DIR/report.json`` with the
-recomputed one. It prints one line per mismatch and exits 0 only when every hash and every
-value match (1 otherwise; 2 when the folder cannot be read). ``python manage.py verify_report
+recomputed one; it also validates ``report.json`` against the JSON Schema its ``schema`` key
+names (``scoring.report.schema``). It prints one line per mismatch and exits 0 only when every
+hash, the schema and every value match (1 otherwise; 2 when the folder cannot be read). ``python manage.py verify_report
 DIR`` runs the same check.
 """
 
@@ -17,6 +18,7 @@ import sys
 from pathlib import Path
 
 from scoring.report import bundle
+from scoring.report.schema import validation_errors
 
 # Values that describe the run, not the data: compared apart, reported as notes, never failures.
 NOTED_PATHS = ("provenance.software",)
@@ -32,6 +34,7 @@ def verify_folder(folder: Path) -> tuple[list[str], list[str]]:
     manifest = bundle.read_json(folder / bundle.MANIFEST)
     mismatches = hash_mismatches(folder, manifest)
     stored = bundle.read_json(folder / bundle.REPORT)
+    mismatches += [f"schema: report.json: {line}" for line in validation_errors(stored)]
     inputs = bundle.read_inputs(folder)
     generated_at = (stored.get("provenance") or {}).get("generated_at")
     try:

@@ -17,23 +17,30 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from annotations.common.row_fields import Field, RowTable
 from scoring.stats.study_agreement import QUESTIONS, majority_labels, question_labels
 
 METHODS = ("majority", "dawid-skene", "mace", "glad")
 MODEL_METHODS = ("dawid-skene", "mace", "glad")
 # The one contract of the aggregated-label rows (export_annotations --aggregate): column -> type,
 # nullable; the Parquet schema and docs/formats.md follow it.
-AGGREGATED_LABEL_FIELDS = {
-    "item_id": ("string", False),
-    "hard_refusal": ("bool", True),
-    "cue": ("string", True),
-    "posterior": ("float64", True),
-    "hard_refusal_posterior": ("float64", True),
-    "cue_posterior": ("float64", True),
-    "n_annotations": ("int64", False),
-    "method": ("string", False),
-    "reason": ("string", True),
-}
+# One row of the aggregated-label export (docs/formats.md): its field table is the definition of
+# its CSV / JSONL / Parquet columns (annotations.common.row_fields, no Django).
+AGGREGATED_LABEL_ROW = RowTable(
+    "aggregated labels",
+    (
+        Field("item_id", "string", "the item's id in its study"),
+        Field("hard_refusal", "bool", "the label; null (with a `reason`) where none", True),
+        Field("cue", "string", "the cue label; null when `hard_refusal` is true or none", True),
+        Field("posterior", "float64", "the probability of the row's whole answer", True),
+        Field("hard_refusal_posterior", "float64", "the posterior of `hard_refusal`", True),
+        Field("cue_posterior", "float64", "the posterior of `cue`", True),
+        Field("n_annotations", "int64", "answers the fit saw for the item"),
+        Field("method", "string", "`majority`, `dawid-skene`, `mace` or `glad`"),
+        Field("reason", "string", "why a label is null", True),
+    ),
+)
+AGGREGATED_LABEL_FIELDS = AGGREGATED_LABEL_ROW.types
 AGGREGATED_LABEL_COLUMNS = list(AGGREGATED_LABEL_FIELDS)
 REQUIRED_COLUMNS = ("item_id", "annotator", "hard_refusal", "cue")
 # crowd-kit's MACE seeds every restart with the same random_state, so its restarts are identical

@@ -36,6 +36,7 @@ def staff_urls(study, batch, job):
         ("get", reverse("api:study_detail", args=[slug])),
         ("get", reverse("api:study_items", args=[slug])),
         ("get", reverse("api:study_annotations", args=[slug])),
+        ("get", reverse("api:study_judgments", args=[slug])),
         ("get", reverse("metrics:study_metrics", args=[slug])),
     ]
 

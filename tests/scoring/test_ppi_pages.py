@@ -46,8 +46,24 @@ def test_summary_leads_with_the_ppi_delta_and_says_what_not_to_report(
     assert "0.288 [0.132, 0.432]" in text  # the largest PPI Δ (combined · culture) first
 
 
-def test_summary_without_ppi_has_no_such_card(small_study, staff_client):
+@pytest.fixture
+def without_ppi(monkeypatch):
+    """The metrics document of a study whose judges no human validated: no ``ppi`` section."""
+    real = metrics.study_metrics
+
+    def study_metrics(*args, **kwargs):
+        document = real(*args, **kwargs)
+        document.pop("ppi", None)
+        document.pop("judge_error", None)
+        return document
+
+    monkeypatch.setattr(metrics, "study_metrics", study_metrics)
     cache.clear()
+    yield
+    cache.clear()
+
+
+def test_summary_without_ppi_has_no_such_card(small_study, staff_client, without_ppi):
     url = reverse("metrics:study_summary", args=[small_study.slug])
     text = staff_client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert "corrected by human labels (PPI)" not in text and "Largest disparities" in text

@@ -123,7 +123,7 @@ def judges_by_name(raw) -> dict[str, dict | None]:
 
 def headline_disparities(metrics: dict) -> list[dict]:
     rows = []
-    for source, measures in metrics.get("rates", {}).items():
+    for source, measures in metrics["rates"].items():
         for measure in MEASURES:
             for attribute, block in (measures.get(measure) or {}).items():
                 if block.get("delta") is None:

@@ -20,6 +20,7 @@ import pandas as pd
 
 from scoring.reflect.answer_parsing import ERROR, split_explanation
 from scoring.report.reflect.text import limitations
+from scoring.report.schema import REFLECT_PART
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.reflect.parsing import mcq_records, two_afc_records
 from scoring.stats.reflect.report import reflect_report, two_afc_discard_table
@@ -31,7 +32,7 @@ from scoring.stats.reflect.variants import (
 )
 
 REPORT_VERSION = 1
-PART_SCHEMA = "acrb-reflect-part/1"
+PART_SCHEMA = REFLECT_PART
 # REFLECT asks a model to pick, rank and pay people from their faces: recruitment, selection and
 # pay decisions are Annex III point 4 (employment) uses, so the Article 10 route applies unless
 # the caller states another kind (docs/reflect.md, "The report").

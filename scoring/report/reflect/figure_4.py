@@ -34,7 +34,7 @@ def figure_4_rows(report: dict) -> list[dict]:
     """One row per model × scenario × Figure 4(d-f) view × race, with its interval, and the
     reason when the rate or its interval is undefined (null + reason, never a number)."""
     rows = []
-    for model, block in sorted(report.get("models", {}).items()):
+    for model, block in sorted(report["models"].items()):
         for scenario, cell in sorted(block.get("2afc", {}).items()):
             for view, path in FIGURE_4_VIEWS.items():
                 rates = _at(cell, path) or {}

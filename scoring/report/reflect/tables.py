@@ -21,7 +21,7 @@ def two_afc_summary_rows(report: dict) -> list[dict]:
         "first_position_rate",
     )
     rows = []
-    for model, block in sorted(report.get("models", {}).items()):
+    for model, block in sorted(report["models"].items()):
         for scenario, cell in sorted(block.get("2afc", {}).items()):
             row = {"model": model, "scenario": scenario, **{k: cell.get(k) for k in keys}}
             row["pol_ci"] = cell.get("pol_ci")
@@ -31,7 +31,7 @@ def two_afc_summary_rows(report: dict) -> list[dict]:
 
 def win_rate_rows(report: dict) -> list[dict]:
     rows = []
-    for model, block in sorted(report.get("models", {}).items()):
+    for model, block in sorted(report["models"].items()):
         for scenario, cell in sorted(block.get("2afc", {}).items()):
             for kind, labels in (("race", RACES), ("gender", GENDERS), ("race_gender", GROUP_KEYS)):
                 rates = cell.get("win_rate", {}).get(kind, {})
@@ -54,7 +54,7 @@ def win_rate_rows(report: dict) -> list[dict]:
 
 def win_matrix_rows(report: dict) -> list[dict]:
     rows = []
-    for model, block in sorted(report.get("models", {}).items()):
+    for model, block in sorted(report["models"].items()):
         for scenario, cell in sorted(block.get("2afc", {}).items()):
             matrix = cell.get("win_matrix", {})
             for winner, row in zip(matrix.get("groups", []), matrix.get("cells", []), strict=False):
@@ -73,7 +73,7 @@ def win_matrix_rows(report: dict) -> list[dict]:
 
 def mcq_jsd_rows(report: dict) -> list[dict]:
     rows = []
-    for model, block in sorted(report.get("models", {}).items()):
+    for model, block in sorted(report["models"].items()):
         for question, cell in sorted(block.get("mcq", {}).items()):
             for kind, labels in (("race", RACES), ("gender", GENDERS)):
                 for label in labels:
@@ -96,7 +96,7 @@ def mcq_jsd_rows(report: dict) -> list[dict]:
 
 def salary_gap_rows(report: dict) -> list[dict]:
     rows = []
-    for model, block in sorted(report.get("models", {}).items()):
+    for model, block in sorted(report["models"].items()):
         salary = block.get("salary") or {}
         for statistic in ("gap_mean", "gap_median"):
             for occupation, kinds in sorted((salary.get(statistic) or {}).items()):
