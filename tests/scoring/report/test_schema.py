@@ -12,7 +12,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from scoring.report import bundle, document, schema
+from scoring.report import bundle, schema
+from scoring.report import document_types as document
 from scoring.report.dataset import audit_report
 from scoring.report.reflect.dataset import dump_context
 from scoring.stats.study_metrics import study_metrics
