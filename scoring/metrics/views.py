@@ -19,9 +19,12 @@ from annotations.common.http import download_response
 from annotations.common.permissions import staff_required
 from annotations.exports.writers import render_metrics, render_rows_csv
 from annotations.models import Study
+from annotations.policies import PolicyError
+from scoring.forms import BatchPlanForm
 from scoring.metrics import document as study_metrics
 from scoring.metrics.headlines import inter_annotator_rows, validation_display_rows
 from scoring.metrics.selectors import study_summary as study_summary_data
+from scoring.planning import batch_plan as plan_for
 from scoring.report import charts
 from scoring.report.display import display_ppi
 
@@ -80,11 +83,6 @@ def study_judge_fairness(request, slug: str):
 def batch_plan(request, slug: str):
     """The new-batch form's planning aid: expected widths of Δ's interval for a budget (an htmx
     fragment; without JavaScript the form submits here and gets a page)."""
-    from annotations.policies import PolicyError
-
-    from .forms import BatchPlanForm
-    from .planning import batch_plan as plan_for
-
     study = get_object_or_404(Study, slug=slug)
     form = BatchPlanForm(request.GET if "budget" in request.GET else None)
     plan, error = None, ""

@@ -9,6 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annotations import policies
+from annotations.imports import importers
+from annotations.models import AutomatedJudgment
 from annotations.policies import PolicyError, SampleItem
 
 
@@ -152,10 +154,7 @@ def test_uniform_design_records_n_over_N():
 
 @pytest.fixture
 def judged_study(study, make_manifest):
-    from annotations import services
-    from annotations.models import AutomatedJudgment
-
-    services.items_import(study=study, manifest=make_manifest(n=30))
+    importers.items_import(study=study, manifest=make_manifest(n=30))
     # Items 0-9 the judge is unsure of, the rest it is sure of.
     for judgment in AutomatedJudgment.objects.filter(item__study=study):
         number = int(judgment.item.item_id.split("-")[1])
