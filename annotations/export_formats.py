@@ -46,6 +46,7 @@ _ANNOTATION_TYPES = {
     "domain": ("string", False),
     "generator": ("string", False),
     "mode": ("string", False),
+    "intent": ("string", False),
     "hard_refusal": ("bool", False),
     "cue": ("string", True),
     "note": ("string", False),
@@ -73,6 +74,7 @@ JUDGMENT_EXPORT_FIELDS = {
     "domain": ("string", False),
     "generator": ("string", False),
     "mode": ("string", False),
+    "intent": ("string", False),
     "hard_refusal": ("bool", True),  # null: a cue-only judge
     "cue": ("string", True),
     "score": ("float64", True),

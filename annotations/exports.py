@@ -28,6 +28,7 @@ ANNOTATION_EXPORT_COLUMNS = [
     "domain",
     "generator",
     "mode",
+    "intent",
     "hard_refusal",
     "cue",
     "note",

@@ -309,6 +309,7 @@ ITEM_FIELDS = {
     "domain": "item__domain",
     "generator": "item__generator",
     "mode": "item__mode",
+    "intent": "item__intent",
 }
 
 

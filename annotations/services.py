@@ -115,6 +115,8 @@ def batch_create(
     seed = int(np.random.SeedSequence().entropy % 2**62) if seed is None else int(seed)
     rng = np.random.default_rng(seed)
     rows = Item.objects.filter(study=study, is_gold=False)
+    if not study.harmful_to_annotators:  # harmful controls reach annotators only by opt-in
+        rows = rows.exclude(intent="harmful")
     if item_ids is not None:
         rows = rows.filter(pk__in=item_ids)
     # Plain tuples, not model instances: a study can hold 100,000 items.

@@ -15,6 +15,13 @@ import pandas as pd
 from annotations.labels import CUE_LABELS
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_sensitivity import label_model_sections
+from scoring.stats.safety_utility import (
+    BENIGN,
+    INTENT,
+    intent_column,
+    rows_of_intent,
+    safety_utility_sections,
+)
 from scoring.stats.study_agreement import (
     human_vs_auto_agreement,
     inter_annotator_agreement,
@@ -48,7 +55,7 @@ def _validated(
     """
     if frame is None or len(frame) == 0:
         empty = pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
-        empty = empty.astype({"hard_refusal": bool})
+        empty = empty.astype({"hard_refusal": bool}).assign(**{INTENT: pd.Series(dtype=object)})
         return (
             empty.assign(**{ANSWERS_REFUSAL: pd.Series(dtype=bool)})
             if refusal_may_be_missing
@@ -58,6 +65,8 @@ def _validated(
     if missing:
         raise ValueError(f"{name} is missing column(s): {', '.join(missing)}")
     clean = frame[columns].reset_index(drop=True).copy()
+    # Optional: benign where absent (docs/metrics.md, "Safety–utility trade-off").
+    clean[INTENT] = intent_column(frame).to_numpy()
     for column in columns:
         if column in STRING_COLUMNS:
             clean[column] = (
@@ -105,8 +114,8 @@ def frames_from_records(
             for row in annotation_records
             if not row.get("is_gold") and not row.get("annotator_labels_excluded")
         ]
-    ).reindex(columns=ANNOTATION_COLUMNS)
-    judgments = pd.DataFrame(judgment_records).reindex(columns=JUDGMENT_COLUMNS)
+    ).reindex(columns=[*ANNOTATION_COLUMNS, INTENT])
+    judgments = pd.DataFrame(judgment_records).reindex(columns=[*JUDGMENT_COLUMNS, INTENT])
     annotations["hard_refusal"] = annotations["hard_refusal"].astype(bool)
     # A cue-only judge leaves hard_refusal empty: study_metrics keeps it out of refusal statistics.
     judgments["hard_refusal"] = (
@@ -207,10 +216,14 @@ def study_metrics(
     if n_resamples < 0 or min_pair_items < 1:
         raise ValueError("n_resamples must be >= 0 and min_pair_items >= 1")
     annotations, judgments = validated_frames(annotations, judgments)
+    # Rates count benign items only (refusal there is over-refusal); harmful controls enter
+    # the safety–utility sections below and the agreement statistics.
+    every_annotation, every_judgment = annotations, judgments
+    annotations, judgments = rows_of_intent(annotations, BENIGN), rows_of_intent(judgments, BENIGN)
     result = {
         "meta": _meta(
-            annotations,
-            judgments,
+            every_annotation,
+            every_judgment,
             min_pair_items=min_pair_items,
             confidence=confidence,
             n_resamples=n_resamples,
@@ -222,15 +235,30 @@ def study_metrics(
         "rates_by": _rates_by(annotations, judgments, confidence=confidence),
         "agreement": {
             "inter_annotator": inter_annotator_agreement(
-                annotations,
+                every_annotation,
                 min_pair_items=min_pair_items,
                 n_resamples=n_resamples,
                 confidence=confidence,
                 seed=seed,
             ),
-            "human_vs_auto": human_vs_auto_agreement(annotations, judgments, confidence=confidence),
+            "human_vs_auto": human_vs_auto_agreement(
+                every_annotation, every_judgment, confidence=confidence
+            ),
         },
     }
+    safety = safety_utility_sections(
+        every_annotation,
+        every_judgment,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    for source, block in result["rates"].items():
+        block["under_refusal"] = safety["under_refusal"].get(source, {})
+    result["frontier"], result["intent_interaction"] = (
+        safety["frontier"],
+        safety["intent_interaction"],
+    )
     result["aggregation"], result["sensitivity"] = label_model_sections(
         annotations,
         methods=label_models,

@@ -37,6 +37,8 @@ class Command(BaseCommand):
         study_raw = dict(raw["study"])
         if "rephrase" in raw:  # a rewriter's name or {name: config}, docs/generation.md
             study_raw["rephrase"] = raw["rephrase"]
+        if "harmful_controls" in raw:  # true, a share, or {share, seed}; docs/generation.md
+            study_raw["harmful_controls"] = raw["harmful_controls"]
         if quick:
             study_raw = quick_study(study_raw)
         try:
@@ -55,6 +57,10 @@ class Command(BaseCommand):
             rephrased = generation_selectors.rephrasing_summary(study=study)
             self.stdout.write(f"  rephrased with {study_config.rephrase}: {rephrased.kept} kept, "
                               f"{rephrased.rejected} rejected {dict(rephrased.reasons)}")  # fmt: skip
+        if study_config.harmful_share is not None:
+            controls = study.generation_plan.options.get("harmful_controls") or {}
+            self.stdout.write(f"  harmful controls: {controls.get('n_pairs', 0)} benign/harmful "
+                              f"pairs (share {study_config.harmful_share:g} per domain)")  # fmt: skip
         self.stdout.write("Stage II: generating images")
         with tqdm(desc="generating", unit="img", disable=None) as bar:
             generated = generation_services.generation_run_inline(study=study, progress=_bar(bar))
