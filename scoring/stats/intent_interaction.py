@@ -14,6 +14,7 @@ prompts); ``largest`` is the value whose interaction odds ratio is furthest from
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -62,6 +63,9 @@ def joint_wald_test(params: np.ndarray, covariance: np.ndarray) -> dict:
     """W = β' V⁻¹ β over the tested terms, χ² with as many degrees of freedom as terms."""
     params = np.asarray(params, dtype=float)
     covariance = np.asarray(covariance, dtype=float)
+    if not (np.all(np.isfinite(params)) and np.all(np.isfinite(covariance))):
+        return {"statistic": None, "df": len(params), "p_value": None,
+                "reason": "the robust covariance of the interaction terms is not finite"}  # fmt: skip
     if np.linalg.matrix_rank(covariance) < len(params):
         return {"statistic": None, "df": len(params), "p_value": None,
                 "reason": "the robust covariance of the interaction terms is singular"}  # fmt: skip
@@ -137,11 +141,16 @@ def interaction_fit(
         return out
     names = [f"value[{value}]:harmful" for value in values]
     z = z_value(confidence)
+    # A robust covariance that is not positive definite gives NaN standard errors (numpy warns
+    # on the square root); they are reported as undefined below, so the warning is silenced.
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        standard_errors, p_values = result.bse, result.pvalues
+        covariance = np.asarray(result.cov_params().loc[names, names])
     for value, name in zip(values, names, strict=True):
         out["coefficients"][value] = _coefficient(
-            float(result.params[name]), float(result.bse[name]), float(result.pvalues[name]), z
+            float(result.params[name]), float(standard_errors[name]), float(p_values[name]), z
         )
-    covariance = np.asarray(result.cov_params().loc[names, names])
     out["wald"] = {
         **joint_wald_test(result.params[names].to_numpy(), covariance),
         "test": TEST_NAME,
