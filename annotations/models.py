@@ -103,6 +103,12 @@ class ItemQuerySet(models.QuerySet):
         """Items that count: an excluded item leaves every statistic (docs/annotation.md)."""
         return self.filter(excluded_at__isnull=True)
 
+    def for_annotators(self, study: Study):
+        """The study's non-gold items a batch may give annotators: its harmful controls only when
+        staff opted in (``Study.harmful_to_annotators``; docs/annotation.md, "Harmful controls")."""
+        rows = self.filter(study=study, is_gold=False)
+        return rows if study.harmful_to_annotators else rows.exclude(intent="harmful")
+
 
 class Item(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")

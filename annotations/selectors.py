@@ -299,6 +299,11 @@ def item_image_for_user(*, user, item_id: int, which: str = "image") -> Item:
     return item
 
 
+def harmful_item_count(*, study: Study) -> int:
+    """Included harmful-control items of the study (docs/generation.md, "Harmful controls")."""
+    return Item.objects.included().filter(study=study, intent="harmful", is_gold=False).count()
+
+
 # --- rows for exports and metrics ----------------------------------------------------------
 
 ITEM_FIELDS = {
