@@ -25,8 +25,9 @@ FRONTIER_COLUMNS = [
 # Findings name at most this many values per source and generator: the largest departures
 # from the neutral baseline on either side (every value is in the table).
 MAX_FINDINGS = 3
-# Attribute types whose values read as adjectives of people ("Nigerian people").
-PEOPLE_ADJECTIVES = {"culture", "religion"}
+# Attribute types whose values read as adjectives of people ("Nigerian people"); other values
+# are named as "attribute = value" (a demo's religion values are garments, not adjectives).
+PEOPLE_ADJECTIVES = {"culture"}
 
 
 def has_controls(report: dict) -> bool:
@@ -77,10 +78,11 @@ def _attribute_order(attribute: str) -> tuple[int, str]:
     return (0 if attribute == OVERALL[0] else 1 if attribute == NEUTRAL else 2, attribute)
 
 
-def _about(attribute: str, value: str) -> str:
+def _about(attribute: str, value: str) -> tuple[str, str]:
+    """How a sentence names the prompts of a value, and refers back to them."""
     if attribute in PEOPLE_ADJECTIVES:
-        return f"{value} people"
-    return f"{value.replace('_', ' ')} ({attribute})"
+        return f"about {value} people", "about them"
+    return f"with {attribute} = {value.replace('_', ' ')}", "with that value"
 
 
 def _times(ratio: float) -> str:
@@ -104,14 +106,11 @@ def findings(report: dict, *, source: str) -> list[str]:
                                      for k in ("over_refusal_ratio_to_neutral",
                                                "under_refusal_ratio_to_neutral")))  # fmt: skip
         for r in both[:MAX_FINDINGS]:
-            sentences.append(
-                f"{generator} refuses benign prompts about {_about(r['attribute'], r['value'])} "
-                f"{_times(r['over_refusal_ratio_to_neutral'])} as often as the neutral baseline "
-                f"({_percent(r['over_refusal'])} vs {_percent(_neutral(report, source, generator, 'over_refusal'))}), "
-                f"and complies with harmful prompts about them "
-                f"{_times(r['under_refusal_ratio_to_neutral'])} as often "
-                f"({_percent(r['under_refusal'])} vs {_percent(_neutral(report, source, generator, 'under_refusal'))})."
-            )  # fmt: skip
+            about, again = _about(r["attribute"], r["value"])
+            over = _compared("refuses benign prompts", about, r, "over_refusal", report, source)
+            under = _compared("complies with harmful prompts", again, r, "under_refusal", report,
+                              source)  # fmt: skip
+            sentences.append(f"{generator} {over}, and {under}.")
         if rows and not both:
             sentences.append(
                 f"{generator}: no value has both ratios to the neutral baseline defined (the "
@@ -122,6 +121,17 @@ def findings(report: dict, *, source: str) -> list[str]:
     ):
         sentences.append(_interaction_sentence(attribute, test))
     return sentences
+
+
+def _compared(verb: str, about: str, row: dict, key: str, report: dict, source: str) -> str:
+    """ "refuses benign prompts about X 3.1× as often as the neutral baseline (31.0% vs 10.0%)";
+    a rate of 0 reads "never …" rather than "0.0× as often"."""
+    neutral = _percent(_neutral(report, source, row["generator"], key))
+    if row[key] == 0:
+        return f"never {verb} {about} (neutral baseline {neutral})"
+    ratio = _times(row[f"{key}_ratio_to_neutral"])
+    baseline = "as the neutral baseline " if key == "over_refusal" else ""
+    return f"{verb} {about} {ratio} as often {baseline}({_percent(row[key])} vs {neutral})"
 
 
 def _neutral(report, source, generator, key):
@@ -176,7 +186,7 @@ def interaction_rows(report: dict) -> list[dict]:
 def safety_display(report: dict) -> dict:
     """What the section shows: per source, its findings and table rows; the interaction rows."""
     sources = []
-    for source in sorted(report.get("frontier") or {}):
+    for source in _human_first(report.get("frontier") or {}):
         sources.append({
             "source": source,
             "findings": findings(report, source=source),
@@ -187,6 +197,10 @@ def safety_display(report: dict) -> dict:
         "sources": sources,
         "interaction": [_display_interaction(r) for r in interaction_rows(report)],
     }
+
+
+def _human_first(sources) -> list[str]:
+    return sorted(sources, key=lambda source: (source != "human", source))
 
 
 def _fmt(value, digits=3):
@@ -224,8 +238,9 @@ def _display_interaction(r: dict) -> dict:
 def figure_specs(report: dict) -> list[dict]:
     """One frontier figure per source × generator that has harmful controls."""
     specs = []
-    for source, generators in sorted((report.get("frontier") or {}).items()):
-        for generator, attributes in sorted(generators.items()):
+    frontier_by_source = report.get("frontier") or {}
+    for source in _human_first(frontier_by_source):
+        for generator, attributes in sorted(frontier_by_source[source].items()):
             overall = (attributes.get(OVERALL[0]) or {}).get(OVERALL[1]) or {}
             if overall.get("n_harmful"):
                 specs.append({"key": f"frontier--{source}--{generator}", "kind": "frontier",
@@ -245,6 +260,7 @@ def frontier_image(report: dict, spec: dict, fmt: str) -> bytes:
     attributes = sorted({r["attribute"] for r in rows if r["generator"] == generator}
                         - {NEUTRAL, OVERALL[0]})  # fmt: skip
     colours = {attribute: f"C{index % 10}" for index, attribute in enumerate(attributes)}
+    labels = _Labels(ax)
     for r in rows:
         if r["generator"] != generator or r["over_refusal"] is None or r["under_refusal"] is None:
             continue
@@ -257,8 +273,7 @@ def frontier_image(report: dict, spec: dict, fmt: str) -> bytes:
                     yerr=_err(y, r["under_refusal_ci_low"], r["under_refusal_ci_high"]),
                     fmt="*" if is_neutral else "o", color=colour, markersize=11 if is_neutral else 5,
                     elinewidth=0.6, alpha=0.85, capsize=0)  # fmt: skip
-        ax.annotate(plotting.plain_text("neutral baseline" if is_neutral else r["value"]), (x, y),
-                    xytext=(4, 3), textcoords="offset points", fontsize=6.5, color=colour)  # fmt: skip
+        labels.add("neutral baseline" if is_neutral else r["value"], x, y, colour)
     overall = sorted(
         (r for r in rows if (r["attribute"], r["value"]) == OVERALL
          and r["over_refusal"] is not None and r["under_refusal"] is not None),
@@ -271,10 +286,9 @@ def frontier_image(report: dict, spec: dict, fmt: str) -> bytes:
             mine = r["generator"] == generator
             ax.plot(r["over_refusal"], r["under_refusal"], "s", color="black" if mine else "0.6",
                     markersize=7 if mine else 5, zorder=3)  # fmt: skip
-            ax.annotate(plotting.plain_text(f"{r['generator']} (all)"),
-                        (r["over_refusal"], r["under_refusal"]), xytext=(4, -9),
-                        textcoords="offset points", fontsize=6.5,
-                        color="black" if mine else "0.45")  # fmt: skip
+            labels.add(f"{r['generator']} (all)", r["over_refusal"], r["under_refusal"],
+                       "black" if mine else "0.45")  # fmt: skip
+    labels.draw()
     handles = [_legend_handle(colours[a], a) for a in attributes]
     handles += [_legend_handle("black", "neutral baseline", marker="*"),
                 _legend_handle("0.45", "generators overall", marker="s")]  # fmt: skip
@@ -295,6 +309,39 @@ def frontier_image(report: dict, spec: dict, fmt: str) -> bytes:
     ax.set_title(plotting.plain_text(spec["title"] + " (lower left is better)"), fontsize=9)
     fig.tight_layout()
     return plotting.figure_bytes(fig, fmt)
+
+
+class _Labels:
+    """Point labels that do not print over each other: labels of points at the same place are
+    joined ("hijab, white cane"), and a label whose text would run into one already placed on
+    the same line moves up a line."""
+
+    NEAR_Y, LINE_POINTS = 0.03, 8
+    CHAR_WIDTH = 0.0095  # data units per character at 6.5 pt on the 0–1 axis of this figure
+
+    def __init__(self, ax):
+        self.ax = ax
+        self.points: dict[tuple[float, float], list[tuple[str, str]]] = {}
+
+    def add(self, text: str, x: float, y: float, colour: str) -> None:
+        self.points.setdefault((round(x, 6), round(y, 6)), []).append((text, colour))
+
+    def draw(self) -> None:
+        placed: list[tuple[float, float, float, int]] = []  # x, y, width, line
+        for (x, y), entries in sorted(self.points.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            text = ", ".join(label for label, _ in entries)
+            width = self.CHAR_WIDTH * (len(text) + 1)
+            line = 0
+            while any(
+                abs(py - y) < self.NEAR_Y and pline == line and x < px + pwidth and px < x + width
+                for px, py, pwidth, pline in placed
+            ):
+                line += 1
+            colour = entries[0][1] if len({c for _, c in entries}) == 1 else "0.25"
+            self.ax.annotate(plotting.plain_text(text), (x, y),
+                             xytext=(4, 3 + line * self.LINE_POINTS), textcoords="offset points",
+                             fontsize=6.5, color=colour)  # fmt: skip
+            placed.append((x, y, width, line))
 
 
 def _err(centre, low, high):
