@@ -88,6 +88,7 @@ SURVEY_FIELDS = (
     *("batch", "item", "annotator", "position", "is_active"),
     *("served_at", "skipped_at", "answered_at"),
     *("item__item_id", "item__image", "item__source_image", "item__prompt", "item__cue"),
+    "item__intent",  # a harmful control shows a content warning
     *("item__attribute_value", "item__attribute_value__cue_description"),
     *("batch__name", "batch__study", "batch__study__name"),
     *("annotation__assignment", "annotation__hard_refusal", "annotation__cue_label"),
