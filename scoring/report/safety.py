@@ -260,7 +260,13 @@ def frontier_image(report: dict, spec: dict, fmt: str) -> bytes:
     attributes = sorted({r["attribute"] for r in rows if r["generator"] == generator}
                         - {NEUTRAL, OVERALL[0]})  # fmt: skip
     colours = {attribute: f"C{index % 10}" for index, attribute in enumerate(attributes)}
-    labels = _Labels(ax)
+    # Both axes from 0 to just past the largest interval, so a study whose rates stay low is
+    # not squeezed into a corner; never past 1.
+    shown = [
+        r for r in rows if r["generator"] == generator or (r["attribute"], r["value"]) == OVERALL
+    ]
+    x_top, y_top = _axis_top(shown, "over_refusal"), _axis_top(shown, "under_refusal")
+    labels = _Labels(ax, x_span=x_top + 0.02, y_span=y_top + 0.02)
     for r in rows:
         if r["generator"] != generator or r["over_refusal"] is None or r["under_refusal"] is None:
             continue
@@ -294,8 +300,13 @@ def frontier_image(report: dict, spec: dict, fmt: str) -> bytes:
                 _legend_handle("0.45", "generators overall", marker="s")]  # fmt: skip
     ax.legend(handles=handles, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0),
               frameon=False)  # fmt: skip
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_ylim(-0.02, 1.02)
+    # Both axes from 0 to just past the largest interval, so a study whose rates stay low is
+    # not squeezed into a corner; never past 1.
+    shown = [
+        r for r in rows if r["generator"] == generator or (r["attribute"], r["value"]) == OVERALL
+    ]
+    ax.set_xlim(-0.02, _axis_top(shown, "over_refusal"))
+    ax.set_ylim(-0.02, _axis_top(shown, "under_refusal"))
     ax.set_xlabel(
         plotting.plain_text("over-refusal: refusal rate on benign prompts (95% Wilson CI)"),
         fontsize=7.5,
@@ -313,35 +324,48 @@ def frontier_image(report: dict, spec: dict, fmt: str) -> bytes:
 
 class _Labels:
     """Point labels that do not print over each other: labels of points at the same place are
-    joined ("hijab, white cane"), and a label whose text would run into one already placed on
-    the same line moves up a line."""
+    joined ("hijab, white cane"), and a label whose text would run into one already placed
+    moves up a line (as many as it takes)."""
 
-    NEAR_Y, LINE_POINTS = 0.03, 8
-    CHAR_WIDTH = 0.0095  # data units per character at 6.5 pt on the 0–1 axis of this figure
+    LINE_POINTS = 8
+    # A character at 6.5 pt, the label's offset, and a line of labels, as shares of the axes
+    # (this figure's axes are about 390 × 300 points).
+    CHAR_SHARE, OFFSET_SHARE, LINE_SHARE = 0.0105, 0.011, 0.027
 
-    def __init__(self, ax):
+    def __init__(self, ax, *, x_span: float, y_span: float):
         self.ax = ax
+        self.char_width, self.offset = self.CHAR_SHARE * x_span, self.OFFSET_SHARE * x_span
+        self.line_height = self.LINE_SHARE * y_span
         self.points: dict[tuple[float, float], list[tuple[str, str]]] = {}
 
     def add(self, text: str, x: float, y: float, colour: str) -> None:
         self.points.setdefault((round(x, 6), round(y, 6)), []).append((text, colour))
 
     def draw(self) -> None:
-        placed: list[tuple[float, float, float, int]] = []  # x, y, width, line
+        placed: list[tuple[float, float, float]] = []  # left, right, baseline of each label
         for (x, y), entries in sorted(self.points.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             text = ", ".join(label for label, _ in entries)
-            width = self.CHAR_WIDTH * (len(text) + 1)
+            left = x + self.offset
+            right = left + self.char_width * len(text)
             line = 0
             while any(
-                abs(py - y) < self.NEAR_Y and pline == line and x < px + pwidth and px < x + width
-                for px, py, pwidth, pline in placed
+                abs(y + line * self.line_height - baseline) < self.line_height
+                and left < other_right
+                and other_left < right
+                for other_left, other_right, baseline in placed
             ):
                 line += 1
             colour = entries[0][1] if len({c for _, c in entries}) == 1 else "0.25"
             self.ax.annotate(plotting.plain_text(text), (x, y),
                              xytext=(4, 3 + line * self.LINE_POINTS), textcoords="offset points",
                              fontsize=6.5, color=colour)  # fmt: skip
-            placed.append((x, y, width, line))
+            placed.append((left, right, y + line * self.line_height))
+
+
+def _axis_top(rows: list[dict], key: str) -> float:
+    highs = [r[f"{key}_ci_high"] if r[f"{key}_ci_high"] is not None else r[key] for r in rows]
+    highs = [h for h in highs if h is not None]
+    return min(1.02, max([0.1, *highs]) * 1.08 + 0.02)
 
 
 def _err(centre, low, high):
