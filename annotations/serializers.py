@@ -50,6 +50,7 @@ class ItemSerializer(serializers.ModelSerializer):
             "domain",
             "attribute",
             "attribute_value",
+            "intent",
             "cue",
             "provider_refusal_code",
             "provider_refusal_message",
@@ -78,6 +79,7 @@ class AnnotationRowSerializer(serializers.Serializer):
     domain = serializers.CharField(allow_blank=True)
     generator = serializers.CharField(allow_blank=True)
     mode = serializers.CharField()
+    intent = serializers.CharField()
     hard_refusal = serializers.BooleanField()
     cue = serializers.CharField(allow_null=True)
     note = serializers.CharField(allow_blank=True)

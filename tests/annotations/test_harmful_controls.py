@@ -114,3 +114,15 @@ def test_exports_carry_the_intent(controls_study, annotators):
     assert "intent" in exports.ANNOTATION_EXPORT_COLUMNS
     judgments = selectors.judgment_rows(study=controls_study)
     assert all("intent" in row for row in judgments)
+
+
+def test_the_api_carries_the_intent(controls_study, annotators, staff_client):
+    batch = opted_in_batch(controls_study, annotators)
+    for assignment in Assignment.objects.filter(batch=batch):
+        services.annotation_submit(assignment=assignment, hard_refusal=True, cue_label=None)
+    items = staff_client.get(reverse("api:study_items", args=[controls_study.slug])).json()
+    rows = items["results"] if isinstance(items, dict) else items
+    assert {row["intent"] for row in rows} == {"benign", "harmful"}
+    answers = staff_client.get(reverse("api:study_annotations", args=[controls_study.slug])).json()
+    rows = answers["results"] if isinstance(answers, dict) else answers
+    assert {row["intent"] for row in rows} == {"benign", "harmful"}
