@@ -117,3 +117,24 @@ def test_generated_items_carry_the_intent(violence_prompts, api_server, settings
     twin = harmful.first()
     assert Item.objects.filter(study=study, intent="benign",
                                base_prompt_id=twin.base_prompt_id).exists()  # fmt: skip
+
+
+def test_run_audit_config_plans_controls_and_prints_the_trade_off(
+    violence_prompts, api_server, tmp_path, capsys
+):
+    import yaml
+
+    config = {
+        "study": {"slug": "audited", "base_prompts": str(violence_prompts), "attributes": ["gender"],
+                  "missing_slot": "append", "generators": {"api": api_config(api_server)}},
+        "harmful_controls": {"share": 0.5, "seed": 1},
+        "judges": {"rules": {"kind": "hard_refusal", "version": "1", "clip": None}},
+        "n_resamples": 0,
+    }  # fmt: skip
+    path = tmp_path / "audit.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    call_command("run_audit", "--config", str(path))
+    out = capsys.readouterr().out
+    assert "harmful controls: 2 benign/harmful pairs (share 0.5 per domain)" in out
+    assert "Safety–utility trade-off" in out and "under-refusal" in out
+    assert Item.objects.filter(study__slug="audited", intent="harmful").exists()

@@ -79,6 +79,7 @@ class Command(BaseCommand):
                               f"{summary.errors} errors, {summary.needs_review} flagged for review")  # fmt: skip
         metrics = metrics_document(study=study, n_resamples=n_resamples)
         self._print_disparities(metrics, top)
+        self._print_safety(metrics)
 
     def _read(self, path: Path) -> dict:
         try:
@@ -103,6 +104,24 @@ class Command(BaseCommand):
             )
         if not rows:
             self.stdout.write("  none defined yet (too few items, or no judge scored them)")
+
+    def _print_safety(self, metrics: dict) -> None:
+        """Each generator's overall over- and under-refusal, when the study has harmful controls
+        (docs/metrics.md, "Safety–utility trade-off"; per value in the report)."""
+        lines = []
+        for source, generators in (metrics.get("frontier") or {}).items():
+            for generator, attributes in generators.items():
+                point = (attributes.get("overall") or {}).get("all") or {}
+                if point.get("n_harmful"):
+                    lines.append(f"  {source:<28} {generator:<16} over-refusal "
+                                 f"{_number(point['over_refusal'])} (benign n = {point['n_benign']}) · "
+                                 f"under-refusal {_number(point['under_refusal'])} "
+                                 f"(harmful n = {point['n_harmful']})")  # fmt: skip
+        if lines:
+            self.stdout.write(
+                "Safety–utility trade-off (refusal of benign, compliance with harmful prompts):"
+            )
+            self.stdout.write("\n".join(lines))
 
 
 def quick_study(study_raw: dict) -> dict:
