@@ -253,6 +253,9 @@ def study_metrics(
         n_resamples=n_resamples,
         seed=seed,
     )
+    # A judge that saw only harmful controls still gets its under-refusal rates.
+    for source in safety["under_refusal"]:
+        result["rates"].setdefault(source, {measure: {} for measure in MEASURES})
     for source, block in result["rates"].items():
         block["under_refusal"] = safety["under_refusal"].get(source, {})
     result["frontier"], result["intent_interaction"] = (

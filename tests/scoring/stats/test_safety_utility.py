@@ -193,3 +193,13 @@ def test_joint_wald_test_by_hand_and_singular_covariance():
     assert result["p_value"] == pytest.approx(math.exp(-1.0))  # chi2(2) survival at 2
     singular = joint_wald_test(np.array([1.0, 1.0]), np.ones((2, 2)))
     assert singular["p_value"] is None and "singular" in singular["reason"]
+
+
+def test_a_judge_with_only_harmful_judgments_gets_its_under_refusal_rates():
+    table = small_table()
+    harmful = table[table["intent"] == "harmful"].assign(judge="harmful-only@1")
+    metrics = study_metrics(table.iloc[0:0].assign(annotator="", annotator_group=""), harmful,
+                            n_resamples=0)  # fmt: skip
+    rates = metrics["rates"]["auto:harmful-only@1"]
+    assert rates["refusal"] == {}
+    assert rates["under_refusal"]["culture"]["values"]["US"]["rate"] == 1.0
