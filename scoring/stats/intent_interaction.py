@@ -159,15 +159,22 @@ def interaction_fit(
     return out
 
 
-def intent_interaction_tables(frame: pd.DataFrame, *, source: str, confidence: float) -> list:
-    """Per attribute type (neutral excluded): both fits, as the report's full table."""
+def intent_interaction_tables(
+    frame: pd.DataFrame, *, source: str, confidence: float, methods=METHODS
+) -> list:
+    """Per attribute type (neutral excluded): the fits of ``methods`` (both: the report's full
+    table; the study export needs only the cluster-robust GLM, whose test is its summary)."""
     tables = []
+    has_harmful = "intent" in frame.columns and bool((frame["intent"] == "harmful").any())
     for attribute in sorted(set(frame["attribute"].astype(str)) - {NEUTRAL}):
+        if not has_harmful:  # the common case, answered without building the model's frame
+            tables.append(_no_harmful_table(frame, source, attribute, methods))
+            continue
         data = interaction_frame(frame, attribute)
         table = {"source": source, "attribute": attribute, "reference": REFERENCE,
                  "n_observations": int(len(data)),
                  "n_harmful": int(data["harmful"].sum())}  # fmt: skip
-        for method in METHODS:
+        for method in methods:
             try:
                 table[method] = interaction_fit(data, method=method, confidence=confidence)
             except Exception as error:  # noqa: BLE001 - a failed fit is stated, never a crash
@@ -176,6 +183,16 @@ def intent_interaction_tables(frame: pd.DataFrame, *, source: str, confidence: f
                                  "reason": f"the model could not be fitted: {error}"}  # fmt: skip
         tables.append(table)
     return tables
+
+
+def _no_harmful_table(frame, source: str, attribute: str, methods) -> dict:
+    n = int(frame["attribute"].isin([attribute, NEUTRAL]).sum())
+    unfitted = {"outcome": "refusal", "reference": REFERENCE, "fitted": False,
+                "coefficients": {}, "wald": None,
+                "reason": "needs benign and harmful items of this attribute"}  # fmt: skip
+    return {"source": source, "attribute": attribute, "reference": REFERENCE,
+            "n_observations": n, "n_harmful": 0,
+            **{method: {"method": method, **unfitted} for method in methods}}  # fmt: skip
 
 
 def interaction_summary(table: dict) -> dict:
