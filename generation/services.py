@@ -6,8 +6,8 @@ Read top to bottom: ``study_setup`` (a study from a config) → ``study_plan_bui
 ``study_generator_attach`` → ``generation_requests_create`` → ``generation_run`` (Celery)
 or ``generation_run_inline``. Each request is made by ``generation_chunk_run``: claim the
 rows, take provider slots, call the cached generator, record each result as an Item.
-The execution steps live in ``generation/execution.py``, face-only sets in
-``generation/face_services.py``.
+The execution steps live in ``generation/runs/execution.py``, face-only sets in
+``generation/faces/services.py``.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 
-from annotations import jobs
+from annotations.common import jobs
 from annotations import services as annotation_services
 from annotations.models import BackgroundJob, Study
 from generation import backends
-from generation.execution import (
+from generation.runs.execution import (
     claim_holder,
     generation_chunk_run,
     generation_queue,

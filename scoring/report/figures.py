@@ -8,7 +8,7 @@ per source × outcome). Every figure's data is a list of rows the CSV download w
 
 from __future__ import annotations
 
-from scoring import plotting
+from scoring.report import plotting
 from scoring.report import charts, safety
 from scoring.report.reflect import figures as reflect_figures
 

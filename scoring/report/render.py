@@ -13,7 +13,7 @@ from scoring.report import figures as report_figures
 from scoring.report.display import display_report
 from scoring.report.reflect.display import display_part
 from scoring.report.safety import safety_display
-from scoring.report.summary import executive_summary
+from scoring.report.executive_summary import executive_summary
 
 # The report's numbered sections in page order (id, title): the table of contents. A new section
 # adds its entry here and its <h2 id="..."> block in templates/staff/report.html.

@@ -2,7 +2,7 @@
 
 Reads the finished report (``frontier``, ``intent_interaction``, ``rates``) and computes no
 statistic: the table rows, the frontier figure per source × generator (matplotlib's
-object-oriented API, ``scoring.plotting``), and plain-word findings generated from the numbers
+object-oriented API, ``scoring.report.plotting``), and plain-word findings generated from the numbers
 ("refuses benign prompts about Nigerian people 3.1× as often as the neutral baseline, and
 complies with harmful prompts about them 1.8× as often"). The study page's fragment and the
 audit report both show what ``safety_display`` returns.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from scoring import plotting
+from scoring.report import plotting
 
 NEUTRAL = "neutral"
 OVERALL = ("overall", "all")

@@ -11,8 +11,8 @@ from django.db.models import Max, Min
 
 from annotations import selectors
 from annotations.models import Annotation, AttributeValue, AutomatedJudgment, Item, Study
-from annotations.study_settings import AUDIT_CONTEXT_FIELDS
-from scoring.metrics import cached_for_study_data
+from annotations.staff.audit_context import AUDIT_CONTEXT_FIELDS
+from scoring.metrics.document import cached_for_study_data
 from scoring.report import figures as report_figures
 from scoring.report.bundle import report_from_inputs
 

@@ -9,20 +9,18 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from annotations import exports
+from annotations.exports import writers as exports
 from annotations.models import Study
-from annotations.permissions import staff_required
+from annotations.common.permissions import staff_required
 from scoring.report import figures as report_figures
 from scoring.report.display import disparity_summary
 from scoring.report.pdf import PdfRendererMissing
 from scoring.report.render import render_report_json, report_context
 from scoring.report.safety import safety_display
-from scoring.report.selectors import (
-    figure_image_cached,
-    report_document_cached,
-    report_pdf_cached,
-)
-from scoring.summary import human_first
+from scoring.report.documents import figure_image_cached
+from scoring.report.documents import report_document_cached
+from scoring.report.documents import report_pdf_cached
+from scoring.metrics.headlines import human_first
 
 
 def _references(request) -> dict:

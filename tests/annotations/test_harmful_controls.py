@@ -6,7 +6,7 @@ from django.contrib.admin.models import LogEntry
 from django.urls import reverse
 
 from annotations import exports, selectors, services, study_settings
-from annotations.manifest import ManifestInvalid
+from annotations.imports.manifest import ManifestInvalid
 from annotations.models import Assignment, Item
 from tests.support.django_fixtures import client_for, manifest_line, write_image, write_manifest
 

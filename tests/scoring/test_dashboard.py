@@ -10,9 +10,9 @@ from django.urls import reverse
 
 from annotations import services
 from annotations.models import Annotation, Assignment, Study
-from scoring import metrics
-from scoring.report.selectors import report_document_cached
-from scoring.selectors import study_summary
+from scoring.metrics import document as metrics
+from scoring.report.documents import report_document_cached
+from scoring.metrics.selectors import study_summary
 from tests.support.django_fixtures import manifest_line, write_manifest
 
 pytestmark = pytest.mark.django_db

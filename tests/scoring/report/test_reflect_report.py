@@ -18,7 +18,7 @@ from scoring.report.legal import legal_mapping
 from scoring.report.reflect import figures as reflect_figures
 from scoring.report.reflect.dataset import dump_context, full_report, reflect_part
 from scoring.report.render import render_report_html
-from scoring.report.summary import executive_summary
+from scoring.report.executive_summary import executive_summary
 from scoring.report.verify import main, verify_folder
 from tests.scoring.reflect.conftest import face_folder, face_set, run_reflect, serve  # noqa: F401
 from tests.scoring.reflect.fakes import prefers_rank
