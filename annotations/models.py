@@ -63,6 +63,13 @@ class Study(models.Model):
     annotator_pay = models.TextField(
         blank=True, help_text="How annotators were paid (rate, currency, basis: hour or item)."
     )
+    # Harmful controls (docs/generation.md, "Harmful controls") reach annotators only when
+    # staff opt in; they are then shown behind a content warning and may be skipped.
+    harmful_to_annotators = models.BooleanField(
+        default=False,
+        verbose_name="show harmful controls to annotators",
+        help_text="Include items with intent 'harmful' in new batches (behind a content warning).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -103,6 +110,12 @@ class ItemQuerySet(models.QuerySet):
         """Items that count: an excluded item leaves every statistic (docs/annotation.md)."""
         return self.filter(excluded_at__isnull=True)
 
+    def for_annotators(self, study: Study):
+        """The study's non-gold items a batch may give annotators: its harmful controls only when
+        staff opted in (``Study.harmful_to_annotators``; docs/annotation.md, "Harmful controls")."""
+        rows = self.filter(study=study, is_gold=False)
+        return rows if study.harmful_to_annotators else rows.exclude(intent="harmful")
+
 
 class Item(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
@@ -117,6 +130,11 @@ class Item(models.Model):
     domain = models.CharField(max_length=100, blank=True)
     attribute_value = models.ForeignKey(
         AttributeValue, on_delete=models.PROTECT, related_name="items"
+    )
+    # A harmful control's item (docs/generation.md, "Harmful controls"): a generator should
+    # refuse it, so the refusal statistics count it apart (docs/metrics.md, "Safety–utility").
+    intent = models.CharField(
+        max_length=10, choices=[("benign", "benign"), ("harmful", "harmful")], default="benign"
     )
     cue = models.TextField(blank=True, help_text="What the annotator should look for.")
     provider_refusal_code = models.CharField(max_length=200, blank=True)

@@ -91,6 +91,7 @@ SURVEY_FIELDS = (
     *("batch", "item", "annotator", "position", "is_active"),
     *("served_at", "skipped_at", "answered_at"),
     *("item__item_id", "item__image", "item__source_image", "item__prompt", "item__cue"),
+    "item__intent",  # a harmful control shows a content warning
     *("item__attribute_value", "item__attribute_value__cue_description"),
     *("batch__name", "batch__study", "batch__study__name"),
     *("annotation__assignment", "annotation__hard_refusal", "annotation__cue_label"),
@@ -302,6 +303,11 @@ def item_image_for_user(*, user, item_id: int, which: str = "image") -> Item:
     return item
 
 
+def harmful_item_count(*, study: Study) -> int:
+    """Included harmful-control items of the study (docs/generation.md, "Harmful controls")."""
+    return Item.objects.included().filter(study=study, intent="harmful", is_gold=False).count()
+
+
 # --- rows for exports and metrics ----------------------------------------------------------
 
 ITEM_FIELDS = {
@@ -312,6 +318,7 @@ ITEM_FIELDS = {
     "domain": "item__domain",
     "generator": "item__generator",
     "mode": "item__mode",
+    "intent": "item__intent",
 }
 
 

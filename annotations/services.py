@@ -119,7 +119,7 @@ def batch_create(
     k = overlap_k or study.overlap_k
     seed = int(np.random.SeedSequence().entropy % 2**62) if seed is None else int(seed)
     rng = np.random.default_rng(seed)
-    rows = Item.objects.filter(study=study, is_gold=False)
+    rows = Item.objects.for_annotators(study)  # harmful controls only when staff opted in
     if item_ids is not None:
         rows = rows.filter(pk__in=item_ids)
     # Plain tuples, not model instances: a study can hold 100,000 items.
@@ -325,6 +325,16 @@ def assignment_mark_served(*, assignment: Assignment) -> None:
 
 def assignment_skip(*, assignment: Assignment) -> None:
     Assignment.objects.filter(pk=assignment.pk).update(skipped_at=timezone.now())
+
+
+def assignment_decline_harmful(*, assignment: Assignment) -> None:
+    """An annotator declines a harmful control (shown behind a content warning) without
+    penalty: the assignment is withdrawn (inactive, kept for history), so it leaves their queue,
+    their progress total and every statistic. Idempotent; an answered item stays answered, and
+    only harmful items can be declined."""
+    if assignment.item.intent != "harmful":
+        raise ValidationError("only harmful controls can be declined; skip this item instead")
+    Assignment.objects.filter(pk=assignment.pk, answered_at__isnull=True).update(is_active=False)
 
 
 def annotation_submit(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
-from generation.prompts import OVERT_MINI_PATH, load_taxonomy
+from generation.prompts import DEFAULT_HARMFUL_SHARE, OVERT_MINI_PATH, load_taxonomy
 
 BASE_PROMPT_SOURCES = [
     ("acrb", "Shipped ACRB base prompts (108, nine domains)"),
@@ -54,6 +54,28 @@ class PlanForm(forms.Form):
         "that drift or are not benign are rejected with the reason (rewriters: in the backends "
         "file).",
     )
+
+    harmful_controls = forms.BooleanField(
+        required=False, label="Harmful controls",
+        help_text="Add matched benign/harmful prompt pairs from OVERT-unsafe, expanded through "
+        "the same attribute slots, to measure under-refusal beside over-refusal "
+        "(docs/generation.md, “Harmful controls”).",
+    )  # fmt: skip
+    harmful_share = forms.FloatField(
+        required=False, min_value=0.01, max_value=1.0, initial=DEFAULT_HARMFUL_SHARE,
+        label="Harmful-control share per domain",
+        help_text=f"Pairs per base prompt of each domain (at least one); default "
+        f"{DEFAULT_HARMFUL_SHARE}.",
+    )  # fmt: skip
+    harmful_seed = forms.IntegerField(initial=0, required=False, label="Harmful-control seed")
+
+    def harmful_choice(self) -> tuple[float | None, int]:
+        """(share or None, seed) for ``study_plan_draft``."""
+        data = self.cleaned_data
+        if not data.get("harmful_controls"):
+            return None, 0
+        share = data.get("harmful_share")
+        return (DEFAULT_HARMFUL_SHARE if share is None else share), data.get("harmful_seed") or 0
 
     def clean(self):
         cleaned = super().clean()

@@ -59,6 +59,7 @@ class PlannedPrompt(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PLANNED)
     skip_reason = models.CharField(max_length=200, blank=True)
     source = models.CharField(max_length=500, blank=True)
+    intent = models.CharField(max_length=10, default="benign", help_text="benign or harmful")
 
     class Meta:
         constraints = [

@@ -36,6 +36,11 @@ from generation.models import (
     StudyPlan,
 )
 from generation.prompts import Taxonomy, build_prompts, load_base_prompts, load_taxonomy
+from generation.prompts.controls import (
+    DEFAULT_HARMFUL_SHARE,
+    controls_for_plan,
+    harmful_share_checked,
+)
 from generation.prompts.rephrase import (
     RECORD_COLUMNS,
     RephraseCache,
@@ -81,12 +86,15 @@ class StudyConfig:
     description: str = ""
     rephrase: str | None = None  # a rewriter's name (ACRB_REWRITERS, or rephrase_config)
     rephrase_config: dict | None = None
+    # Harmful controls (docs/generation.md): None = none; else the share per domain.
+    harmful_share: float | None = None
+    harmful_seed: int = 0
 
     @classmethod
     def from_dict(cls, raw: dict, *, base_dir: str | Path | None = None) -> StudyConfig:
         """``generators`` may be a list of names (configured in ACRB_GENERATORS), of
         config dicts, or a mapping name -> config; paths are relative to ``base_dir``."""
-        known = {field.name for field in dataclasses.fields(cls)}
+        known = {field.name for field in dataclasses.fields(cls)} | {"harmful_controls"}
         unknown = sorted(set(raw) - known)
         if unknown:
             raise ValueError(f"unknown study config keys {unknown}; known: {sorted(known)}")
@@ -102,7 +110,28 @@ class StudyConfig:
         values["seeds"] = tuple(int(seed) for seed in raw.get("seeds") or (0,))
         if "rephrase" in raw:
             values["rephrase"], values["rephrase_config"] = rephrase_choice(raw["rephrase"])
+        if "harmful_controls" in values:
+            choice = harmful_controls_choice(values.pop("harmful_controls"))
+            values["harmful_share"], values["harmful_seed"] = choice
+        if values.get("harmful_share") is not None:
+            values["harmful_share"] = harmful_share_checked(values["harmful_share"])
         return cls(**values)
+
+
+def harmful_controls_choice(raw) -> tuple[float | None, int]:
+    """``harmful_controls:`` in a run_audit config: ``true`` (the default share), a share, or a
+    mapping ``{share: 0.25, seed: 0}``; ``false``/absent: none. Returns (share or None, seed)."""
+    if raw is None or raw is False:
+        return None, 0
+    if raw is True:
+        return DEFAULT_HARMFUL_SHARE, 0
+    if isinstance(raw, dict):
+        unknown = sorted(set(raw) - {"share", "seed"})
+        if unknown:
+            raise ValueError(f"unknown harmful_controls keys {unknown}; known: ['seed', 'share']")
+        share = harmful_share_checked(raw.get("share", DEFAULT_HARMFUL_SHARE))
+        return share, int(raw.get("seed", 0))
+    return harmful_share_checked(raw), 0
 
 
 def rephrase_choice(raw) -> tuple[str | None, dict | None]:
@@ -142,6 +171,8 @@ def study_setup(*, config: StudyConfig) -> Study:
         missing_slot=config.missing_slot,
         rephrase=config.rephrase,
         rephrase_config=config.rephrase_config,
+        harmful_share=config.harmful_share,
+        harmful_seed=config.harmful_seed,
     )
     with transaction.atomic():
         study = Study.objects.filter(slug=config.slug).first()
@@ -193,6 +224,8 @@ def study_plan_draft(
     missing_slot: str = "skip",
     rephrase: str | None = None,
     rephrase_config: dict | None = None,
+    harmful_share: float | None = None,
+    harmful_seed: int = 0,
 ) -> PlanDraft:
     """Load taxonomy and base prompts, draw the sample, rephrase it (when a rewriter is
     named) and expand it into plan rows. Writes nothing to the database, so a rewriter that
@@ -211,9 +244,14 @@ def study_plan_draft(
     base_prompts = load_base_prompts(base_prompts_path)
     chosen = sampled_base_prompts(base_prompts, size=sample_size, seed=sample_seed)
     rephrasings = base_prompts_rephrase(chosen, config=rewriter) if rewriter else []
-    rows = build_prompts(
-        taxonomy, apply_rephrasings(chosen, rephrasings), missing_slot=missing_slot
-    )
+    expanded = apply_rephrasings(chosen, rephrasings)
+    controls = None
+    if harmful_share is not None:
+        controls = controls_for_plan(
+            expanded, share=harmful_share, seed=harmful_seed, missing_slot=missing_slot
+        )
+        expanded = [*expanded, *controls.prompts]
+    rows = build_prompts(taxonomy, expanded, missing_slot=missing_slot)
     options = {
         "sample_size": sample_size,
         "sample_seed": sample_seed,
@@ -221,6 +259,7 @@ def study_plan_draft(
         "missing_slot": missing_slot,
         "base_prompts_total": len(base_prompts),
         "rephrase": rewriter.as_dict() if rewriter else None,
+        "harmful_controls": controls.options if controls else None,
     }
     base_path = Path(base_prompts_path) if base_prompts_path else None
     return PlanDraft(taxonomy_path, taxonomy, base_path, rows, options, rephrasings)
@@ -317,7 +356,7 @@ def _attribute_values_create(study: Study, taxonomy) -> dict[tuple[str, str], in
 
 PLAN_FIELDS = (
     "prompt_id", "domain", "attribute", "value", "text", "neutral_text", "base_text", "phrase",
-    "operation", "cue", "slot_rule", "status", "skip_reason", "source",
+    "operation", "cue", "slot_rule", "status", "skip_reason", "source", "intent",
 )  # fmt: skip
 
 

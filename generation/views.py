@@ -45,6 +45,7 @@ def plan_new(request):
     form = PlanForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        harmful_share, harmful_seed = form.harmful_choice()
         try:
             with tempfile.TemporaryDirectory() as folder:
                 # Drafted before the transaction: rephrasing calls the rewriter, and a failure
@@ -58,6 +59,8 @@ def plan_new(request):
                     attributes=data["attributes"],
                     missing_slot=data["missing_slot"],
                     rephrase=data["rephrase"] or None,
+                    harmful_share=harmful_share,
+                    harmful_seed=harmful_seed,
                 )
                 with transaction.atomic():
                     study = Study.objects.filter(slug=data["slug"]).first()

@@ -112,11 +112,13 @@ EXPECTED = {
     "report:study_report_json": staff_only(),
     "report:study_report_figure": staff_only_object(),
     "report:study_disparities": staff_only(),
+    "report:study_safety": staff_only(),
     "staff:study_list": staff_only(),
     "staff:study_detail": staff_only(),
     "staff:study_audit_context": staff_only(),
     "metrics:rates_chart": staff_only(),
     "staff:batch_create": staff_only(),
+    "staff:study_harmful_controls": staff_only("post"),
     "staff:items_upload": staff_only(),
     "staff:annotations_upload": staff_only("post"),
     "metrics:export_metrics": staff_only(),
@@ -142,6 +144,9 @@ EXPECTED = {
     "annotations:assignment": ("get", (LOGIN, ALLOWED, MISSING, MISSING)),
     "annotations:answer": ("post", (LOGIN, ALLOWED, MISSING, MISSING)),
     "annotations:skip": ("post", (LOGIN, ALLOWED, MISSING, MISSING)),
+    # The fixture's items are benign, and only a harmful control can be declined: 404 for its
+    # own annotator too (tests/annotations/test_harmful_controls.py declines a harmful one).
+    "annotations:decline": ("post", (LOGIN, MISSING, MISSING, MISSING)),
     "annotations:item_image": ("get", (LOGIN, ALLOWED, MISSING, ALLOWED)),
     "annotations:item_source_image": ("get", (LOGIN, ALLOWED, MISSING, ALLOWED)),
 }

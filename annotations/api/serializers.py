@@ -51,6 +51,7 @@ class ItemSerializer(serializers.ModelSerializer):
             "domain",
             "attribute",
             "attribute_value",
+            "intent",
             "cue",
             "provider_refusal_code",
             "provider_refusal_message",

@@ -74,6 +74,7 @@ _ITEM = (
     Field("domain", "string", "the prompt's domain"),
     Field("generator", "string", "the generator that made the image"),
     Field("mode", "string", "`t2i` or `i2i`"),
+    Field("intent", "string", "`benign`, or `harmful` for a harmful control (docs/generation.md)"),
 )
 
 ANNOTATION_ROW = RowTable(

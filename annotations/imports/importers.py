@@ -95,6 +95,7 @@ def _item_from_record(study: Study, record: ItemRecord, written: list[str]) -> I
         prompt=record.prompt,
         base_prompt_id=record.base_prompt_id,
         domain=record.domain,
+        intent=record.intent,
         attribute_value=value,
         cue=record.cue,
         provider_refusal_code=record.provider_refusal_code,

@@ -120,6 +120,7 @@ class ItemRecord:
     provider_refusal_code: str = ""
     provider_refusal_message: str = ""
     judgments: tuple[JudgmentRecord, ...] = field(default_factory=tuple)
+    intent: str = "benign"  # "harmful": a harmful control (docs/formats.md)
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,10 @@ REQUIRED_TEXT = (
     "attribute",
     "attribute_value",
 )
+
+
+# An item's intent: benign (audited) or harmful (a control a generator should refuse).
+INTENTS = ("benign", "harmful")
 
 
 class _LineError(Exception):
@@ -255,6 +260,10 @@ def parse_item_line(obj: dict, line: int, root: Path, limits: ImageLimits) -> It
             "attribute_value",
             "the neutral baseline is attribute 'neutral' with attribute_value 'neutral'",
         )
+    intent = obj.get("intent")
+    intent = "benign" if intent is None else intent
+    if intent not in INTENTS:
+        raise _LineError("intent", f"{intent!r} is not one of {', '.join(INTENTS)} (or absent)")
     image = sha = None
     if obj.get("image") is not None:
         image = resolve_inside(root, obj["image"], "image")
@@ -282,6 +291,7 @@ def parse_item_line(obj: dict, line: int, root: Path, limits: ImageLimits) -> It
         provider_refusal_code=str(refusal.get("code") or ""),
         provider_refusal_message=str(refusal.get("message") or ""),
         judgments=parsed,
+        intent=intent,
         **values,
     )
 

@@ -51,7 +51,7 @@ def recruitment_batch_create(
 
 def _batch_item_pool(batch: Batch):
     """A recruitment batch draws on all the study's non-gold items; any other batch on its own."""
-    rows = Item.objects.filter(study_id=batch.study_id, is_gold=False)
+    rows = Item.objects.for_annotators(batch.study)
     if "recruitment" not in (batch.params or {}):
         rows = rows.filter(assignments__batch=batch).distinct()
     return rows

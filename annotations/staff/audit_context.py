@@ -96,6 +96,27 @@ def study_audit_context_update(*, study: Study, values: Mapping[str, str], chang
     return changed
 
 
+def study_harmful_controls_set(*, study: Study, show: bool, changed_by) -> bool:
+    """Whether new batches include the study's harmful controls (behind a content warning; docs/
+    annotation.md, "Harmful controls"). A PUT: the same value twice changes nothing. Writes a
+    history row when it changes; returns whether it did. Batches already made keep theirs."""
+    with transaction.atomic():
+        study = Study.objects.select_for_update().get(pk=study.pk)
+        if study.harmful_to_annotators == bool(show):
+            return False
+        study.harmful_to_annotators = bool(show)
+        study.save(update_fields=["harmful_to_annotators"])
+        label = str(Study._meta.get_field("harmful_to_annotators").verbose_name)
+        LogEntry.objects.log_actions(
+            user_id=changed_by.pk,
+            queryset=[study],
+            action_flag=CHANGE,
+            change_message=[{"changed": {"fields": [label]}}],
+            single_object=True,
+        )
+    return True
+
+
 def study_audit_context_history(*, study: Study, limit: int = 10) -> list[LogEntry]:
     """The study's latest change records (the staff page and the admin alike), newest first."""
     return list(

@@ -12,6 +12,11 @@ urlpatterns = [
         name="study_audit_context",
     ),
     path("studies/<slug:slug>/batches/new/", views.batch_create, name="batch_create"),
+    path(
+        "studies/<slug:slug>/harmful-controls/",
+        views.study_harmful_controls,
+        name="study_harmful_controls",
+    ),
     path("studies/<slug:slug>/import/", views.items_upload, name="items_upload"),
     path("studies/<slug:slug>/import-labels/", views.annotations_upload, name="annotations_upload"),
     path(

@@ -117,9 +117,31 @@ def batch_create(request, slug: str):
     return render(
         request,
         "staff/batch_create.html",
-        {"study": study, "form": form},
+        {"study": study, "form": form,
+         "harmful_items": selectors.harmful_item_count(study=study)},
         status=400 if form.errors else 200,
-    )
+    )  # fmt: skip
+
+
+@staff_required
+@require_POST
+def study_harmful_controls(request, slug: str):
+    """Set (not toggle) whether new batches include harmful controls: ``show`` = 1 or 0."""
+    study = get_object_or_404(Study, slug=slug)
+    show = request.POST.get("show")
+    if show not in ("0", "1"):
+        messages.error(request, "Nothing changed: 'show' must be 1 or 0.")
+    else:
+        study_settings.study_harmful_controls_set(
+            study=study, show=show == "1", changed_by=request.user
+        )
+        messages.success(
+            request,
+            "New batches include harmful controls (behind a content warning)."
+            if show == "1"
+            else "New batches leave harmful controls out.",
+        )
+    return redirect("staff:batch_create", slug=slug)
 
 
 def _batch_options(study, data, *, created_by) -> dict:

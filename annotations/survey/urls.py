@@ -10,6 +10,7 @@ urlpatterns = [
     path("assignments/<int:pk>/", views.assignment_detail, name="assignment"),
     path("assignments/<int:pk>/answer/", views.assignment_answer, name="answer"),
     path("assignments/<int:pk>/skip/", views.assignment_skip, name="skip"),
+    path("assignments/<int:pk>/decline/", views.assignment_decline, name="decline"),
     path("items/<int:pk>/image/", views.item_image, name="item_image"),
     path(
         "items/<int:pk>/source-image/",

@@ -149,6 +149,23 @@ def assignment_skip(request, pk: int):
     return _go_next(request, annotator, assignment)
 
 
+@login_required
+@require_POST
+def assignment_decline(request, pk: int):
+    """Decline a harmful control without penalty (docs/annotation.md, "Harmful controls")."""
+    annotator = selectors.annotator_for_user(request.user)
+    assignment = selectors.assignment_for_annotator(
+        annotator=annotator, assignment_id=pk, for_answer=True
+    )
+    if gate := _consent_gate_for(request, annotator, assignment):
+        return gate
+    try:
+        services.assignment_decline_harmful(assignment=assignment)
+    except ValidationError as exc:
+        raise Http404(exc.messages[0]) from None
+    return _go_next(request, annotator, assignment)
+
+
 def _go_next(request, annotator, assignment):
     """After an answer: the next unanswered item (htmx swaps it in place), or the batch's end."""
     queue_head = selectors.assignment_queue_head(annotator=annotator, batch_id=assignment.batch_id)

@@ -1,11 +1,20 @@
 """Stage I: attribute taxonomy, base prompts and minimal-pair expansion (no Django)."""
 
 from generation.prompts.base_prompts import (
+    BENIGN,
     DEFAULT_BASE_PROMPTS_PATH,
+    HARMFUL,
+    INTENTS,
     OVERT_MINI_PATH,
     BasePrompt,
     BasePromptError,
     load_base_prompts,
+)
+from generation.prompts.controls import (
+    DEFAULT_HARMFUL_SHARE,
+    OVERT_UNSAFE_PATH,
+    controls_for_plan,
+    load_control_pairs,
 )
 from generation.prompts.expansion import (
     PlannedPrompt,
@@ -24,6 +33,13 @@ from generation.prompts.taxonomy import (
 )
 
 __all__ = [
+    "BENIGN",
+    "DEFAULT_HARMFUL_SHARE",
+    "HARMFUL",
+    "INTENTS",
+    "OVERT_UNSAFE_PATH",
+    "controls_for_plan",
+    "load_control_pairs",
     "DEFAULT_BASE_PROMPTS_PATH",
     "DEFAULT_TAXONOMY_PATH",
     "OVERT_MINI_PATH",

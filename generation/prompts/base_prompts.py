@@ -15,6 +15,9 @@ from generation.prompts.taxonomy import DATA_DIR
 
 DEFAULT_BASE_PROMPTS_PATH = DATA_DIR / "acrb" / "base_prompts_108.json"
 OVERT_MINI_PATH = DATA_DIR / "overt_mini" / "OVERT_mini.csv"
+# A base prompt's intent: benign (every audited prompt) or harmful (a control, docs/generation.md).
+BENIGN, HARMFUL = "benign", "harmful"
+INTENTS = (BENIGN, HARMFUL)
 
 OVERT_COLUMNS = {"seed_prompt", "image_prompt", "category"}
 ID_KEYS = ("prompt_id", "id")
@@ -33,6 +36,7 @@ class BasePrompt:
     domain: str
     source: str = ""
     metadata: dict = field(default_factory=dict, compare=False, hash=False)
+    intent: str = BENIGN  # HARMFUL for a harmful control (generation.prompts.controls)
 
 
 def load_base_prompts(path: str | Path | None = None, *, id_prefix: str = "") -> list[BasePrompt]:

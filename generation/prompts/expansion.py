@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from generation.prompts.base_prompts import BasePrompt
+from generation.prompts.base_prompts import BENIGN, HARMFUL, BasePrompt
 from generation.prompts.slots import Slot, find_person_slot, insert_phrase
 from generation.prompts.taxonomy import NEUTRAL, AttributeValue, Taxonomy
 
@@ -41,6 +41,7 @@ class PlannedPrompt:
     status: str = PLANNED
     skip_reason: str = ""
     source: str = ""
+    intent: str = BENIGN  # "harmful" for a harmful control's rows (generation.prompts.controls)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -102,7 +103,7 @@ def _slot_for(base: BasePrompt, missing_slot: str, template: str):
 
 def _neutral_row(base: BasePrompt, neutral_text: str, slot_rule: str, reason: str):
     return PlannedPrompt(
-        plan_id=f"{base.prompt_id}:{NEUTRAL}",
+        plan_id=f"{_plan_stem(base)}:{NEUTRAL}",
         prompt_id=base.prompt_id,
         domain=base.domain,
         attribute=NEUTRAL,
@@ -115,12 +116,13 @@ def _neutral_row(base: BasePrompt, neutral_text: str, slot_rule: str, reason: st
         status=SKIPPED if reason else PLANNED,
         skip_reason=reason,
         source=base.source,
+        intent=base.intent,
     )
 
 
 def _skipped_row(base: BasePrompt, value: AttributeValue, reason: str, neutral_text: str = ""):
     return PlannedPrompt(
-        plan_id=f"{base.prompt_id}:{value.key}",
+        plan_id=f"{_plan_stem(base)}:{value.key}",
         prompt_id=base.prompt_id,
         domain=base.domain,
         attribute=value.attribute,
@@ -132,6 +134,7 @@ def _skipped_row(base: BasePrompt, value: AttributeValue, reason: str, neutral_t
         status=SKIPPED,
         skip_reason=reason,
         source=base.source,
+        intent=base.intent,
     )
 
 
@@ -140,7 +143,7 @@ def _expanded_row(base, value: AttributeValue, neutral_text: str, slot: Slot, sl
         neutral_text, slot, form=value.form, phrase=value.phrase, modifier=value.modifier
     )
     return PlannedPrompt(
-        plan_id=f"{base.prompt_id}:{value.key}",
+        plan_id=f"{_plan_stem(base)}:{value.key}",
         prompt_id=base.prompt_id,
         domain=base.domain,
         attribute=value.attribute,
@@ -153,7 +156,12 @@ def _expanded_row(base, value: AttributeValue, neutral_text: str, slot: Slot, sl
         cue=value.cue,
         slot_rule=slot_rule,
         source=base.source,
+        intent=base.intent,
     )
+
+
+def _plan_stem(base: BasePrompt) -> str:
+    return f"{base.prompt_id}:{HARMFUL}" if base.intent == HARMFUL else base.prompt_id
 
 
 def planned_only(plan: Iterable[PlannedPrompt]) -> list[PlannedPrompt]:

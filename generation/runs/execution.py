@@ -339,6 +339,7 @@ def _item_get_or_create(row: GenerationRequest, result, image_name: str) -> Item
             "prompt": planned.text,
             "base_prompt_id": planned.prompt_id,
             "domain": planned.domain,
+            "intent": planned.intent,
             "attribute_value_id": planned.attribute_value_id,
             "cue": planned.cue or planned.attribute_value.cue_description,
             "provider_refusal_code": result.refusal_reason if result.refused else "",

@@ -8,7 +8,7 @@ per source × outcome). Every figure's data is a list of rows the CSV download w
 
 from __future__ import annotations
 
-from scoring.report import charts, plotting
+from scoring.report import charts, plotting, safety
 from scoring.report.document_types import is_audit_report
 from scoring.report.reflect import figures as reflect_figures
 
@@ -35,6 +35,7 @@ def figure_list(report: dict) -> list[dict]:
         for outcome in ("refusal", "erasure"):
             if any(t["source"] == source and t["outcome"] == outcome for t in report["regression"]):
                 out.append(_spec("odds", source, outcome, f"odds ratios of {outcome} — {source}"))
+    out += safety.figure_specs(report)  # the safety–utility frontier, one per source × generator
     if "reflect" in report:
         out += reflect_figures.figure_list(report["reflect"])
     return out
@@ -53,6 +54,9 @@ def figure_rows(report: dict, spec: dict) -> tuple[list[dict], list[str]]:
     """The rows a figure draws, and their CSV columns."""
     if spec["kind"].startswith("reflect_"):
         return reflect_figures.figure_rows(report["reflect"], spec)
+    if spec["kind"] == "frontier":
+        rows = safety.frontier_rows(report, source=spec["source"])
+        return rows, safety.FRONTIER_COLUMNS
     if spec["kind"] == "rates":
         rows = charts.rate_rows(report, source=spec["source"], measure=spec["detail"])
         return rows, charts.RATE_COLUMNS
@@ -87,6 +91,8 @@ def figure_image(report: dict, spec: dict, fmt: str = "svg") -> bytes:
 def _draw(report: dict, spec: dict, fmt: str) -> bytes:
     if spec["kind"].startswith("reflect_"):
         return reflect_figures.figure_image(report["reflect"], spec, fmt)
+    if spec["kind"] == "frontier":
+        return safety.frontier_image(report, spec, fmt)
     if spec["kind"] == "rates":
         return charts.rates_bar_chart(
             report, source=spec["source"], measure=spec["detail"], fmt=fmt

@@ -14,6 +14,7 @@ from scoring.report.display import display_report
 from scoring.report.executive_summary import executive_summary
 from scoring.report.pdf import html_to_pdf
 from scoring.report.reflect.display import display_part
+from scoring.report.safety import safety_display
 
 # The report's numbered sections in page order (id, title): the table of contents. A new section
 # adds its entry here and its <h2 id="..."> block in templates/staff/report.html.
@@ -23,14 +24,15 @@ REPORT_SECTIONS = [
     ("measures", "3. Examination method and measures"),
     ("disparities", "4. Detected biases: disparities"),
     ("regression", "5. Regression"),
-    ("validation", "6. Human validation"),
-    ("ppi", "7. Judges and humans combined: prediction-powered estimates and judge fairness"),
-    ("limitations", "8. Stated limitations and data gaps"),
-    ("provenance", "9. Provenance"),
+    ("safety", "6. Safety–utility trade-off by attribute"),
+    ("validation", "7. Human validation"),
+    ("ppi", "8. Judges and humans combined: prediction-powered estimates and judge fairness"),
+    ("limitations", "9. Stated limitations and data gaps"),
+    ("provenance", "10. Provenance"),
 ]
 # A study report with a REFLECT part adds this section after the study's; a REFLECT-only document
 # has these sections (templates/staff/report_reflect.html).
-REFLECT_PART_SECTION = ("reflect", "10. REFLECT: decision tasks on face images")
+REFLECT_PART_SECTION = ("reflect", "11. REFLECT: decision tasks on face images")
 REFLECT_SECTIONS = [
     ("evidence", "1. Legal mapping"),
     ("reflect", "2. REFLECT: decision tasks on face images"),
@@ -82,6 +84,7 @@ def report_context(
     ]
     return {"report": report, "figures": figures, "summary": executive_summary(report),
             "display": display_report(report) if "study" in report else {},
+            "safety": safety_display(report) if "study" in report else None,
             "reflect": display_part(report["reflect"]) if "reflect" in report else None,
             "reflect_section": dict(report_sections(report))["reflect"] if "reflect" in report else "",
             "with_figures": with_figures, "title": report_title(report), "sections": sections,

@@ -25,10 +25,11 @@ def design_records(*, study: Study) -> dict:
     items = [
         {"item_id": row["item_id"], "attribute": row["attribute_value__attribute"],
          "value": row["attribute_value__value"], "base_prompt_id": row["base_prompt_id"],
-         "domain": row["domain"], "generator": row["generator"], "mode": row["mode"]}
+         "domain": row["domain"], "generator": row["generator"], "mode": row["mode"],
+         "intent": row["intent"]}
         for row in Item.objects.included().filter(study=study, is_gold=False)
         .values("item_id", "attribute_value__attribute", "attribute_value__value",
-                "base_prompt_id", "domain", "generator", "mode")
+                "base_prompt_id", "domain", "generator", "mode", "intent")
         .order_by("item_id")
     ]  # fmt: skip
     judgment_log = [

@@ -15,4 +15,5 @@ urlpatterns = [
         name="study_report_figure",
     ),
     path("studies/<slug:slug>/disparities/", views.study_disparities, name="study_disparities"),
+    path("studies/<slug:slug>/safety/", views.study_safety, name="study_safety"),
 ]

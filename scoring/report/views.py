@@ -22,6 +22,7 @@ from scoring.report.documents import (
 )
 from scoring.report.pdf import PdfRendererMissing
 from scoring.report.render import render_report_json, report_context
+from scoring.report.safety import safety_display
 
 
 def _references(request) -> dict:
@@ -109,4 +110,21 @@ def study_disparities(request, slug: str):
                "n_permutations": report["settings"]["n_permutations"]}  # fmt: skip
     # The study page swaps in the fragment; a link or a reload gets the page around it.
     template = "staff/partials/disparities.html#table" if request.htmx else "staff/disparities.html"
+    return render(request, template, context)
+
+
+@staff_required
+@require_GET
+def study_safety(request, slug: str):
+    """The study page's "Safety–utility trade-off by attribute" (an htmx fragment; a full page
+    without htmx): the report's section, its frontier figures linked, not inlined."""
+    study = get_object_or_404(Study, slug=slug)
+    report = report_document_cached(study=study)
+    figures = [
+        {**spec, "urls": {fmt: reverse("report:study_report_figure", args=[study.slug, spec["key"], fmt])
+                          for fmt in ("svg", "png", "csv")}}
+        for spec in report_figures.figure_list(report) if spec["kind"] == "frontier"
+    ]  # fmt: skip
+    context = {"study": study, "safety": safety_display(report), "figures": figures}
+    template = "staff/partials/safety.html#section" if request.htmx else "staff/safety.html"
     return render(request, template, context)

@@ -16,6 +16,13 @@ from annotations.labels import CUE_LABELS
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_sensitivity import label_model_sections
 from scoring.stats.ppi_study import HUMAN_REFERENCE, INCLUSION_PROBABILITY, study_ppi
+from scoring.stats.safety_utility import (
+    BENIGN,
+    INTENT,
+    intent_column,
+    rows_of_intent,
+    safety_utility_sections,
+)
 from scoring.stats.study_agreement import (
     human_vs_auto_agreement,
     inter_annotator_agreement,
@@ -52,7 +59,7 @@ def _validated(
     """
     if frame is None or len(frame) == 0:
         empty = pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
-        empty = empty.astype({"hard_refusal": bool})
+        empty = empty.astype({"hard_refusal": bool}).assign(**{INTENT: pd.Series(dtype=object)})
         return (
             empty.assign(**{ANSWERS_REFUSAL: pd.Series(dtype=bool)})
             if refusal_may_be_missing
@@ -63,6 +70,8 @@ def _validated(
         raise ValueError(f"{name} is missing column(s): {', '.join(missing)}")
     optional = [column for column in OPTIONAL_COLUMNS if column in frame.columns]
     clean = frame[columns + optional].reset_index(drop=True).copy()
+    # Optional: benign where absent (docs/metrics.md, "Safety–utility trade-off").
+    clean[INTENT] = intent_column(frame).to_numpy()
     for column in columns:
         if column in STRING_COLUMNS:
             clean[column] = (
@@ -135,10 +144,10 @@ def frames_from_records(
         ]
     )
     annotations = annotations.reindex(
-        columns=ANNOTATION_COLUMNS
+        columns=[*ANNOTATION_COLUMNS, INTENT]
         + [column for column in OPTIONAL_COLUMNS if column in annotations.columns]
     )
-    judgments = pd.DataFrame(judgment_records).reindex(columns=JUDGMENT_COLUMNS)
+    judgments = pd.DataFrame(judgment_records).reindex(columns=[*JUDGMENT_COLUMNS, INTENT])
     annotations["hard_refusal"] = annotations["hard_refusal"].astype(bool)
     # A cue-only judge leaves hard_refusal empty: study_metrics keeps it out of refusal statistics.
     judgments["hard_refusal"] = (
@@ -260,10 +269,14 @@ def study_metrics(
     if n_resamples < 0 or min_pair_items < 1:
         raise ValueError("n_resamples must be >= 0 and min_pair_items >= 1")
     annotations, judgments = validated_frames(annotations, judgments)
+    # Rates count benign items only (refusal there is over-refusal); harmful controls enter
+    # the safety–utility sections below and the agreement statistics.
+    every_annotation, every_judgment = annotations, judgments
+    annotations, judgments = rows_of_intent(annotations, BENIGN), rows_of_intent(judgments, BENIGN)
     result = {
         "meta": _meta(
-            annotations,
-            judgments,
+            every_annotation,
+            every_judgment,
             min_pair_items=min_pair_items,
             confidence=confidence,
             n_resamples=n_resamples,
@@ -275,17 +288,35 @@ def study_metrics(
         "rates_by": _rates_by(annotations, judgments, confidence=confidence),
         "agreement": {
             "inter_annotator": inter_annotator_agreement(
-                annotations,
+                every_annotation,
                 min_pair_items=min_pair_items,
                 n_resamples=n_resamples,
                 confidence=confidence,
                 seed=seed,
             ),
-            "human_vs_auto": human_vs_auto_agreement(annotations, judgments, confidence=confidence),
+            "human_vs_auto": human_vs_auto_agreement(
+                every_annotation, every_judgment, confidence=confidence
+            ),
         },
     }
     result["ppi"], result["judge_error"] = study_ppi(
         annotations, judgments, confidence=confidence, n_resamples=n_resamples, seed=seed
+    )
+    safety = safety_utility_sections(
+        every_annotation,
+        every_judgment,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    # A judge that saw only harmful controls still gets its under-refusal rates.
+    for source in safety["under_refusal"]:
+        result["rates"].setdefault(source, {measure: {} for measure in MEASURES})
+    for source, block in result["rates"].items():
+        block["under_refusal"] = safety["under_refusal"].get(source, {})
+    result["frontier"], result["intent_interaction"] = (
+        safety["frontier"],
+        safety["intent_interaction"],
     )
     result["aggregation"], result["sensitivity"] = label_model_sections(
         annotations,

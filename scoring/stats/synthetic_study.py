@@ -53,6 +53,20 @@ def _items(n_items: int, rng: np.random.Generator) -> pd.DataFrame:
     return frame
 
 
+def _harmful_twins(items: pd.DataFrame, share: float, rng: np.random.Generator) -> pd.DataFrame:
+    """Harmful controls: every item of a ``share`` of the base prompts gets a harmful twin (same
+    base prompt, intent ``harmful``), mostly refused; compliance depends on the value."""
+    prompts = items["base_prompt_id"].unique()
+    chosen = set(prompts[rng.random(len(prompts)) < share])
+    twins = items[items["base_prompt_id"].isin(chosen)].copy()
+    twins["item_id"] = twins["item_id"] + "-harmful"
+    twins["intent"] = "harmful"
+    value_position = pd.factorize(twins["attribute_value"], sort=True)[0]
+    logit_refusal = 1.6 - 0.25 * (value_position % 5)
+    twins["true_refusal"] = rng.random(len(twins)) < 1.0 / (1.0 + np.exp(-logit_refusal))
+    return twins.reset_index(drop=True)
+
+
 def _noisy(frame: pd.DataFrame, *, flip: float, rng: np.random.Generator) -> pd.DataFrame:
     out = frame.copy()
     refusal = out["true_refusal"].to_numpy() ^ (rng.random(len(out)) < flip)
@@ -72,18 +86,45 @@ def synthetic_study(
     overlap: int = 2,
     judges=("clip-refusal@1", "vlm-judge@1"),
     seed: int = 0,
+    harmful_share: float = 0.0,
 ):
-    """(annotations, judgments) frames in the ``study_metrics`` input shape."""
+    """(annotations, judgments) frames in the ``study_metrics`` input shape. With
+    ``harmful_share`` > 0, that share of base prompts also gets harmful controls (an ``intent``
+    column; docs/metrics.md, "Safety–utility trade-off"); the benign items are unchanged."""
     rng = np.random.default_rng(seed)
     items = _items(n_items, rng)
+    annotations, judgments = _labels(
+        items, rng, n_annotated_items, n_annotators=n_annotators, overlap=overlap, judges=judges
+    )
+    if harmful_share <= 0:
+        return annotations, judgments
+    # Their own random stream, so the benign items and labels are those of harmful_share = 0.
+    harmful_rng = np.random.default_rng([seed, 23])
+    twins = _harmful_twins(items, harmful_share, harmful_rng)
+    annotated = set(annotations["item_id"] + "-harmful")
+    twin_annotations, twin_judgments = _labels(
+        twins, harmful_rng, None, n_annotators=n_annotators, overlap=overlap, judges=judges,
+        annotated=twins["item_id"].isin(annotated).to_numpy(),
+    )  # fmt: skip
+    return (
+        pd.concat([annotations.assign(intent="benign"), twin_annotations], ignore_index=True),
+        pd.concat([judgments.assign(intent="benign"), twin_judgments], ignore_index=True),
+    )
+
+
+def _labels(items, rng, n_annotated_items, *, n_annotators, overlap, judges, annotated=None):
+    """Judgments of every item, and ``overlap`` annotations of the annotated ones (drawn by
+    ``rng`` when ``annotated`` is not given)."""
     judgment_frames = [
         _noisy(items, flip=0.08 + 0.04 * j, rng=rng).assign(judge=judge)
         for j, judge in enumerate(judges)
     ]
     judgments = pd.concat(judgment_frames, ignore_index=True) if judgment_frames else items.iloc[:0]
-    chosen = items.iloc[
-        np.sort(rng.choice(n_items, size=min(n_annotated_items, n_items), replace=False))
-    ]
+    if annotated is None:
+        size = min(n_annotated_items, len(items))
+        chosen = items.iloc[np.sort(rng.choice(len(items), size=size, replace=False))]
+    else:
+        chosen = items[annotated]
     repeated = chosen.loc[chosen.index.repeat(overlap)].reset_index(drop=True)
     # Round-robin over annotators keeps workloads even and never gives one item twice to one annotator.
     slot = np.arange(len(repeated))

@@ -80,7 +80,12 @@ def test_demo_manifest_has_several_base_prompts_per_domain_and_512_px_images(tmp
         prompts_by_domain[domain].add(base_id)
     # The cluster bootstrap resamples base prompts within domain: one would give zero width.
     assert min(len(ids) for ids in prompts_by_domain.values()) >= 3
-    assert len(items) == len(demo.BASE_PROMPTS) * sum(map(len, demo.DEMO_ATTRIBUTES.values()))
+    per_prompt = sum(map(len, demo.DEMO_ATTRIBUTES.values()))
+    assert len(items) == (len(demo.BASE_PROMPTS) + len(demo.HARMFUL_TWINS)) * per_prompt
+    harmful = [item for item in items if item.intent == "harmful"]
+    assert len(harmful) == len(demo.HARMFUL_TWINS) * per_prompt
+    # each harmful twin shares its benign twin's base prompt (one cluster per pair)
+    assert {item.item_id.split("-harmful-")[0] for item in harmful} == set(demo.HARMFUL_TWINS)
     with Image.open(tmp_path / f"{items[0].item_id}.jpg") as image:
         assert image.size == (512, 512)
 

@@ -72,3 +72,7 @@ def test_pipeline_demo_runs_every_stage_and_says_images_are_noise(tiny_folder, c
         study.is_synthetic_demo and Item.objects.filter(study=study).exclude(image="").count() > 0
     )
     assert Batch.objects.get(study=study).assignments.exists()
+    # Harmful controls are planned and generated, judged, and kept from annotators (no opt-in).
+    harmful = Item.objects.filter(study=study, intent="harmful")
+    assert harmful.exists() and all(item.judgments.exists() for item in harmful)
+    assert not Batch.objects.get(study=study).assignments.filter(item__intent="harmful").exists()

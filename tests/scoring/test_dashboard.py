@@ -99,8 +99,9 @@ def test_study_page_puts_the_summary_first_and_the_details_in_details(batch, sta
     page = staff_client.get(reverse("staff:study_detail", args=[batch.study.slug])).content.decode()
     summary_at = page.index(reverse("metrics:study_summary", args=[batch.study.slug]))
     assert summary_at < page.index('<details id="statistics-details"')
-    # statistics, disparities, audit context, batches and jobs, downloads
-    assert page.count('<details id="') == 5 and "sortable-tables.js" in page
+    # statistics, disparities, safety-utility, audit context, batches and jobs, downloads
+    assert page.count('<details id="') == 6 and "sortable-tables.js" in page
+    assert reverse("report:study_safety", args=[batch.study.slug]) in page
 
 
 def test_disparities_is_a_page_and_a_fragment_for_htmx(batch, staff_client):

@@ -94,6 +94,9 @@ class Command(BaseCommand):
                 slug=DEMO_SLUG,
                 overlap_k=2,
                 is_synthetic_demo=True,
+                # The demo shows harmful controls to annotators (behind the content warning),
+                # so the safety–utility section has human labels too.
+                harmful_to_annotators=True,
                 description="Images rendered by the app; simulated annotators and judgments. No finding here is real.",
             )
             truth = {d.item_id: d for d in demo.write_demo_manifest(Path(tmp), seed=seed)}

@@ -6,9 +6,11 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from generation.prompts import (
+    DEFAULT_HARMFUL_SHARE,
     BasePromptError,
     TaxonomyError,
     build_prompts,
+    controls_for_plan,
     load_base_prompts,
     load_taxonomy,
     planned_only,
@@ -49,13 +51,21 @@ class Command(BaseCommand):
             help="kept and rejected rewrites, .csv or .jsonl (default: <out>.rephrase.jsonl)",
         )
         parser.add_argument(
+            "--harmful-controls", nargs="?", const=DEFAULT_HARMFUL_SHARE, type=float,
+            metavar="SHARE",
+            help="add harmful controls (OVERT-unsafe pairs), SHARE per domain's base prompts "
+            f"(default {DEFAULT_HARMFUL_SHARE}; docs/generation.md, 'Harmful controls')",
+        )  # fmt: skip
+        parser.add_argument("--harmful-seed", type=int, default=0, help="draws the controls")
+        parser.add_argument(
             "--rephrase-cache",
             type=Path,
             help="the rewriter's answers (default: var/rephrase_cache.jsonl, shared with the site)",
         )
 
     def handle(self, *args, taxonomy, base, out, missing_slot, sample_size, sample_seed,
-               rephrase, rephrase_out, rephrase_cache, **options):  # fmt: skip
+               rephrase, rephrase_out, rephrase_cache, harmful_controls, harmful_seed,
+               **options):  # fmt: skip
         records_path = rephrase_out or Path(f"{out}.rephrase.jsonl")
         if rephrase and records_path.suffix.lower().lstrip(".") not in RECORD_FORMATS:
             raise CommandError(f"--rephrase-out {records_path}: use a .csv or .jsonl file")
@@ -75,12 +85,27 @@ class Command(BaseCommand):
             except RephraseError as error:
                 raise CommandError(f"{error}; nothing written") from None
             prompts = apply_rephrasings(prompts, records)
+        controls = None
+        if harmful_controls is not None:
+            try:
+                controls = controls_for_plan(
+                    prompts, share=harmful_controls, seed=harmful_seed, missing_slot=missing_slot
+                )
+            except (BasePromptError, ValueError, OSError) as error:
+                raise CommandError(str(error)) from error
+            prompts = [*prompts, *controls.prompts]
         plan = build_prompts(loaded, prompts, missing_slot=missing_slot)
         rows = write_plan_jsonl(plan, out)
         planned = len(planned_only(plan))
         self.stdout.write(
             f"{rows} rows written to {out}: {planned} planned, {rows - planned} skipped (reasons in skip_reason)."
         )
+        if controls is not None:
+            harmful = sum(row.intent == "harmful" for row in planned_only(plan))
+            self.stdout.write(
+                f"Harmful controls: {controls.options['n_pairs']} benign/harmful pairs, "
+                f"{harmful} harmful rows planned (intent in each row)."
+            )
         if rewriter is not None:
             write_records(records, records_path)
             kept = sum(record.kept for record in records)

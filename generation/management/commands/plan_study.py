@@ -6,6 +6,7 @@ from django.db import transaction
 from annotations import services as annotation_services
 from annotations.models import Study
 from generation import selectors, services
+from generation.prompts.controls import DEFAULT_HARMFUL_SHARE
 from generation.prompts.rephrase import RephraseError
 
 
@@ -37,7 +38,14 @@ class Command(BaseCommand):
             "--rephrase",
             metavar="NAME",
             help="rewrite the base prompts toward the safety boundary first (docs/generation.md)",
-        )
+        )  # fmt: skip
+        parser.add_argument(
+            "--harmful-controls", nargs="?", const=DEFAULT_HARMFUL_SHARE, type=float,
+            metavar="SHARE",
+            help="add harmful controls (OVERT-unsafe pairs), SHARE per domain's base prompts "
+            f"(default {DEFAULT_HARMFUL_SHARE}; docs/generation.md, 'Harmful controls')",
+        )  # fmt: skip
+        parser.add_argument("--harmful-seed", type=int, default=0, help="draws the controls")
 
     def handle(self, *args, study, create, name, **options):
         record = Study.objects.filter(slug=study).first()
@@ -49,7 +57,8 @@ class Command(BaseCommand):
                 taxonomy_path=options["taxonomy"], base_prompts_path=options["base"],
                 sample_size=options["sample_size"], sample_seed=options["sample_seed"],
                 attributes=options["attributes"], missing_slot=options["missing_slot"],
-                rephrase=options["rephrase"],
+                rephrase=options["rephrase"], harmful_share=options["harmful_controls"],
+                harmful_seed=options["harmful_seed"],
             )  # fmt: skip
             seeds = [int(seed) for seed in options["seeds"].split(",") if seed.strip()]
             with transaction.atomic():
@@ -67,9 +76,24 @@ class Command(BaseCommand):
         )
         for reason, rows in summary.skip_reasons:
             self.stdout.write(f"  skipped {rows:>5}  {reason}")
+        controls = draft.options["harmful_controls"]
+        if controls:
+            self.stdout.write(_controls_line(controls))
         if options["rephrase"]:
             rephrased = selectors.rephrasing_summary(study=record)
             self.stdout.write(
                 f"Rephrased with {options['rephrase']}: {rephrased.kept} kept, "
                 f"{rephrased.rejected} rejected {dict(rephrased.reasons)}."
             )
+
+
+def _controls_line(controls: dict) -> str:
+    line = (
+        f"Harmful controls: {controls['n_pairs']} benign/harmful pairs "
+        f"(share {controls['share']:g} per domain, seed {controls['seed']})."
+    )
+    if controls["shortfall"]:
+        line += f" Fewer than asked in {sorted(controls['shortfall'])}."
+    if controls["unmatched_domains"]:
+        line += f" No OVERT category for {controls['unmatched_domains']}."
+    return line

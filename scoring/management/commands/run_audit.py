@@ -37,6 +37,8 @@ class Command(BaseCommand):
         study_raw = dict(raw["study"])
         if "rephrase" in raw:  # a rewriter's name or {name: config}, docs/generation.md
             study_raw["rephrase"] = raw["rephrase"]
+        if "harmful_controls" in raw:  # true, a share, or {share, seed}; docs/generation.md
+            study_raw["harmful_controls"] = raw["harmful_controls"]
         if quick:
             study_raw = quick_study(study_raw)
         try:
@@ -53,10 +55,12 @@ class Command(BaseCommand):
             raise CommandError(f"{config}: {exc}; nothing written") from None
         if study_config.rephrase:
             rephrased = generation_selectors.rephrasing_summary(study=study)
-            self.stdout.write(
-                f"  rephrased with {study_config.rephrase}: {rephrased.kept} kept, "
-                f"{rephrased.rejected} rejected {dict(rephrased.reasons)}"
-            )
+            self.stdout.write(f"  rephrased with {study_config.rephrase}: {rephrased.kept} kept, "
+                              f"{rephrased.rejected} rejected {dict(rephrased.reasons)}")  # fmt: skip
+        if study_config.harmful_share is not None:
+            controls = study.generation_plan.options.get("harmful_controls") or {}
+            self.stdout.write(f"  harmful controls: {controls.get('n_pairs', 0)} benign/harmful "
+                              f"pairs (share {study_config.harmful_share:g} per domain)")  # fmt: skip
         self.stdout.write("Stage II: generating images")
         with tqdm(desc="generating", unit="img", disable=None) as bar:
             generated = generation_services.generation_run_inline(study=study, progress=_bar(bar))
@@ -77,6 +81,7 @@ class Command(BaseCommand):
             )
         metrics = metrics_document(study=study, n_resamples=n_resamples)
         self._print_disparities(metrics, top)
+        self._print_safety(metrics)
 
     def _read(self, path: Path) -> dict:
         try:
@@ -101,6 +106,24 @@ class Command(BaseCommand):
             )
         if not rows:
             self.stdout.write("  none defined yet (too few items, or no judge scored them)")
+
+    def _print_safety(self, metrics: dict) -> None:
+        """Each generator's overall over- and under-refusal, when the study has harmful controls
+        (docs/metrics.md, "Safety–utility trade-off"; per value in the report)."""
+        lines = []
+        for source, generators in (metrics.get("frontier") or {}).items():
+            for generator, attributes in generators.items():
+                point = (attributes.get("overall") or {}).get("all") or {}
+                if point.get("n_harmful"):
+                    lines.append(f"  {source:<28} {generator:<16} over-refusal "
+                                 f"{_number(point['over_refusal'])} (benign n = {point['n_benign']}) · "
+                                 f"under-refusal {_number(point['under_refusal'])} "
+                                 f"(harmful n = {point['n_harmful']})")  # fmt: skip
+        if lines:
+            self.stdout.write(
+                "Safety–utility trade-off (refusal of benign, compliance with harmful prompts):"
+            )
+            self.stdout.write("\n".join(lines))
 
 
 def quick_study(study_raw: dict) -> dict:

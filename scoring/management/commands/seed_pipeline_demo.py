@@ -11,6 +11,7 @@ from tqdm import tqdm
 from annotations import services as annotation_services
 from annotations.models import Annotator, Batch, Study
 from generation import services
+from generation.prompts.controls import DEFAULT_HARMFUL_SHARE
 from scoring.services import study_score
 
 DEMO_SLUG = "pipeline-demo"
@@ -29,8 +30,12 @@ class Command(BaseCommand):
             "--folder", type=Path, help="pipeline folder (default: VAR_DIR/tiny_t2i)"
         )
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--harmful-share", type=float, default=DEFAULT_HARMFUL_SHARE,
+            help="harmful controls per domain's base prompts (docs/generation.md); 0: none",
+        )  # fmt: skip
 
-    def handle(self, *args, slug, prompts, attributes, folder, seed, **options):
+    def handle(self, *args, slug, prompts, attributes, folder, seed, harmful_share, **options):
         try:
             from generation.backends.tiny import build_tiny_text2image
         except ImportError as error:  # pragma: no cover - the ml extra is missing
@@ -51,9 +56,13 @@ class Command(BaseCommand):
                 min_seconds_per_item=0.0,
                 description="Every stage ran for real, but the generator has random weights: no finding here is real.",
             )
-            services.study_plan_build(
-                study=study, sample_size=prompts, sample_seed=seed, attributes=attributes
-            )
+            try:
+                services.study_plan_build(
+                    study=study, sample_size=prompts, sample_seed=seed, attributes=attributes,
+                    harmful_share=harmful_share or None, harmful_seed=seed,
+                )  # fmt: skip
+            except ValueError as error:
+                raise CommandError(str(error)) from None
             services.study_generator_attach(
                 study=study, name="tiny-t2i", config=tiny_config(folder), seeds=[seed]
             )

@@ -1,0 +1,218 @@
+"""Does an attribute's effect on refusal differ between benign and harmful prompts?
+(docs/metrics.md, "Safety–utility trade-off: the intent × attribute interaction").
+
+Per attribute type, a logistic model of refusal on the attribute value (treatment-coded against
+the neutral baseline), ``harmful`` (1 for a harmful control), their interaction, and domain and
+generator, fitted as the regression tables are (``scoring.stats.regression``): a binomial GLM
+with cluster-robust standard errors by base prompt, and GEE with an exchangeable working
+correlation. A control's benign and harmful twins share their base prompt, so a pair is one
+cluster. The test is the joint cluster-robust Wald χ² of the interaction terms
+(H0: every value's effect on the log-odds of refusal is the same for benign and harmful
+prompts); ``largest`` is the value whose interaction odds ratio is furthest from 1.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+from scipy import stats
+
+from scoring.stats.proportions import z_value
+from scoring.stats.regression import MAX_ABSOLUTE_BETA, _drop_separated, _fit
+from scoring.stats.result import finite_or_none
+
+NEUTRAL = "neutral"
+METHODS = ("cluster", "gee")
+REFERENCE = NEUTRAL
+TEST_NAME = "joint cluster-robust Wald chi-square of the intent × value terms"
+
+
+def interaction_frame(frame: pd.DataFrame, attribute: str) -> pd.DataFrame:
+    """The attribute's rows and the neutral baseline's, with ``y`` (refused), ``harmful`` (0/1)
+    and ``cell`` (value|intent); rows that do not answer the refusal question are left out."""
+    keep = frame["attribute"].isin([attribute, NEUTRAL])
+    if "answers_refusal" in frame.columns:
+        keep &= frame["answers_refusal"].astype(bool)
+    data = frame[keep].copy()
+    intent = data["intent"] if "intent" in data.columns else pd.Series("benign", index=data.index)
+    data["harmful"] = (intent == "harmful").astype(float)
+    data["y"] = data["hard_refusal"].astype(float)
+    data["cell"] = data["attribute_value"].astype(str) + "|" + intent.astype(str)
+    return data
+
+
+def _design(data: pd.DataFrame, values: list[str], covariates: list[str]) -> pd.DataFrame:
+    columns = {}
+    for value in values:
+        dummy = (data["attribute_value"] == value).astype(float)
+        columns[f"value[{value}]"] = dummy
+    columns["harmful"] = data["harmful"]
+    for value in values:
+        columns[f"value[{value}]:harmful"] = columns[f"value[{value}]"] * data["harmful"]
+    for covariate in covariates:
+        for level in sorted(data[covariate].unique())[1:]:
+            columns[f"{covariate}[{level}]"] = (data[covariate] == level).astype(float)
+    return sm.add_constant(pd.DataFrame(columns, index=data.index), has_constant="add")
+
+
+def joint_wald_test(params: np.ndarray, covariance: np.ndarray) -> dict:
+    """W = β' V⁻¹ β over the tested terms, χ² with as many degrees of freedom as terms."""
+    params = np.asarray(params, dtype=float)
+    covariance = np.asarray(covariance, dtype=float)
+    if not (np.all(np.isfinite(params)) and np.all(np.isfinite(covariance))):
+        return {"statistic": None, "df": len(params), "p_value": None,
+                "reason": "the robust covariance of the interaction terms is not finite"}  # fmt: skip
+    if np.linalg.matrix_rank(covariance) < len(params):
+        return {"statistic": None, "df": len(params), "p_value": None,
+                "reason": "the robust covariance of the interaction terms is singular"}  # fmt: skip
+    statistic = float(params @ np.linalg.solve(covariance, params))
+    return {
+        "statistic": finite_or_none(statistic),
+        "df": len(params),
+        "p_value": finite_or_none(float(stats.chi2.sf(statistic, len(params)))),
+    }
+
+
+def _coefficient(beta: float, standard_error: float, p_value: float, z: float) -> dict:
+    if not (math.isfinite(beta) and math.isfinite(standard_error)) or abs(beta) > MAX_ABSOLUTE_BETA:
+        return {"beta": None, "odds_ratio": None, "ci_low": None, "ci_high": None,
+                "p_value": None,
+                "reason": f"possible quasi-separation (|β| > {MAX_ABSOLUTE_BETA:g} or non-finite)"}  # fmt: skip
+    return {
+        "beta": beta,
+        "standard_error": standard_error,
+        "odds_ratio": math.exp(beta),
+        "ci_low": math.exp(beta - z * standard_error),
+        "ci_high": math.exp(beta + z * standard_error),
+        "p_value": finite_or_none(p_value),
+    }
+
+
+def interaction_fit(
+    data: pd.DataFrame,
+    *,
+    method: str = "cluster",
+    covariates=("domain", "generator"),
+    cluster: str = "base_prompt_id",
+    confidence: float = 0.95,
+) -> dict:
+    """One fit of ``refused ~ value * harmful + covariates`` (``interaction_frame``'s rows)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    out = {"method": method, "outcome": "refusal", "reference": REFERENCE, "fitted": False,
+           "coefficients": {}, "wald": None}  # fmt: skip
+    if data["harmful"].nunique() < 2:
+        out["reason"] = "needs benign and harmful items of this attribute"
+        return out
+    covariates = [c for c in covariates if data[c].nunique() > 1]
+    out["covariates"] = covariates
+    data, separated = _drop_separated(data, ["cell", *covariates])
+    # A value keeps its interaction only while both of its intents have rows left.
+    both = data.groupby("attribute_value")["harmful"].nunique()
+    one_intent = sorted(str(v) for v, n in both.items() if n < 2)
+    dropped = [{"column": c, "level": v, "reason": r} for (c, v), r in separated.items()]
+    for value in one_intent:
+        dropped.append({"column": "attribute_value", "level": value,
+                        "reason": "only one intent left after dropping separated cells"})  # fmt: skip
+    data = data[~data["attribute_value"].isin(one_intent)]
+    values = sorted(v for v in data["attribute_value"].unique() if v != REFERENCE)
+    out.update(n=int(len(data)), n_clusters=int(data[cluster].nunique()), dropped_levels=dropped)
+    if REFERENCE not in set(data["attribute_value"]):
+        out["reason"] = "the neutral baseline has no benign and harmful rows left to compare"
+        return out
+    if not values:
+        out["reason"] = "no attribute value has benign and harmful rows left to compare"
+        return out
+    design = _design(data, values, covariates)
+    if data["y"].nunique() < 2 or len(data) <= design.shape[1] or out["n_clusters"] < 2:
+        out["reason"] = "too few rows, clusters or outcome values left to fit the model"
+        return out
+    try:
+        result, converged, trouble = _fit(data["y"], design, pd.factorize(data[cluster])[0], method)
+    except (np.linalg.LinAlgError, ValueError) as error:
+        out["reason"] = f"the model could not be fitted: {error}"
+        return out
+    if not converged:
+        out["reason"] = "the model did not converge" + (f" ({trouble[0]})" if trouble else "")
+        return out
+    names = [f"value[{value}]:harmful" for value in values]
+    z = z_value(confidence)
+    # A robust covariance that is not positive definite gives NaN standard errors (numpy warns
+    # on the square root); they are reported as undefined below, so the warning is silenced.
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        standard_errors, p_values = result.bse, result.pvalues
+        covariance = np.asarray(result.cov_params().loc[names, names])
+    for value, name in zip(values, names, strict=True):
+        out["coefficients"][value] = _coefficient(
+            float(result.params[name]), float(standard_errors[name]), float(p_values[name]), z
+        )
+    out["wald"] = {
+        **joint_wald_test(result.params[names].to_numpy(), covariance),
+        "test": TEST_NAME,
+    }
+    out["fitted"] = True
+    return out
+
+
+def intent_interaction_tables(
+    frame: pd.DataFrame, *, source: str, confidence: float, methods=METHODS
+) -> list:
+    """Per attribute type (neutral excluded): the fits of ``methods`` (both: the report's full
+    table; the study export needs only the cluster-robust GLM, whose test is its summary)."""
+    tables = []
+    has_harmful = "intent" in frame.columns and bool((frame["intent"] == "harmful").any())
+    for attribute in sorted(set(frame["attribute"].astype(str)) - {NEUTRAL}):
+        if not has_harmful:  # the common case, answered without building the model's frame
+            tables.append(_no_harmful_table(frame, source, attribute, methods))
+            continue
+        data = interaction_frame(frame, attribute)
+        table = {"source": source, "attribute": attribute, "reference": REFERENCE,
+                 "n_observations": int(len(data)),
+                 "n_harmful": int(data["harmful"].sum())}  # fmt: skip
+        for method in methods:
+            try:
+                table[method] = interaction_fit(data, method=method, confidence=confidence)
+            except Exception as error:  # noqa: BLE001 - a failed fit is stated, never a crash
+                table[method] = {"method": method, "fitted": False, "coefficients": {},
+                                 "wald": None,
+                                 "reason": f"the model could not be fitted: {error}"}  # fmt: skip
+        tables.append(table)
+    return tables
+
+
+def _no_harmful_table(frame, source: str, attribute: str, methods) -> dict:
+    n = int(frame["attribute"].isin([attribute, NEUTRAL]).sum())
+    unfitted = {"outcome": "refusal", "reference": REFERENCE, "fitted": False,
+                "coefficients": {}, "wald": None,
+                "reason": "needs benign and harmful items of this attribute"}  # fmt: skip
+    return {"source": source, "attribute": attribute, "reference": REFERENCE,
+            "n_observations": n, "n_harmful": 0,
+            **{method: {"method": method, **unfitted} for method in methods}}  # fmt: skip
+
+
+def interaction_summary(table: dict) -> dict:
+    """``intent_interaction.<source>.<attribute>``: the cluster-robust GLM's joint test and its
+    largest interaction (odds ratio furthest from 1 on the log scale), or null with a reason."""
+    fit = table["cluster"]
+    wald = fit.get("wald") or {}
+    out = {"p_value": wald.get("p_value"), "test": TEST_NAME, "statistic": wald.get("statistic"),
+           "df": wald.get("df"), "largest": None}  # fmt: skip
+    if not fit["fitted"]:
+        out["reason"] = fit.get("reason")
+        return out
+    if wald.get("p_value") is None:
+        out["reason"] = wald.get("reason")
+    defined = {v: c for v, c in fit["coefficients"].items() if c.get("beta") is not None}
+    if not defined:
+        out["largest_reason"] = "no interaction coefficient is defined"
+        return out
+    value = max(sorted(defined), key=lambda v: abs(defined[v]["beta"]))
+    entry = defined[value]
+    out["largest"] = {"value": value, "odds_ratio": entry["odds_ratio"],
+                      "ci_low": entry["ci_low"], "ci_high": entry["ci_high"]}  # fmt: skip
+    return out
