@@ -58,6 +58,7 @@ class AuditReport(_Extensions, total=False):
     methods: Required[dict[str, str]]
     disparities: Required[Rows]
     regression: Required[Rows]
+    intent_interaction_tables: Rows
     validation: Required[Section]
     provenance: Required[Provenance]
     limitations: Required[list[TextRow]]

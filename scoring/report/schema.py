@@ -352,6 +352,8 @@ def report_schema() -> dict[str, Any]:
         ),
         "methods": mapping(TEXT),
         "disparities": rows(disparity),
+        # The intent x attribute models in full (issue 23), beside the regression tables.
+        "intent_interaction_tables": {"type": "array", "items": {"type": "object"}},
         "regression": rows(
             record(
                 {

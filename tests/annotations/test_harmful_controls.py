@@ -5,9 +5,12 @@ import pytest
 from django.contrib.admin.models import LogEntry
 from django.urls import reverse
 
-from annotations import exports, selectors, services, study_settings
+from annotations import selectors, services
+from annotations.exports import writers as exports
+from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
 from annotations.models import Assignment, Item
+from annotations.staff import audit_context as study_settings
 from tests.support.django_fixtures import client_for, manifest_line, write_image, write_manifest
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +24,7 @@ def controls_study(study, tmp_path):
         write_image(root / f"{i}.png")
         intent = {"intent": "harmful"} if i >= 3 else {}
         lines.append(manifest_line(f"item-{i}", image=f"{i}.png", base=f"bp{i % 3}", **intent))
-    services.items_import(study=study, manifest=write_manifest(root, lines))
+    importers.items_import(study=study, manifest=write_manifest(root, lines))
     return study
 
 
@@ -35,7 +38,7 @@ def test_an_unknown_intent_names_the_line_and_field(study, tmp_path):
     write_image(root / "0.png")
     manifest = write_manifest(root, [manifest_line("x", image="0.png", intent="evil")])
     with pytest.raises(ManifestInvalid) as raised:
-        services.items_import(study=study, manifest=manifest)
+        importers.items_import(study=study, manifest=manifest)
     error = raised.value.errors[0]
     assert (error.line, error.field) == (1, "intent") and "'evil'" in error.message
     assert not Item.objects.filter(study=study).exists()

@@ -3,6 +3,7 @@
 import pytest
 from django.urls import reverse
 
+from annotations.imports import importers
 from scoring.planning import batch_plan
 
 pytestmark = pytest.mark.django_db
@@ -10,9 +11,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def plan_study(study, make_manifest):
-    from annotations import services
-
-    services.items_import(study=study, manifest=make_manifest(n=60))
+    importers.items_import(study=study, manifest=make_manifest(n=60))
     return study
 
 

@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from annotations import services
+from annotations.imports import importers
 from tests.support.django_fixtures import client_for, manifest_line, write_manifest
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +28,7 @@ def controls_study(tmp_path, *, harmful: bool):
                     judgments=[{"judge": "vlm-a@1", "hard_refusal": refused,
                                 "cue": None if refused else "retained"}],
                 ))  # fmt: skip
-    services.items_import(study=study, manifest=write_manifest(tmp_path / slug, lines))
+    importers.items_import(study=study, manifest=write_manifest(tmp_path / slug, lines))
     return study
 
 
