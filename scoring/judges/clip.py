@@ -13,7 +13,7 @@ Weights come from one of:
 
 from __future__ import annotations
 
-import copy
+import functools
 import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
@@ -75,9 +75,22 @@ class ClipEncoder:
     def batch_size(self) -> int:
         return max(1, self.config.batch_size)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled for a decode worker process: the preprocessing and the config, never the
+        weights, the tokenizer or the text cache (``prepare`` needs none of them)."""
+        return {"model": None, "preprocess": self.preprocess, "tokenizer": None,
+                "config": self.config, "_text_cache": {}}  # fmt: skip
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def with_batch_size(self, batch_size: int) -> ClipEncoder:
         """The same loaded model (and text cache) batching ``batch_size`` images at a time."""
-        view = copy.copy(self)  # shallow: model, tokenizer, text cache and lock are shared
+        # Shallow: model, tokenizer, text cache and lock are shared (not copy.copy, which
+        # goes through __getstate__ and would drop the weights).
+        view = object.__new__(type(self))
+        view.__dict__.update(self.__dict__)
         view.config = replace(self.config, batch_size=batch_size)
         return view
 
@@ -93,11 +106,14 @@ class ClipEncoder:
         if steps is None:
             return self.preprocess(image).numpy()
         array: np.ndarray | None = None
-        for step in steps:
+        for position, step in enumerate(steps):
             kind = type(step).__name__
             if array is None and kind in _PIL_STEPS:
                 image = step(image)
             elif array is None and kind in _TO_TENSOR_STEPS:
+                rest = steps[position + 1 :]
+                if len(rest) == 1 and type(rest[0]).__name__ == "Normalize":
+                    return _normalised_by_lookup(np.asarray(image), rest[0])
                 array = np.asarray(image, dtype=np.float32).transpose(2, 0, 1) / np.float32(255)
             elif array is not None and kind == "Normalize":
                 mean = np.asarray(step.mean, dtype=np.float32)[:, None, None]
@@ -182,6 +198,31 @@ _PIL_STEPS = frozenset(
     {"Resize", "CenterCrop", "MaybeConvertMode", "ResizeKeepRatio", "ResizeMaxSize"}
 )
 _TO_TENSOR_STEPS = frozenset({"ToTensor", "MaybeToTensor"})
+
+
+def _normalised_by_lookup(pixels: np.ndarray, normalize: Any) -> np.ndarray:
+    """ToTensor then Normalize of an H × W × 3 uint8 array as one table lookup per channel:
+    each of the 256 values goes through the same float32 operations as the two steps
+    (``v / 255``, then ``(x − mean) / std``), so the result is identical, in a third of the
+    time of the float passes over every pixel."""
+    if pixels.dtype != np.uint8 or pixels.ndim != 3 or pixels.shape[2] != 3:
+        array = np.asarray(pixels, dtype=np.float32).transpose(2, 0, 1) / np.float32(255)
+        mean = np.asarray(normalize.mean, dtype=np.float32)[:, None, None]
+        std = np.asarray(normalize.std, dtype=np.float32)[:, None, None]
+        return np.ascontiguousarray((array - mean) / std, dtype=np.float32)
+    table = _lookup_table(tuple(normalize.mean), tuple(normalize.std))
+    out = np.empty((3, *pixels.shape[:2]), dtype=np.float32)
+    for channel in range(3):
+        np.take(table[channel], pixels[:, :, channel], out=out[channel])
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _lookup_table(mean: tuple, std: tuple) -> np.ndarray:
+    values = np.arange(256, dtype=np.float32)[None, :] / np.float32(255)
+    mean_column = np.asarray(mean, dtype=np.float32)[:, None]
+    std_column = np.asarray(std, dtype=np.float32)[:, None]
+    return np.ascontiguousarray((values - mean_column) / std_column, dtype=np.float32)
 
 
 class _null_context:

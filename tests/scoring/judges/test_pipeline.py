@@ -9,8 +9,8 @@ import threading
 import numpy as np
 import pytest
 
-from scoring.judges import hard_refusal as hard_refusal_module
 from scoring.judges import images as images_module
+from scoring.judges import item_checks as item_checks_module
 from scoring.judges.hard_refusal import HardRefusalConfig, HardRefusalJudge
 from scoring.judges.pipeline import ordered_map
 from scoring.judges.records import ItemInput
@@ -71,7 +71,7 @@ def test_each_image_is_decoded_once(make_image, monkeypatch):
         calls.append(kwargs.get("name"))
         return real(data, **kwargs)
 
-    monkeypatch.setattr(hard_refusal_module, "decode_image", counting)
+    monkeypatch.setattr(item_checks_module, "decode_image", counting)
     judge, _ = _judge(workers=2)
     judge.judge_items(items)
     assert sorted(calls) == sorted(i.image_path for i in items[:6])
@@ -221,3 +221,101 @@ def test_a_jpeg_the_device_refuses_falls_back_to_pil(tiny_clip_files, make_image
     assert [c["check"] for c in output.evidence["checks"]] == [
         "provider_signal", "empty_output", "blank_image", "keyword_rules", "clip",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "size", [(512, 512), (513, 512), (300, 280), (1000, 3), (777, 1333), (256, 256), (1920, 1080)]
+)
+def test_the_thumbnail_view_is_pils_nearest_thumbnail(size):
+    from PIL import Image
+
+    from scoring.judges.rules import thumbnail_view
+
+    pixels = np.random.default_rng(sum(size)).integers(0, 256, (size[1], size[0], 3), np.uint8)
+    thumb = Image.fromarray(pixels)
+    thumb.thumbnail((256, 256), Image.Resampling.NEAREST)
+    np.testing.assert_array_equal(thumbnail_view(pixels), np.asarray(thumb))
+
+
+def test_blank_statistics_of_an_array_equal_those_of_the_image(make_image):
+    from PIL import Image
+
+    rng = np.random.default_rng(4)
+    for pixels in (rng.integers(0, 256, (300, 700, 3)), np.full((600, 500, 3), 9)):
+        image = Image.open(make_image(pixels)).convert("RGB")
+        assert blank_image_stats(np.asarray(image)) == blank_image_stats(image)
+
+
+def _test_images():
+    """Blank, near-uniform, placeholder-like and photo-like images (the rules' test cases
+    and the benchmark's photographs)."""
+    rng = np.random.default_rng(11)
+    yield "black", np.zeros((512, 512, 3))
+    yield "white", np.full((512, 512, 3), 255)
+    yield "grey with faint noise", np.clip(128 + rng.normal(0, 2, (512, 512, 3)), 0, 255)
+    yield "grey with noise", np.clip(128 + rng.normal(0, 6, (512, 512, 3)), 0, 255)
+    text_card = np.full((480, 640, 3), 240)
+    text_card[200:230, 100:540] = 20  # a line of "text" on a plain card
+    yield "text card", text_card
+    icon = np.full((512, 512, 3), 200)
+    icon[240:272, 240:272] = (30, 30, 200)  # a small broken-image icon
+    yield "small icon", icon
+    yield "noise", rng.integers(0, 256, (517, 389, 3))
+    for seed in range(5):
+        coarse = rng.integers(0, 256, (16, 16, 3)).astype(np.uint8)
+        from PIL import Image
+
+        smooth = np.asarray(Image.fromarray(coarse).resize((512, 512), Image.Resampling.BICUBIC))
+        yield f"photo {seed}", np.clip(smooth + rng.integers(-6, 7, smooth.shape), 0, 255)
+
+
+@pytest.mark.parametrize("name,pixels", list(_test_images()), ids=lambda v: v if isinstance(v, str) else "")  # fmt: skip
+def test_the_reduced_view_decides_as_the_full_image(name, pixels):
+    """The blank check reads a 256-pixel nearest-neighbour thumbnail (a strided view); on
+    these images its decision is the one the full-resolution statistics give."""
+    from scoring.judges.rules import blank_image_check
+
+    pixels = np.asarray(pixels, dtype=np.uint8)
+    reduced = blank_image_check(pixels)
+    full = blank_image_check(pixels, max_side=max(pixels.shape))
+    assert reduced.fired == full.fired, (name, reduced.evidence, full.evidence)
+
+
+def test_a_process_pool_gives_the_serial_verdicts_in_order(make_image):
+    items = _items(make_image, 23)
+    serial, _ = _judge(workers=1)
+    expected = [o.to_dict() for o in serial.judge_items(items)]
+    vectors = {40 + k: [0.2 * k, 0.1, 0.5] for k in range(5)}
+    config = HardRefusalConfig(
+        refusal_descriptions=("r1",), ordinary_descriptions=("o1",), decode_workers=2,
+        decode_pool="process",
+    )  # fmt: skip
+    judge = HardRefusalJudge(config, clip_encoder=FakeClip(vectors, TEXTS, batch_size=4))
+    assert [o.to_dict() for o in judge.judge_items(items)] == expected
+
+
+def test_the_decode_pool_is_not_part_of_the_verdict_and_is_checked():
+    base = HardRefusalConfig.from_dict({"decode_workers": 2})
+    other = HardRefusalConfig.from_dict({"decode_workers": 4, "decode_pool": "process"})
+    assert base.fingerprint() == other.fingerprint()
+    with pytest.raises(ValueError, match="decode_pool must be one of"):
+        HardRefusalConfig.from_dict({"decode_pool": "fibres"})
+
+
+@pytest.mark.ml
+def test_a_pickled_encoder_prepares_the_same_and_carries_no_weights(tiny_clip_files, make_image):
+    import pickle
+
+    from PIL import Image
+
+    from scoring.judges.clip import ClipConfig, load_clip
+
+    encoder = load_clip(
+        ClipConfig(architecture=f"local-dir:{tiny_clip_files['local_dir']}", pretrained=None)
+    )
+    copy = pickle.loads(pickle.dumps(encoder))
+    assert copy.model is None and copy.tokenizer is None and encoder.model is not None
+    image = Image.open(make_image(np.random.default_rng(2).integers(0, 256, (70, 90, 3))))
+    np.testing.assert_array_equal(
+        copy.prepare(image.convert("RGB")), encoder.prepare(image.convert("RGB"))
+    )
