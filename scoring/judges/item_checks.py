@@ -14,7 +14,7 @@ from typing import Any
 
 from scoring.judges.images import (
     check_pixel_budget,
-    decode_image,
+    decode_image_and_pixels,
     is_jpeg,
     read_image_bytes,
 )
@@ -73,17 +73,18 @@ class ItemChecks:
                     check_pixel_budget(data, max_pixels=self.max_pixels, name=name)
                     pending.jpeg, pending.blank_at = data, len(pending.checks)
                 else:
-                    image = decode_image(data, max_pixels=self.max_pixels, name=name)
-                    self.image_checks(pending, image, len(pending.checks))
+                    image, pixels = decode_image_and_pixels(data, max_pixels=self.max_pixels, name=name)  # fmt: skip
+                    self.image_checks(pending, image, len(pending.checks), pixels=pixels)
         except Exception as exc:  # noqa: BLE001 - recorded as this item's error
             pending.error = f"{type(exc).__name__}: {exc}"
             pending.pixels = pending.jpeg = None
         pending.checks.append(self.keywords.check(item.returned_text))
         return pending
 
-    def image_checks(self, pending: PendingItem, image: Any, at: int) -> None:
-        """The blank check (at position ``at``) and the CLIP input, from one decoded image."""
-        self.blank_check(pending, image, at)
+    def image_checks(self, pending: PendingItem, image: Any, at: int, pixels: Any = None) -> None:
+        """The blank check (at position ``at``) and the CLIP input, from one decoded image
+        (and its pixels as an array, when the decoder gave one: the blank check reads them)."""
+        self.blank_check(pending, image if pixels is None else pixels, at)
         if self.clip is not None:
             pending.pixels = self.clip.prepare(image)
 

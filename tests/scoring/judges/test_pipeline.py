@@ -65,13 +65,13 @@ def test_clip_batches_follow_the_configured_size(make_image):
 def test_each_image_is_decoded_once(make_image, monkeypatch):
     items = _items(make_image, 6)
     calls = []
-    real = images_module.decode_image
+    real = images_module.decode_image_and_pixels
 
     def counting(data, **kwargs):
         calls.append(kwargs.get("name"))
         return real(data, **kwargs)
 
-    monkeypatch.setattr(item_checks_module, "decode_image", counting)
+    monkeypatch.setattr(item_checks_module, "decode_image_and_pixels", counting)
     judge, _ = _judge(workers=2)
     judge.judge_items(items)
     assert sorted(calls) == sorted(i.image_path for i in items[:6])
