@@ -189,6 +189,7 @@ class HardRefusalJudge:
                 max_pixels=config.max_pixels,
                 clip=self.clip,
                 jpegs_on_device=config.jpeg_decode_on_device,
+                pixels_for_device=_model_device(self.clip) not in ("cpu", None),
             )
         return self._item_checks
 
@@ -320,3 +321,9 @@ def _thumbnail_on_host(tensor: Any) -> np.ndarray:
         columns = torch.as_tensor(columns, device=tensor.device)
     thumb = tensor[:, rows][:, :, columns]
     return thumb.permute(1, 2, 0).contiguous().cpu().numpy()
+
+
+def _model_device(clip: Any) -> str | None:
+    config = getattr(clip, "config", None)
+    device = getattr(config, "device", None)
+    return None if device is None else str(device).split(":")[0]

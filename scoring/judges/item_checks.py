@@ -57,6 +57,9 @@ class ItemChecks:
     max_pixels: int
     clip: Any = None
     jpegs_on_device: bool = False
+    # The CLIP input as uint8 pixels (``prepare_pixels``), normalised on the model's device:
+    # a quarter of the bytes to carry from a worker and to copy to a GPU. Same values.
+    pixels_for_device: bool = False
     keywords: KeywordRules = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -86,7 +89,8 @@ class ItemChecks:
         (and its pixels as an array, when the decoder gave one: the blank check reads them)."""
         self.blank_check(pending, image if pixels is None else pixels, at)
         if self.clip is not None:
-            pending.pixels = self.clip.prepare(image)
+            prepare = self.clip.prepare_pixels if self.pixels_for_device else self.clip.prepare
+            pending.pixels = prepare(image)
 
     def blank_check(self, pending: PendingItem, image: Any, at: int) -> None:
         """``image``: a PIL image or an RGB uint8 array (a device-decoded JPEG's copy)."""

@@ -21,6 +21,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from typing import Any, TypeVar
 
@@ -58,9 +59,13 @@ def decode_pool(workers: int) -> ThreadPoolExecutor:
 
 
 def process_pool(workers: int, function: Callable[[Any], Any]) -> ProcessPoolExecutor:
-    """A long-lived pool of ``workers`` processes, each holding its own copy of ``function``
-    (pickled once, at the worker's start). Started by forkserver where there is one (a clean
-    process, never a fork of one holding torch's threads or a CUDA context), else spawn."""
+    """A long-lived pool of ``workers`` processes, each holding its own copy of ``function``.
+
+    Workers are forked, as PyTorch's DataLoader forks its workers by default: a fork starts
+    in milliseconds and re-imports nothing (spawn and forkserver run the parent's main
+    script again in every worker, which a script without a main guard cannot survive). The
+    workers only decode and resize with Pillow and numpy; they never touch torch's thread
+    pool or a CUDA context the parent may hold. Where fork does not exist, spawn."""
     blob = pickle.dumps(function)
     key = (workers, hashlib.sha256(blob).hexdigest())
     with _POOLS_LOCK:
@@ -69,7 +74,7 @@ def process_pool(workers: int, function: Callable[[Any], Any]) -> ProcessPoolExe
             while len(_PROCESS_POOLS) >= _MAX_PROCESS_POOLS:
                 _PROCESS_POOLS.pop(next(iter(_PROCESS_POOLS))).shutdown(wait=False)
             methods = multiprocessing.get_all_start_methods()
-            context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")  # fmt: skip
+            context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
             pool = _PROCESS_POOLS[key] = ProcessPoolExecutor(
                 workers, mp_context=context, initializer=_install, initargs=(blob,)
             )
@@ -115,8 +120,15 @@ def ordered_map(
         return
     chunk = max(1, min(8, window // (2 * workers)))
     pool = process_pool(workers, function)
-    for results in _in_order(pool, _run_installed, iter(items), max(1, window // chunk), chunk):
-        yield from results
+    try:
+        for results in _in_order(pool, _run_installed, iter(items), max(1, window // chunk), chunk):  # fmt: skip
+            yield from results
+    except BrokenProcessPool:  # a worker died (killed, out of memory): the next call starts anew
+        with _POOLS_LOCK:
+            for key, cached in list(_PROCESS_POOLS.items()):
+                if cached is pool:
+                    del _PROCESS_POOLS[key]
+        raise
 
 
 def _in_order(

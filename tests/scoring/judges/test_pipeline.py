@@ -319,3 +319,46 @@ def test_a_pickled_encoder_prepares_the_same_and_carries_no_weights(tiny_clip_fi
     np.testing.assert_array_equal(
         copy.prepare(image.convert("RGB")), encoder.prepare(image.convert("RGB"))
     )
+
+
+@pytest.mark.ml
+def test_pixels_normalised_on_the_device_equal_prepare(tiny_clip_files, make_image):
+    """The uint8 path (``prepare_pixels``, then the lookup table gathered where the model
+    is) gives ``prepare``'s float32 values exactly: every one of the 256 values of every
+    channel, and the embeddings of a batch."""
+    import torch
+    from PIL import Image
+
+    from scoring.judges.clip import ClipConfig, load_clip
+
+    encoder = load_clip(
+        ClipConfig(architecture=f"local-dir:{tiny_clip_files['local_dir']}", pretrained=None)
+    )
+    every_value = np.repeat(np.arange(256, dtype=np.uint8), 4 * 3).reshape(32, 32, 3)
+    images = [Image.fromarray(every_value)]
+    rng = np.random.default_rng(8)
+    images += [Image.open(make_image(rng.integers(0, 256, (70, 90, 3)))) for _ in range(3)]
+    images = [image.convert("RGB") for image in images]
+    pixels = [encoder.prepare_pixels(image) for image in images]
+    assert all(p.dtype == np.uint8 and p.shape[2] == 3 for p in pixels)
+    on_device = encoder._pixels_on_device(pixels)
+    expected = torch.from_numpy(np.stack([encoder.prepare(image) for image in images]))
+    assert on_device.dtype == torch.float32 and torch.equal(on_device, expected)
+    floats = [encoder.prepare(image) for image in images]
+    np.testing.assert_array_equal(encoder.encode_arrays(pixels), encoder.encode_arrays(floats))
+    mixed = [pixels[0], floats[1], pixels[2], floats[3]]
+    np.testing.assert_array_equal(encoder.encode_arrays(mixed), encoder.encode_arrays(floats))
+
+
+@pytest.mark.ml
+def test_a_judge_sending_pixels_to_the_device_gives_the_same_outputs(tiny_clip_files, make_image):
+    from scoring.judges.clip import ClipConfig
+
+    clip = ClipConfig(architecture=f"local-dir:{tiny_clip_files['local_dir']}", pretrained=None)
+    items = [ItemInput(item_id=str(i), image_path=make_image(_photo_like(i))) for i in range(5)]
+    outputs = []
+    for pixels_for_device in (False, True):
+        judge = HardRefusalJudge(HardRefusalConfig(clip=clip, decode_workers=2))
+        judge.item_checks().pixels_for_device = pixels_for_device
+        outputs.append([o.to_dict() for o in judge.judge_items(items)])
+    assert outputs[0] == outputs[1]
