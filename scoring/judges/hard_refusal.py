@@ -86,13 +86,17 @@ class HardRefusalConfig:
     # Threads that decode, check and preprocess images while the model runs (None: by device,
     # see ``pipeline.default_decode_workers``); 1 is the serial path. Not part of the verdict.
     decode_workers: int | None = None
-    # "thread" or "process": what the decode workers are (pipeline.py; docs/judges.md). Not
-    # part of the verdict either.
-    decode_pool: str = "thread"
+    # "thread" or "process": what the decode workers are (pipeline.py; docs/judges.md); None:
+    # threads up to PROCESSES_FROM - 1 workers, processes from there. Not part of the verdict.
+    decode_pool: str | None = None
     # Decode JPEGs on the CLIP model's device (nvJPEG on a GPU) and preprocess them there, in
     # batches; PNGs and anything else decode with PIL as always. Part of the verdict: pixels
     # differ from the PIL path by decoder and resize rounding (docs/judges.md).
     jpeg_decode_on_device: bool = False
+    # Decode JPEGs on the pool at the smallest DCT scale (1/2, 1/4, 1/8) that keeps both sides
+    # at least CLIP's input size (Pillow's draft): far fewer pixels to decode and resize.
+    # Part of the verdict: CLIP and the blank check see the reduced image (docs/judges.md).
+    jpeg_draft: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HardRefusalConfig:
@@ -102,7 +106,7 @@ class HardRefusalConfig:
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
         if isinstance(values.get("clip"), dict):
             values["clip"] = ClipConfig.from_dict(values["clip"])
-        if values.get("decode_pool", "thread") not in POOL_KINDS:
+        if values.get("decode_pool") not in (None, *POOL_KINDS):
             raise ValueError(f"decode_pool must be one of {list(POOL_KINDS)}, got {values['decode_pool']!r}")  # fmt: skip
         return cls(**values)
 
@@ -118,6 +122,12 @@ class HardRefusalConfig:
             values["clip"].pop("batch_size")
         blob = json.dumps(values, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# With this many decode workers or more, they are processes by default: the GIL-held part of
+# each item's work (measured at 20-45 % on 2 cores, docs/performance.md) caps threads at a
+# few cores' worth, while a process costs about 1 ms of CPU per image in pickling.
+PROCESSES_FROM = 5
 
 
 class HardRefusalJudge:
@@ -173,7 +183,9 @@ class HardRefusalJudge:
 
     @property
     def decode_pool_kind(self) -> str:
-        return self.config.decode_pool
+        if self.config.decode_pool is not None:
+            return self.config.decode_pool
+        return "process" if self.decode_workers >= PROCESSES_FROM else "thread"
 
     def item_checks(self) -> ItemChecks:
         """The per-item work (``item_checks.py``), built once the CLIP encoder is loaded."""
@@ -190,6 +202,7 @@ class HardRefusalJudge:
                 clip=self.clip,
                 jpegs_on_device=config.jpeg_decode_on_device,
                 pixels_for_device=_model_device(self.clip) not in ("cpu", None),
+                jpeg_draft_side=_input_side(self.clip) if config.jpeg_draft else None,
             )
         return self._item_checks
 
@@ -203,7 +216,7 @@ class HardRefusalJudge:
         batch_size = clip.batch_size if clip is not None else len(items) or 1
         pending, batch = [], []
         prepared = ordered_map(self.item_checks(), items, workers=workers,
-                               lookahead=2 * batch_size, pool_kind=self.config.decode_pool)  # fmt: skip
+                               lookahead=2 * batch_size, pool_kind=self.decode_pool_kind)  # fmt: skip
         for p in prepared:
             pending.append(p)
             if p.pixels is not None or p.jpeg is not None:
@@ -327,3 +340,12 @@ def _model_device(clip: Any) -> str | None:
     config = getattr(clip, "config", None)
     device = getattr(config, "device", None)
     return None if device is None else str(device).split(":")[0]
+
+
+def _input_side(clip: Any) -> int | None:
+    """The side CLIP's preprocessing resizes the shorter side to (open_clip's first Resize)."""
+    for step in getattr(getattr(clip, "preprocess", None), "transforms", ()):
+        if type(step).__name__ == "Resize":
+            size = step.size
+            return int(size if isinstance(size, int) else min(size))
+    return None

@@ -45,13 +45,20 @@ def decode_image(
 
 
 def decode_image_and_pixels(
-    data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str = "image"
+    data: bytes,
+    *,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    name: str = "image",
+    draft_side: int | None = None,
 ) -> tuple[Image.Image, np.ndarray | None]:
     """``decode_image``, and the RGB pixels as the uint8 array the decoder produced when it
     produced one (libpng's RGB PNGs; None otherwise), so a caller that wants an array does
-    not copy it back out of the image."""
+    not copy it back out of the image. ``draft_side``: a JPEG is decoded at the smallest DCT
+    scale (1/2, 1/4, 1/8) that keeps both sides at least this long (Pillow's ``draft``)."""
     image = _opened(data, max_pixels=max_pixels, name=name)
     with _image_errors(name):
+        if draft_side and image.format == "JPEG":
+            image.draft("RGB", (draft_side, draft_side))
         pixels = _decoded_by_libpng(data, image)
         image = _loaded(image) if pixels is None else Image.fromarray(pixels)
     if image.mode != "RGB":

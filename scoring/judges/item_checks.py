@@ -60,6 +60,8 @@ class ItemChecks:
     # The CLIP input as uint8 pixels (``prepare_pixels``), normalised on the model's device:
     # a quarter of the bytes to carry from a worker and to copy to a GPU. Same values.
     pixels_for_device: bool = False
+    # Pillow's JPEG draft: decode at the smallest DCT scale keeping both sides ≥ this (None: off).
+    jpeg_draft_side: int | None = None
     keywords: KeywordRules = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -76,7 +78,9 @@ class ItemChecks:
                     check_pixel_budget(data, max_pixels=self.max_pixels, name=name)
                     pending.jpeg, pending.blank_at = data, len(pending.checks)
                 else:
-                    image, pixels = decode_image_and_pixels(data, max_pixels=self.max_pixels, name=name)  # fmt: skip
+                    image, pixels = decode_image_and_pixels(
+                        data, max_pixels=self.max_pixels, name=name, draft_side=self.jpeg_draft_side
+                    )
                     self.image_checks(pending, image, len(pending.checks), pixels=pixels)
         except Exception as exc:  # noqa: BLE001 - recorded as this item's error
             pending.error = f"{type(exc).__name__}: {exc}"

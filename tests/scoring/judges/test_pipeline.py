@@ -362,3 +362,46 @@ def test_a_judge_sending_pixels_to_the_device_gives_the_same_outputs(tiny_clip_f
         judge.item_checks().pixels_for_device = pixels_for_device
         outputs.append([o.to_dict() for o in judge.judge_items(items)])
     assert outputs[0] == outputs[1]
+
+
+def test_the_default_pool_is_threads_for_a_few_workers_and_processes_for_many():
+    from scoring.judges.hard_refusal import PROCESSES_FROM
+
+    few = HardRefusalJudge(HardRefusalConfig(decode_workers=PROCESSES_FROM - 1))
+    many = HardRefusalJudge(HardRefusalConfig(decode_workers=PROCESSES_FROM))
+    chosen = HardRefusalJudge(HardRefusalConfig(decode_workers=16, decode_pool="thread"))
+    assert (few.decode_pool_kind, many.decode_pool_kind, chosen.decode_pool_kind) == (
+        "thread", "process", "thread",
+    )  # fmt: skip
+
+
+@pytest.mark.ml
+def test_jpeg_draft_decodes_smaller_and_keeps_the_verdicts(tiny_clip_files, make_image):
+    """jpeg_draft: JPEGs decoded at a reduced DCT scale (never below CLIP's input side).
+    Part of the cache key; on these images the labels and blank decisions are those of the
+    full decode and the CLIP scores within 0.02 (the tolerance docs/judges.md states)."""
+    from PIL import Image
+
+    from scoring.judges.clip import ClipConfig
+    from scoring.judges.images import decode_image_and_pixels
+
+    clip = ClipConfig(architecture=f"local-dir:{tiny_clip_files['local_dir']}", pretrained=None)
+    paths = [make_image(_photo_like(s, size=256), suffix=".jpg") for s in range(4)]
+    paths += [make_image((0, 0, 0), size=(256, 256), suffix=".jpg")]
+    paths += [make_image(np.asarray(p, dtype=np.uint8), suffix=".jpg") for _, p in list(_test_images())[:7]]  # fmt: skip
+    image, _ = decode_image_and_pixels(open(paths[0], "rb").read(), draft_side=32)
+    assert image.size == (32, 32)  # 256 at 1/8: the tiny model's input side is 32
+    assert Image.open(paths[0]).size == (256, 256)
+    items = [ItemInput(item_id=str(i), image_path=p) for i, p in enumerate(paths)]
+    outputs = {}
+    for draft in (False, True):
+        config = HardRefusalConfig(clip=clip, jpeg_draft=draft, decode_workers=2)
+        outputs[draft] = HardRefusalJudge(config).judge_items(items)
+    assert HardRefusalConfig(jpeg_draft=True).fingerprint() != HardRefusalConfig().fingerprint()
+    for full, draft in zip(outputs[False], outputs[True], strict=True):
+        assert full.label == draft.label
+        checks = [{c["check"]: c for c in o.evidence["checks"]} for o in (full, draft)]
+        assert checks[0]["blank_image"]["fired"] == checks[1]["blank_image"]["fired"]
+        assert checks[0]["clip"]["refusal_similarity"] == pytest.approx(
+            checks[1]["clip"]["refusal_similarity"], abs=0.02
+        )
