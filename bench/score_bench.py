@@ -24,7 +24,8 @@ is the end-to-end wall time per image minus that model time.
 
     python bench/score_bench.py [--images 400] [--device cpu] [--batch-size 64]
                                 [--model none|ViT-B-32|PATH] [--workers N]
-                                [--format png|jpeg] [--jpeg-decode-on-device] [--profile FILE]
+                                [--format png|jpeg] [--jpeg-decode-on-device] [--jpeg-draft]
+                                [--pool thread|process] [--profile FILE]
 
 The last line printed is JSON.
 """
@@ -73,6 +74,8 @@ def parse_args() -> argparse.Namespace:
                         help="how the generated images are stored")  # fmt: skip
     parser.add_argument("--jpeg-decode-on-device", action="store_true",
                         help="the judge's jpeg_decode_on_device (nvJPEG with --device cuda)")  # fmt: skip
+    parser.add_argument("--jpeg-draft", action="store_true",
+                        help="the judge's jpeg_draft (JPEGs decoded at a reduced DCT scale)")  # fmt: skip
     parser.add_argument("--profile", default=None, metavar="FILE",
                         help="write a cProfile of one more scoring call to FILE (pstats format)")  # fmt: skip
     args = parser.parse_args()
@@ -167,6 +170,8 @@ def judge_config(args: argparse.Namespace, folder: str) -> dict:
         config["decode_pool"] = args.pool
     if args.jpeg_decode_on_device:
         config["jpeg_decode_on_device"] = True
+    if args.jpeg_draft:
+        config["jpeg_draft"] = True
     return config
 
 
@@ -319,6 +324,7 @@ def main() -> None:
         "images": args.images,
         "image_size": f"512x512 {args.format.upper()}",
         "jpeg_decode_on_device": args.jpeg_decode_on_device,
+        "jpeg_draft": args.jpeg_draft,
         "device": args.device,
         "batch_size": args.batch_size,
         "workers": getattr(inner, "decode_workers", None),
