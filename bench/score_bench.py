@@ -308,7 +308,8 @@ def main() -> None:
     if args.profile:
         AutomatedJudgment.objects.filter(item__study=study).delete()
         JudgeResponse.objects.all().delete()
-        profiler = cProfile.Profile(time.process_time)  # CPU time: a loaded machine does not distort it
+        # CPU time, not wall time: a loaded machine does not distort it.
+        profiler = cProfile.Profile(time.process_time)
         profiler.runcall(score)
         profiler.dump_stats(args.profile)
         pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
