@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -185,6 +186,9 @@ class HardRefusalJudge:
     def decode_pool_kind(self) -> str:
         if self.config.decode_pool is not None:
             return self.config.decode_pool
+        # A daemonic process (a multiprocessing pool's worker) may not start children.
+        if multiprocessing.current_process().daemon:
+            return "thread"
         return "process" if self.decode_workers >= PROCESSES_FROM else "thread"
 
     def item_checks(self) -> ItemChecks:
