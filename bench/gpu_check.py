@@ -9,7 +9,9 @@ tiny random-weight models the tests build (nothing is downloaded):
    runs under bf16 autocast, against float32 on the CPU; cosine similarity of each pair);
 2. the transformers VLM cue judge: greedy answers and option probabilities;
 3. the diffusers text-to-image backend: fp16 on CUDA returns finite images, the same seed
-   gives the same image twice, and a batch matches its requests made one at a time.
+   gives the same image twice, and a batch matches its requests made one at a time;
+4. the judge's uint8 input path (issue 24): pixels normalised on the device by the lookup
+   table equal the CPU's float32 preprocessing exactly, for every value of every channel.
 
 It needs no Django. It is a correctness check, not a timing: the results are deterministic, so
 it runs once (no repeats). Exit status 1 when a check fails; the last line printed is JSON
@@ -88,6 +90,25 @@ def check_clip(folder: Path, device: str) -> dict:
         # bf16 keeps about 3 significant digits: embeddings must still point the same way.
         "ok": bool(image_cosines.min() > 0.999 and text_cosines.min() > 0.999),
     }
+
+
+def check_pixels_on_device(folder: Path, device: str) -> dict:
+    """``prepare_pixels`` + ``_pixels_on_device`` on the device against ``prepare`` on the
+    CPU: bit-identical, over an image holding all 256 values in every channel."""
+    import torch
+    from PIL import Image
+
+    files = build_tiny_open_clip(folder / "clip-pixels")
+    clear_clip_cache()
+    encoder = load_clip(
+        ClipConfig(architecture=f"local-dir:{files['local_dir']}", pretrained=None, device=device)
+    )
+    every_value = np.repeat(np.arange(256, dtype=np.uint8), 4 * 3).reshape(32, 32, 3)
+    pictures = [Image.fromarray(every_value), *images(3)]
+    on_device = encoder._pixels_on_device([encoder.prepare_pixels(p) for p in pictures])
+    expected = torch.from_numpy(np.stack([encoder.prepare(p) for p in pictures]))
+    mismatched = int((on_device.cpu() != expected).sum())
+    return {"mismatched_values": mismatched, "ok": mismatched == 0}
 
 
 def check_vlm(folder: Path, device: str) -> dict:
@@ -179,10 +200,11 @@ def main(argv=None) -> int:
             else args.device,
             "torch": torch.__version__,
             "clip": check_clip(folder, args.device),
+            "pixels_on_device": check_pixels_on_device(folder, args.device),
             "vlm": check_vlm(folder, args.device),
             "diffusers": check_diffusers(folder, args.device),
         }
-    report["ok"] = all(report[k]["ok"] for k in ("clip", "vlm", "diffusers"))
+    report["ok"] = all(report[k]["ok"] for k in ("clip", "pixels_on_device", "vlm", "diffusers"))
     emit({**report, **machine(["torch", "open_clip_torch", "transformers", "diffusers"])})
     return 0 if report["ok"] else 1
 

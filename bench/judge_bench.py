@@ -112,7 +112,28 @@ def matmul_gflops(device: str, size: int, dtype: torch.dtype, repeats: int = 10)
     return 2 * size**3 * repeats / (time.perf_counter() - started) / 1e9
 
 
-def model_flops_per_image(model, device: str, dtype: torch.dtype) -> int:
+def tower_input(model, device: str, batch: int = 1) -> torch.Tensor:
+    """Random images as the image tower takes them: its own input size, in the dtype of its
+    first layer. A judge with ``precision: bf16`` has bf16 projection and patch weights while
+    open_clip keeps the class and position embeddings (the model's first parameters) in
+    float32, so the first parameter's dtype is not the input's (issue 24: the FLOP counter
+    fed float32 images to bf16 weights)."""
+    visual = model.visual
+    size = visual.image_size
+    height, width = size if isinstance(size, tuple | list) else (size, size)
+    return torch.randn(batch, 3, height, width, device=device, dtype=tower_dtype(model))
+
+
+def tower_dtype(model) -> torch.dtype:
+    """The dtype of the image tower's first layer (the patch embedding)."""
+    visual = model.visual
+    conv = getattr(visual, "conv1", None)
+    if conv is not None:
+        return conv.weight.dtype
+    return next(p for p in visual.parameters() if p.dim() > 1).dtype
+
+
+def model_flops_per_image(model, device: str) -> int:
     """FLOPs of one image through the image tower (2 per multiply-add).
 
     Counted by FlopCounterMode in training mode: in eval mode nn.MultiheadAttention takes a
@@ -127,7 +148,7 @@ def model_flops_per_image(model, device: str, dtype: torch.dtype) -> int:
     model.train()
     try:
         with torch.no_grad(), counter:
-            model.encode_image(torch.randn(1, 3, 224, 224, device=device, dtype=dtype))
+            model.encode_image(tower_input(model, device))
     finally:
         model.eval()
     flops = counter.get_total_flops()
@@ -138,6 +159,25 @@ def model_flops_per_image(model, device: str, dtype: torch.dtype) -> int:
         width, layers = visual.transformer.width, visual.transformer.layers
         flops += 2 * 2 * tokens**2 * width * layers
     return flops
+
+
+def tower_in_precision(encoder: ClipEncoder, precision: str) -> ClipEncoder:
+    """The encoder's tower in float32 or bf16 (weights cast as open_clip casts them for a
+    ``precision: bf16`` config; on CUDA the encoder's bf16 autocast applies), for timing the
+    tower in both precisions whatever the judge is configured with. The configured encoder
+    itself when it is already in that precision."""
+    import copy
+
+    from open_clip.model import convert_weights_to_lp
+
+    wanted = {"fp32": torch.float32, "bf16": torch.bfloat16}[precision]
+    if tower_dtype(encoder.model) == wanted:
+        return encoder
+    model = copy.deepcopy(encoder.model).float()
+    if precision == "bf16":
+        convert_weights_to_lp(model, dtype=torch.bfloat16)
+    config = dataclasses.replace(encoder.config, precision=precision)
+    return ClipEncoder(model, encoder.preprocess, encoder.tokenizer, config)
 
 
 def tower_seconds(encoder: ClipEncoder, tensors: torch.Tensor, batch_size: int) -> float:
@@ -173,8 +213,9 @@ def main(argv=None) -> dict:
             encoder.model, encoder.preprocess, encoder.tokenizer, single_config
         ),
     )
-    weight_dtype = next(encoder.model.parameters()).dtype
-    flops = model_flops_per_image(encoder.model, device, weight_dtype)
+    weight_dtype = tower_dtype(encoder.model)
+    flops = model_flops_per_image(encoder.model, device)
+    towers = {} if args.no_micro else {p: tower_in_precision(encoder, p) for p in ("fp32", "bf16")}
     runs = Runs(repeats=args.repeats, warmup=args.warmup, budget_s=args.budget_s)
     with tempfile.TemporaryDirectory(prefix="judge-bench-") as folder:
         items = write_images(Path(folder), args.images, args.image_size)
@@ -182,7 +223,7 @@ def main(argv=None) -> dict:
             from PIL import Image
 
             tensors = torch.stack([encoder.preprocess(Image.open(i.image_path)) for i in items])
-            tensors = tensors.to(weight_dtype)
+            configured = tensors.to(weight_dtype)
         for index, sample in enumerate(runs):
             (batched_s, batched_labels), (single_s, single_labels) = alternating(
                 index,
@@ -198,9 +239,15 @@ def main(argv=None) -> dict:
             matmul = matmul_gflops(device, args.matmul_size, weight_dtype)
             tower_batched_s, tower_single_s = alternating(
                 index,
-                lambda: tower_seconds(encoder, tensors, args.batch_size),
-                lambda: tower_seconds(encoder, tensors, 1),
+                lambda: tower_seconds(encoder, configured, args.batch_size),
+                lambda: tower_seconds(encoder, configured, 1),
             )
+            # The tower's batched rate in each precision, beside the configured one (issue 24).
+            for precision, tower in towers.items():
+                seconds = tower_seconds(
+                    tower, tensors.to(tower_dtype(tower.model)), args.batch_size
+                )
+                sample[f"micro_tower_{precision}_images_per_s"] = args.images / seconds
             batched_gflops = args.images / tower_batched_s * flops / 1e9
             single_gflops = args.images / tower_single_s * flops / 1e9
             sample["micro_tower_batched_images_per_s"] = args.images / tower_batched_s
@@ -214,7 +261,9 @@ def main(argv=None) -> dict:
                 f"{sample['judge_single_images_per_s']:.1f} images/s "
                 f"({sample['judge_speedup']:.2f}x); tower fractions of matmul "
                 f"{sample['micro_tower_batched_matmul_fraction']:.2f} / "
-                f"{sample['micro_tower_single_matmul_fraction']:.2f}",
+                f"{sample['micro_tower_single_matmul_fraction']:.2f}; tower alone fp32 "
+                f"{sample['micro_tower_fp32_images_per_s']:.1f}, bf16 "
+                f"{sample['micro_tower_bf16_images_per_s']:.1f} images/s",
                 flush=True,
             )
     return emit(

@@ -4,16 +4,28 @@ Writes N generated 512×512 PNGs under a temporary media folder, makes a study o
 fresh database (SQLite in the temporary folder, or ``--database-url``), and times
 ``scoring.services.study_score`` with a CLIP hard-refusal judge (every item a cache miss:
 the previous run's judgments and cached responses are deleted first). The model is the tiny
-random-weight open_clip model the tests build, or ``--model`` (an open_clip ``local-dir:``
-folder, or ``ARCH`` with random weights, e.g. ``ViT-B-32``).
+random-weight open_clip model the tests build, or ``--model``:
 
-``process_cpu_ms_per_image`` is the process's CPU time per image during scoring (all
-threads), the figure a loaded shared machine does not distort. ``model_only_images_per_s`` times the image tower alone on already-preprocessed batches of
-the same size; ``overhead_ms_per_image`` is the end-to-end wall time per image minus that
-model time: decode, blank check, preprocessing, cache and database.
+- a folder (open_clip's ``local-dir:`` layout) or a checkpoint file (``--architecture`` names
+  its architecture): real weights, when present;
+- ``ARCH`` (e.g. ``ViT-B-32``): that architecture with random weights (the same compute);
+- ``none``: no model. The tower is a stand-in that sleeps a fixed time per batch
+  (``--standin-ms-per-image``, default 0.1 ms: an H200's bf16 ViT-B-32 rate) and returns random
+  unit embeddings of the right width, with ViT-B-32's preprocessing (224 px). What is timed is
+  then the pipeline alone: decoding, checks, preprocessing, cache and database.
 
-    python bench/score_bench.py [--images 400] [--device cpu] [--batch-size 64] [--model ViT-B-32]
-                                [--format png|jpeg] [--jpeg-decode-on-device]
+``process_cpu_ms_per_image`` is the CPU time per image during scoring (all threads of this
+process and of its decode worker processes), the figure a loaded shared machine does not
+distort. ``pipeline_images_per_s`` is images over the scoring call's wall time, and
+``parallel_efficiency`` = pipeline_images_per_s × process_cpu_ms_per_image / (1000 × cores):
+the share of the machine's cores the pipeline kept busy. ``model_only_images_per_s`` times the
+image tower alone on already-preprocessed batches of the same size; ``overhead_ms_per_image``
+is the end-to-end wall time per image minus that model time.
+
+    python bench/score_bench.py [--images 400] [--device cpu] [--batch-size 64]
+                                [--model none|ViT-B-32|PATH] [--workers N]
+                                [--format png|jpeg] [--jpeg-decode-on-device] [--jpeg-draft]
+                                [--pool thread|process] [--profile FILE]
 
 The last line printed is JSON.
 """
@@ -21,15 +33,20 @@ The last line printed is JSON.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import hashlib
+import os
+import pstats
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from harness import Runs, emit, machine, setup_django
 
 ROOT = Path(__file__).resolve().parents[1]
+STANDIN = "none"
 
 
 def parse_args() -> argparse.Namespace:
@@ -38,15 +55,33 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--chunk-size", type=int, default=None, help="study_score's chunk_size")
-    parser.add_argument("--workers", type=int, default=None, help="decode workers (default: auto)")
-    parser.add_argument("--model", default=None, help="open_clip local-dir folder or architecture")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="the judge's decode_workers (default: one per core)")  # fmt: skip
+    parser.add_argument("--pool", choices=["thread", "process"], default=None,
+                        help="the judge's decode_pool (default: the judge's default)")  # fmt: skip
+    parser.add_argument("--model", default=None,
+                        help="'none' (a stand-in tower), an open_clip folder or checkpoint file, "
+                             "or an architecture with random weights")  # fmt: skip
+    parser.add_argument("--architecture", default="ViT-B-32",
+                        help="the architecture of a --model checkpoint file")  # fmt: skip
+    parser.add_argument("--precision", default=None, help="the CLIP config's precision")
+    parser.add_argument("--standin-ms-per-image", type=float, default=0.1,
+                        help="--model none: the stand-in tower's fixed cost")  # fmt: skip
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--budget-s", type=float, default=300)
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--format", choices=["png", "jpeg"], default="png",
                         help="how the generated images are stored")  # fmt: skip
     parser.add_argument("--jpeg-decode-on-device", action="store_true",
                         help="the judge's jpeg_decode_on_device (nvJPEG with --device cuda)")  # fmt: skip
-    return parser.parse_args()
+    parser.add_argument("--jpeg-draft", action="store_true",
+                        help="the judge's jpeg_draft (JPEGs decoded at a reduced DCT scale)")  # fmt: skip
+    parser.add_argument("--profile", default=None, metavar="FILE",
+                        help="write a cProfile of one more scoring call to FILE (pstats format)")  # fmt: skip
+    args = parser.parse_args()
+    if args.images < 1:
+        parser.error("--images must be at least 1")
+    return args
 
 
 def photo_like_image(seed: int, size: int = 512, image_format: str = "png") -> bytes:
@@ -69,6 +104,22 @@ def photo_like_image(seed: int, size: int = 512, image_format: str = "png") -> b
     return buffer.getvalue()
 
 
+def _write_image(task: tuple[int, str, str]) -> str:
+    """One bench image written to ``path``; its SHA-256 (run in a worker process)."""
+    index, image_format, path = task
+    data = photo_like_image(index, image_format=image_format)
+    Path(path).write_bytes(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_images(paths: list[str], image_format: str) -> list[str]:
+    """Encode and write the images on every core (PNG encoding is ~30 ms each: 10,000 images
+    one at a time would take minutes of a GPU lease); their hashes, in order."""
+    tasks = [(index, image_format, path) for index, path in enumerate(paths)]
+    with ProcessPoolExecutor(os.cpu_count() or 1) as pool:
+        return list(pool.map(_write_image, tasks, chunksize=16))
+
+
 def build_study(n_images: int, image_format: str = "png"):
     from django.conf import settings
 
@@ -81,56 +132,100 @@ def build_study(n_images: int, image_format: str = "png"):
     )
     folder = Path(settings.MEDIA_ROOT) / "studies" / study.slug
     folder.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for index in range(n_images):
-        data = photo_like_image(index, image_format=image_format)
-        suffix = "jpg" if image_format == "jpeg" else "png"
-        name = f"studies/{study.slug}/{index:06d}.{suffix}"
-        (Path(settings.MEDIA_ROOT) / name).write_bytes(data)
-        rows.append(
-            Item(
-                study=study,
-                item_id=f"item-{index}",
-                image=name,
-                generator="bench",
-                image_sha256=hashlib.sha256(data).hexdigest(),
-                prompt="a person cooking",
-                attribute_value=value,
-            )
-        )
+    suffix = "jpg" if image_format == "jpeg" else "png"
+    names = [f"studies/{study.slug}/{index:06d}.{suffix}" for index in range(n_images)]
+    hashes = write_images([str(Path(settings.MEDIA_ROOT) / name) for name in names], image_format)
+    rows = [
+        Item(study=study, item_id=f"item-{index}", image=name, generator="bench",
+             image_sha256=digest, prompt="a person cooking", attribute_value=value)
+        for index, (name, digest) in enumerate(zip(names, hashes, strict=True))
+    ]  # fmt: skip
     Item.objects.bulk_create(rows)
     return study
 
 
 def judge_config(args: argparse.Namespace, folder: str) -> dict:
-    if args.model and Path(args.model).is_dir():
-        clip = {"architecture": f"local-dir:{args.model}", "pretrained": None}
-    elif args.model:
-        clip = {"architecture": args.model, "pretrained": None, "allow_random_weights": True}
+    model = args.model
+    if model == STANDIN:
+        # Any loadable config: the bench swaps the stand-in encoder in before scoring.
+        clip = {"architecture": "ViT-B-32", "pretrained": None, "allow_random_weights": True}
+    elif model and Path(model).is_dir():
+        clip = {"architecture": f"local-dir:{model}", "pretrained": None}
+    elif model and Path(model).is_file():
+        clip = {"architecture": args.architecture, "pretrained": str(Path(model).resolve())}
+    elif model:
+        clip = {"architecture": model, "pretrained": None, "allow_random_weights": True}
     else:
         from tests.support.tiny_models import build_tiny_open_clip
 
         local_dir = build_tiny_open_clip(Path(folder) / "tiny_clip")["local_dir"]
         clip = {"architecture": f"local-dir:{local_dir}", "pretrained": None}
     clip |= {"device": args.device, "batch_size": args.batch_size}
+    if args.precision:
+        clip["precision"] = args.precision
     config = {"kind": "hard_refusal", "name": "clip-bench", "version": "1", "clip": clip}
     if args.workers is not None:
         config["decode_workers"] = args.workers
+    if args.pool is not None:
+        config["decode_pool"] = args.pool
     if args.jpeg_decode_on_device:
         config["jpeg_decode_on_device"] = True
+    if args.jpeg_draft:
+        config["jpeg_draft"] = True
     return config
 
 
-def model_only_images_per_s(judge, n_images: int, batch_size: int, device: str) -> float:
+class StandinTower:
+    """``--model none``: open_clip's model interface at a fixed cost and no compute. It
+    sleeps ``ms_per_image`` per image (a GPU's wall time, not this machine's CPU) and returns
+    random unit embeddings of ViT-B-32's width."""
+
+    width = 512
+
+    def __init__(self, ms_per_image: float, device: str):
+        import torch
+
+        self.ms_per_image = ms_per_image
+        self.device = device
+        self.generator = torch.Generator().manual_seed(0)
+        self.visual = type("Visual", (), {"image_size": 224, "output_dim": self.width})()
+
+    def _embeddings(self, count: int):
+        import torch
+
+        return torch.randn(count, self.width, generator=self.generator)
+
+    def encode_image(self, batch):
+        time.sleep(self.ms_per_image * len(batch) / 1000)
+        return self._embeddings(len(batch))
+
+    def encode_text(self, tokens):
+        return self._embeddings(len(tokens))
+
+
+def standin_encoder(config: dict, ms_per_image: float):
+    """A ``ClipEncoder`` around the stand-in tower, with ViT-B-32's own preprocessing
+    (open_clip's transform for 224 px: bicubic resize, centre crop, CLIP normalisation)."""
+    import open_clip
+    import torch
+
+    from scoring.judges.clip import ClipConfig, ClipEncoder
+
+    clip_config = ClipConfig.from_dict(config["clip"])
+    preprocess = open_clip.image_transform(224, is_train=False)
+    tower = StandinTower(ms_per_image, clip_config.device)
+    return ClipEncoder(tower, preprocess, lambda texts: torch.zeros(len(texts), 1), clip_config)
+
+
+def model_only_images_per_s(clip, n_images: int, batch_size: int, device: str) -> float:
     """The image tower alone on preprocessed batches (what the model costs per image)."""
     import torch
 
-    clip = judge.judge.clip if hasattr(judge, "judge") else judge.clip
     size = clip.model.visual.image_size
     side = size[0] if isinstance(size, tuple | list) else size
     batch = torch.randn(batch_size, 3, side, side)
     batches = max(1, n_images // batch_size)
-    with torch.inference_mode():
+    with torch.inference_mode(), clip._autocast():
         clip.model.encode_image(batch.to(device))  # warm-up
         if device.startswith("cuda"):
             torch.cuda.synchronize()
@@ -140,6 +235,20 @@ def model_only_images_per_s(judge, n_images: int, batch_size: int, device: str) 
         if device.startswith("cuda"):
             torch.cuda.synchronize()
     return batches * batch_size / (time.perf_counter() - started)
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of every live child (the decode worker processes)."""
+    import psutil
+
+    me = psutil.Process()
+    total = sum(me.cpu_times()[:2])
+    for child in me.children(recursive=True):
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.NoSuchProcess:
+            pass
+    return total
 
 
 def main() -> None:
@@ -154,53 +263,79 @@ def main() -> None:
     from scoring.models import JudgeResponse
 
     print(f"writing {args.images} {args.format.upper()}s of 512×512 …", file=sys.stderr)
+    started = time.perf_counter()
     study = build_study(args.images, args.format)
+    write_s = time.perf_counter() - started
     config = judge_config(args, folder)
     configs = {"clip-bench": config}
     judge = services.judge_load(config=services.selectors.judge_config(
         study=study, judge_name="clip-bench", configs=configs), device=args.device)  # fmt: skip
+    inner = getattr(judge, "judge", judge)
+    if args.model == STANDIN:
+        inner._clip = standin_encoder(config, args.standin_ms_per_image)
     chunk = {"chunk_size": args.chunk_size} if args.chunk_size else {}
+    cores = os.cpu_count() or 1
 
-    runs = Runs(repeats=args.repeats, warmup=1, budget_s=300)
+    def score():
+        return services.study_score(study=study, judge_name="clip-bench", device=args.device,
+                                    judge_configs=configs, **chunk)  # fmt: skip
+
+    runs = Runs(repeats=args.repeats, warmup=1, budget_s=args.budget_s)
     for sample in runs:
         AutomatedJudgment.objects.filter(item__study=study).delete()
         JudgeResponse.objects.all().delete()
-        started, cpu_started = time.perf_counter(), time.process_time()
-        summary = services.study_score(
-            study=study, judge_name="clip-bench", device=args.device, judge_configs=configs, **chunk
-        )
+        started, cpu_started = time.perf_counter(), cpu_seconds()
+        summary = score()
         wall = time.perf_counter() - started
         # CPU time is what a busy shared machine cannot hide: wall time there is mostly waiting.
-        cpu_ms_per_image = (time.process_time() - cpu_started) / args.images * 1000
+        cpu_ms_per_image = (cpu_seconds() - cpu_started) / args.images * 1000
         if summary.errors or summary.items != args.images:
             raise SystemExit(f"scoring failed: {summary.as_dict()}")
-        model_ips = model_only_images_per_s(judge, args.images, args.batch_size, args.device)
-        sample["end_to_end_images_per_s"] = args.images / wall
+        images_per_s = args.images / wall
+        sample["pipeline_images_per_s"] = images_per_s
         sample["process_cpu_ms_per_image"] = cpu_ms_per_image
-        sample["model_only_images_per_s"] = model_ips
-        sample["overhead_ms_per_image"] = (wall - args.images / model_ips) / args.images * 1000
+        sample["parallel_efficiency"] = images_per_s * cpu_ms_per_image / (1000 * cores)
+        if args.model != STANDIN:
+            model_ips = model_only_images_per_s(inner.clip, args.images, args.batch_size,
+                                                args.device)  # fmt: skip
+            sample["model_only_images_per_s"] = model_ips
+            sample["overhead_ms_per_image"] = (wall - args.images / model_ips) / args.images * 1000
         started = time.perf_counter()
-        cached = services.study_score(
-            study=study, judge_name="clip-bench", device=args.device, judge_configs=configs, **chunk
-        )
+        cached = score()
         sample["cached_rerun_images_per_s"] = args.images / (time.perf_counter() - started)
         assert cached.cached == args.images, cached.as_dict()
 
-    inner = getattr(judge, "judge", judge)
-    emit(
-        {
-            "benchmark": "score_study",
-            "images": args.images,
-            "image_size": f"512x512 {args.format.upper()}",
-            "jpeg_decode_on_device": args.jpeg_decode_on_device,
-            "device": args.device,
-            "batch_size": args.batch_size,
-            "workers": getattr(inner, "decode_workers", None),
-            "model": args.model or "tiny random-weight open_clip (tests/support/tiny_models.py)",
-            **runs.summary(),
-            **machine(["torch", "open_clip_torch", "pillow", "django"]),
-        }
-    )
+    if args.profile:
+        AutomatedJudgment.objects.filter(item__study=study).delete()
+        JudgeResponse.objects.all().delete()
+        # CPU time, not wall time: a loaded machine does not distort it.
+        profiler = cProfile.Profile(time.process_time)
+        profiler.runcall(score)
+        profiler.dump_stats(args.profile)
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
+        print(f"profile of one scoring call written to {args.profile}", file=sys.stderr)
+
+    if args.model == STANDIN:
+        model = (f"none: a stand-in tower ({args.standin_ms_per_image} ms per image asleep, "
+                 "random unit embeddings of width 512, ViT-B-32's 224 px preprocessing)")  # fmt: skip
+    else:
+        model = args.model or "tiny random-weight open_clip (tests/support/tiny_models.py)"
+    emit({
+        "benchmark": "score_study",
+        "images": args.images,
+        "image_size": f"512x512 {args.format.upper()}",
+        "jpeg_decode_on_device": args.jpeg_decode_on_device,
+        "jpeg_draft": args.jpeg_draft,
+        "device": args.device,
+        "batch_size": args.batch_size,
+        "workers": getattr(inner, "decode_workers", None),
+        "pool": getattr(inner, "decode_pool_kind", None),
+        "model": model,
+        "model_stand_in": args.model == STANDIN,
+        "write_images_s": round(write_s, 2),
+        **runs.summary(),
+        **machine(["torch", "open_clip_torch", "pillow", "imagecodecs", "django"]),
+    })  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ Weights come from one of:
 
 from __future__ import annotations
 
-import copy
+import functools
 import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
@@ -75,9 +75,22 @@ class ClipEncoder:
     def batch_size(self) -> int:
         return max(1, self.config.batch_size)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled for a decode worker process: the preprocessing and the config, never the
+        weights, the tokenizer or the text cache (``prepare`` needs none of them)."""
+        return {"model": None, "preprocess": self.preprocess, "tokenizer": None,
+                "config": self.config, "_text_cache": {}}  # fmt: skip
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def with_batch_size(self, batch_size: int) -> ClipEncoder:
         """The same loaded model (and text cache) batching ``batch_size`` images at a time."""
-        view = copy.copy(self)  # shallow: model, tokenizer, text cache and lock are shared
+        # Shallow: model, tokenizer, text cache and lock are shared (not copy.copy, which
+        # goes through __getstate__ and would drop the weights).
+        view = object.__new__(type(self))
+        view.__dict__.update(self.__dict__)
         view.config = replace(self.config, batch_size=batch_size)
         return view
 
@@ -93,11 +106,14 @@ class ClipEncoder:
         if steps is None:
             return self.preprocess(image).numpy()
         array: np.ndarray | None = None
-        for step in steps:
+        for position, step in enumerate(steps):
             kind = type(step).__name__
             if array is None and kind in _PIL_STEPS:
                 image = step(image)
             elif array is None and kind in _TO_TENSOR_STEPS:
+                rest = steps[position + 1 :]
+                if len(rest) == 1 and type(rest[0]).__name__ == "Normalize":
+                    return _normalised_by_lookup(np.asarray(image), rest[0])
                 array = np.asarray(image, dtype=np.float32).transpose(2, 0, 1) / np.float32(255)
             elif array is not None and kind == "Normalize":
                 mean = np.asarray(step.mean, dtype=np.float32)[:, None, None]
@@ -106,6 +122,26 @@ class ClipEncoder:
             else:
                 return self.preprocess(image).numpy()  # a pipeline we do not know: as written
         return np.ascontiguousarray(array, dtype=np.float32)
+
+    def prepare_pixels(self, image: Image.Image) -> np.ndarray:
+        """``prepare``'s PIL steps only, as an H × W × 3 uint8 array, a quarter of the float32
+        input's bytes to carry from a decode worker and copy to a GPU. ``encode_arrays``
+        finishes it on the model's device with the same lookup table ``prepare`` uses, so the
+        model sees identical values. A pipeline that does not end in ToTensor + Normalize
+        gets ``prepare``'s float32 array instead."""
+        steps = getattr(self.preprocess, "transforms", None) or ()
+        kinds = [type(step).__name__ for step in steps]
+        ends_normalised = (
+            len(kinds) >= 2 and kinds[-1] == "Normalize" and kinds[-2] in _TO_TENSOR_STEPS
+        )
+        if not ends_normalised or not all(kind in _PIL_STEPS for kind in kinds[:-2]):
+            return self.prepare(image)
+        for step in steps[:-2]:
+            image = step(image)
+        pixels = np.asarray(image)
+        if pixels.dtype != np.uint8 or pixels.ndim != 3 or pixels.shape[2] != 3:
+            return _normalised_by_lookup(pixels, steps[-1])
+        return pixels
 
     def prepare_tensor(self, image: Any) -> Any:
         """``prepare`` for an RGB uint8 CHW tensor already on the model's device (a JPEG
@@ -131,18 +167,68 @@ class ClipEncoder:
         return array.contiguous()
 
     def encode_arrays(self, arrays: Sequence[Any]) -> np.ndarray:
-        """One L2-normalised row per prepared input (numpy arrays from ``prepare``, or device
-        tensors from ``prepare_tensor``, in any mix), as one batch."""
+        """One L2-normalised row per prepared input (float32 arrays from ``prepare``, uint8
+        arrays from ``prepare_pixels``, or device tensors from ``prepare_tensor``, in any
+        mix), as one batch."""
         import torch
 
-        if all(isinstance(a, np.ndarray) for a in arrays):
-            batch = torch.from_numpy(np.stack(arrays)).to(self.config.device)
+        device = self.config.device
+        if all(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in arrays):
+            batch = torch.from_numpy(np.stack(arrays)).to(device)
         else:
-            device = self.config.device
-            batch = torch.stack([torch.as_tensor(a).to(device) for a in arrays])
+            pixels = [i for i, a in enumerate(arrays) if isinstance(a, np.ndarray) and a.dtype == np.uint8]  # fmt: skip
+            on_device = self._pixels_on_device([arrays[i] for i in pixels]) if pixels else None
+            if len(pixels) == len(arrays):
+                batch = on_device
+            else:
+                normalised = dict(zip(pixels, on_device if on_device is not None else (), strict=True))  # fmt: skip
+                parts = [
+                    normalised[i] if i in normalised else torch.as_tensor(a).to(device)
+                    for i, a in enumerate(arrays)
+                ]
+                batch = torch.stack(parts)
         with torch.inference_mode(), self._autocast():
             features = self.model.encode_image(batch)
         return _normalise(features.float().cpu().numpy())
+
+    def _pixels_on_device(self, pixels: Sequence[np.ndarray]) -> Any:
+        """``prepare_pixels`` arrays (all of one size) to the normalised float32 batch on the
+        model's device: one uint8 copy into a reused pinned buffer, a non-blocking transfer,
+        and the lookup table gathered on the device (the values ``prepare`` computes)."""
+        import torch
+
+        device = torch.device(self.config.device)
+        staging = self._staging_buffer((len(pixels), *pixels[0].shape), device)
+        np.stack(pixels, out=staging.numpy())
+        values = staging.to(device, non_blocking=True).permute(0, 3, 1, 2).long()
+        table = self._device_table(device)
+        return torch.stack([table[channel][values[:, channel]] for channel in range(3)], dim=1)
+
+    def _staging_buffer(self, shape: tuple, device: Any) -> Any:
+        """A host buffer for one batch's pixels, pinned when the model is on a GPU, reused
+        from batch to batch (each batch's copy has finished when ``encode_arrays`` returns:
+        its result comes back to the host)."""
+        import torch
+
+        buffers = self.__dict__.setdefault("_staging", {})
+        buffer = buffers.get(shape)
+        if buffer is None:
+            buffer = torch.empty(shape, dtype=torch.uint8)
+            if device.type == "cuda":
+                buffer = buffer.pin_memory()
+            buffers.clear()  # one batch size in use at a time; the last batch may be smaller
+            buffers[shape] = buffer
+        return buffer
+
+    def _device_table(self, device: Any) -> Any:
+        import torch
+
+        tables = self.__dict__.setdefault("_tables", {})
+        if str(device) not in tables:
+            normalize = self.preprocess.transforms[-1]
+            table = _lookup_table(tuple(normalize.mean), tuple(normalize.std))
+            tables[str(device)] = torch.from_numpy(table).to(device)
+        return tables[str(device)]
 
     def encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
         """One L2-normalised row per image, computed ``batch_size`` images at a time."""
@@ -182,6 +268,31 @@ _PIL_STEPS = frozenset(
     {"Resize", "CenterCrop", "MaybeConvertMode", "ResizeKeepRatio", "ResizeMaxSize"}
 )
 _TO_TENSOR_STEPS = frozenset({"ToTensor", "MaybeToTensor"})
+
+
+def _normalised_by_lookup(pixels: np.ndarray, normalize: Any) -> np.ndarray:
+    """ToTensor then Normalize of an H × W × 3 uint8 array as one table lookup per channel:
+    each of the 256 values goes through the same float32 operations as the two steps
+    (``v / 255``, then ``(x − mean) / std``), so the result is identical, in a third of the
+    time of the float passes over every pixel."""
+    if pixels.dtype != np.uint8 or pixels.ndim != 3 or pixels.shape[2] != 3:
+        array = np.asarray(pixels, dtype=np.float32).transpose(2, 0, 1) / np.float32(255)
+        mean = np.asarray(normalize.mean, dtype=np.float32)[:, None, None]
+        std = np.asarray(normalize.std, dtype=np.float32)[:, None, None]
+        return np.ascontiguousarray((array - mean) / std, dtype=np.float32)
+    table = _lookup_table(tuple(normalize.mean), tuple(normalize.std))
+    out = np.empty((3, *pixels.shape[:2]), dtype=np.float32)
+    for channel in range(3):
+        np.take(table[channel], pixels[:, :, channel], out=out[channel])
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _lookup_table(mean: tuple, std: tuple) -> np.ndarray:
+    values = np.arange(256, dtype=np.float32)[None, :] / np.float32(255)
+    mean_column = np.asarray(mean, dtype=np.float32)[:, None]
+    std_column = np.asarray(std, dtype=np.float32)[:, None]
+    return np.ascontiguousarray((values - mean_column) / std_column, dtype=np.float32)
 
 
 class _null_context:

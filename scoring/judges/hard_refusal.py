@@ -14,23 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
 from scoring.judges.clip import ClipConfig, ClipEncoder, load_clip
-from scoring.judges.images import (
-    DEFAULT_MAX_PIXELS,
-    check_pixel_budget,
-    decode_image,
-    decode_jpegs_on_device,
-    is_jpeg,
-    read_image_bytes,
-)
+from scoring.judges.images import DEFAULT_MAX_PIXELS, decode_image, decode_jpegs_on_device
+from scoring.judges.item_checks import ItemChecks, PendingItem
 from scoring.judges.pipeline import (
+    POOL_KINDS,
     default_decode_workers,
     ordered_map,
     set_torch_threads,
@@ -48,9 +43,7 @@ from scoring.judges.rules import (
     DEFAULT_REFUSAL_PHRASES,
     CheckResult,
     KeywordRules,
-    blank_image_check,
-    empty_output_check,
-    provider_signal_check,
+    thumbnail_indices,
 )
 
 DEFAULT_REFUSAL_DESCRIPTIONS = (
@@ -94,10 +87,17 @@ class HardRefusalConfig:
     # Threads that decode, check and preprocess images while the model runs (None: by device,
     # see ``pipeline.default_decode_workers``); 1 is the serial path. Not part of the verdict.
     decode_workers: int | None = None
+    # "thread" or "process": what the decode workers are (pipeline.py; docs/judges.md); None:
+    # threads up to PROCESSES_FROM - 1 workers, processes from there. Not part of the verdict.
+    decode_pool: str | None = None
     # Decode JPEGs on the CLIP model's device (nvJPEG on a GPU) and preprocess them there, in
     # batches; PNGs and anything else decode with PIL as always. Part of the verdict: pixels
     # differ from the PIL path by decoder and resize rounding (docs/judges.md).
     jpeg_decode_on_device: bool = False
+    # Decode JPEGs on the pool at the smallest DCT scale (1/2, 1/4, 1/8) that keeps both sides
+    # at least CLIP's input size (Pillow's draft): far fewer pixels to decode and resize.
+    # Part of the verdict: CLIP and the blank check see the reduced image (docs/judges.md).
+    jpeg_draft: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HardRefusalConfig:
@@ -107,6 +107,8 @@ class HardRefusalConfig:
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
         if isinstance(values.get("clip"), dict):
             values["clip"] = ClipConfig.from_dict(values["clip"])
+        if values.get("decode_pool") not in (None, *POOL_KINDS):
+            raise ValueError(f"decode_pool must be one of {list(POOL_KINDS)}, got {values['decode_pool']!r}")  # fmt: skip
         return cls(**values)
 
     def tau_for(self, generator: str | None) -> float:
@@ -116,25 +118,17 @@ class HardRefusalConfig:
         """Everything that can change a verdict (the cache key's config part)."""
         values = asdict(self)
         values.pop("decode_workers")
+        values.pop("decode_pool")
         if values["clip"] is not None:
             values["clip"].pop("batch_size")
         blob = json.dumps(values, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-@dataclass
-class _Pending:
-    """One item between the cheap checks and the CLIP stage: ``pixels`` is the CLIP input,
-    prepared from the same decoded image the blank check looked at (decoded once)."""
-
-    item: ItemInput
-    checks: list[CheckResult]
-    pixels: Any = None  # a numpy array, or a tensor on the model's device
-    error: str | None = None
-    # A JPEG left for the model's device to decode, and where its blank check goes in
-    # ``checks`` (the order of the checks is the order of the reasons).
-    jpeg: bytes | None = None
-    blank_at: int = 0
+# With this many decode workers or more, they are processes by default: the GIL-held part of
+# each item's work (measured at 20-45 % on 2 cores, docs/performance.md) caps threads at a
+# few cores' worth, while a process costs about 1 ms of CPU per image in pickling.
+PROCESSES_FROM = 5
 
 
 class HardRefusalJudge:
@@ -152,6 +146,7 @@ class HardRefusalJudge:
         self.keywords = KeywordRules(self.config.refusal_phrases, self.config.refusal_regexes)
         self._clip = clip_encoder
         self._fingerprint = self.config.fingerprint()
+        self._item_checks: ItemChecks | None = None
 
     @property
     def clip(self) -> ClipEncoder | None:
@@ -187,6 +182,34 @@ class HardRefusalJudge:
             return max(1, self.config.decode_workers)
         return default_decode_workers(self.device)
 
+    @property
+    def decode_pool_kind(self) -> str:
+        if self.config.decode_pool is not None:
+            return self.config.decode_pool
+        # A daemonic process (a multiprocessing pool's worker) may not start children.
+        if multiprocessing.current_process().daemon:
+            return "thread"
+        return "process" if self.decode_workers >= PROCESSES_FROM else "thread"
+
+    def item_checks(self) -> ItemChecks:
+        """The per-item work (``item_checks.py``), built once the CLIP encoder is loaded."""
+        if self._item_checks is None:
+            config = self.config
+            self._item_checks = ItemChecks(
+                refusal_codes=config.refusal_codes,
+                refusal_phrases=config.refusal_phrases,
+                refusal_regexes=config.refusal_regexes,
+                blank_std_max=config.blank_std_max,
+                blank_dominant_fraction_min=config.blank_dominant_fraction_min,
+                blank_tolerance=config.blank_tolerance,
+                max_pixels=config.max_pixels,
+                clip=self.clip,
+                jpegs_on_device=config.jpeg_decode_on_device,
+                pixels_for_device=_model_device(self.clip) not in ("cpu", None),
+                jpeg_draft_side=_input_side(self.clip) if config.jpeg_draft else None,
+            )
+        return self._item_checks
+
     def judge_items(self, items: Sequence[ItemInput]) -> list[JudgmentOutput]:
         """Cheap checks and preprocessing on the decode pool, CLIP on full batches as they
         fill, so decoding the next batch overlaps the model on this one."""
@@ -196,7 +219,8 @@ class HardRefusalJudge:
             set_torch_threads(torch_threads_for(workers))
         batch_size = clip.batch_size if clip is not None else len(items) or 1
         pending, batch = [], []
-        prepared = ordered_map(self._cheap_checks, items, workers=workers, lookahead=2 * batch_size)
+        prepared = ordered_map(self.item_checks(), items, workers=workers,
+                               lookahead=2 * batch_size, pool_kind=self.decode_pool_kind)  # fmt: skip
         for p in prepared:
             pending.append(p)
             if p.pixels is not None or p.jpeg is not None:
@@ -207,69 +231,29 @@ class HardRefusalJudge:
         self._clip_checks(batch)
         return [self._output(p) for p in pending]
 
-    def _cheap_checks(self, item: ItemInput) -> _Pending:
-        config = self.config
-        pending = _Pending(
-            item, [provider_signal_check(item.provider_signal, config.refusal_codes)]
-        )
-        try:
-            empty = empty_output_check(item.image_path)
-            pending.checks.append(empty)
-            if not empty.fired:
-                data, name = read_image_bytes(item.image_path), str(item.image_path)
-                if self._decodes_on_device(data):
-                    check_pixel_budget(data, max_pixels=config.max_pixels, name=name)
-                    pending.jpeg, pending.blank_at = data, len(pending.checks)
-                else:
-                    image = decode_image(data, max_pixels=config.max_pixels, name=name)
-                    self._image_checks(pending, image, len(pending.checks))
-        except Exception as exc:  # noqa: BLE001 - recorded as this item's error
-            pending.error = f"{type(exc).__name__}: {exc}"
-            pending.pixels = pending.jpeg = None
-        pending.checks.append(self.keywords.check(item.returned_text))
-        return pending
-
-    def _decodes_on_device(self, data: bytes) -> bool:
-        return self.config.jpeg_decode_on_device and self._clip is not None and is_jpeg(data)
-
-    def _image_checks(self, pending: _Pending, image: Image.Image, at: int) -> None:
-        """The blank check (at position ``at``) and the CLIP input, from one decoded image."""
-        self._blank_check(pending, image, at)
-        if self._clip is not None:
-            pending.pixels = self._clip.prepare(image)
-
-    def _blank_check(self, pending: _Pending, image: Image.Image, at: int) -> None:
-        config = self.config
-        blank = blank_image_check(
-            image,
-            std_max=config.blank_std_max,
-            dominant_fraction_min=config.blank_dominant_fraction_min,
-            tolerance=config.blank_tolerance,
-        )
-        pending.checks.insert(at, blank)
-
-    def _device_decode(self, pending: list[_Pending]) -> None:
-        """Decode this batch's JPEGs on the model's device in one call; the blank check reads
-        a CPU copy of each (the same statistics as the PIL path), CLIP's preprocessing stays
-        on the device. A JPEG the device decoder refuses (CMYK, say) falls back to PIL."""
+    def _device_decode(self, pending: list[PendingItem]) -> None:
+        """Decode this batch's JPEGs on the model's device in one call. The blank check reads
+        the pixels its nearest-neighbour thumbnail keeps, gathered on the device and copied
+        to the host (≤ 256 × 256, no full-size copy, no PIL image): the PIL path's statistics
+        over the same pixels. CLIP's preprocessing stays on the device. A JPEG the device
+        decoder refuses (CMYK, say) falls back to PIL."""
         jpegs = [p for p in pending if p.jpeg is not None]
         if not jpegs:
             return
+        checks = self.item_checks()
         decoded = decode_jpegs_on_device([p.jpeg for p in jpegs], self.clip.config.device)
         for p, tensor in zip(jpegs, decoded, strict=True):
             data, p.jpeg = p.jpeg, None
             try:
                 if isinstance(tensor, Exception):
-                    self._image_checks(p, decode_image(data, name=p.item.image_path), p.blank_at)
+                    checks.image_checks(p, decode_image(data, name=p.item.image_path), p.blank_at)
                     continue
-                self._blank_check(
-                    p, Image.fromarray(tensor.permute(1, 2, 0).cpu().numpy()), p.blank_at
-                )
+                checks.blank_check(p, _thumbnail_on_host(tensor), p.blank_at)
                 p.pixels = self.clip.prepare_tensor(tensor)
             except Exception as exc:  # noqa: BLE001 - recorded as this item's error
                 p.error, p.pixels = f"{type(exc).__name__}: {exc}", None
 
-    def _clip_checks(self, pending: list[_Pending]) -> None:
+    def _clip_checks(self, pending: list[PendingItem]) -> None:
         if not pending or self.clip is None:
             return
         self._device_decode(pending)
@@ -311,7 +295,7 @@ class HardRefusalJudge:
         }
         return CheckResult("clip", score > tau and score > ordinary_score, evidence)
 
-    def _output(self, pending: _Pending) -> JudgmentOutput:
+    def _output(self, pending: PendingItem) -> JudgmentOutput:
         fired = [c.check for c in pending.checks if c.fired]
         if pending.error is not None and not fired:
             output = error_output(self, pending.item, pending.error)
@@ -339,3 +323,33 @@ class HardRefusalJudge:
                 "image_error": pending.error,
             },
         )
+
+
+def _thumbnail_on_host(tensor: Any) -> np.ndarray:
+    """The blank check's thumbnail pixels of a decoded RGB CHW uint8 tensor, gathered where
+    the tensor is and copied to the host as an H × W × 3 array."""
+    import torch
+
+    _, height, width = tensor.shape
+    rows, columns = thumbnail_indices(width, height)
+    if not isinstance(rows, slice):
+        rows = torch.as_tensor(rows, device=tensor.device)
+    if not isinstance(columns, slice):
+        columns = torch.as_tensor(columns, device=tensor.device)
+    thumb = tensor[:, rows][:, :, columns]
+    return thumb.permute(1, 2, 0).contiguous().cpu().numpy()
+
+
+def _model_device(clip: Any) -> str | None:
+    config = getattr(clip, "config", None)
+    device = getattr(config, "device", None)
+    return None if device is None else str(device).split(":")[0]
+
+
+def _input_side(clip: Any) -> int | None:
+    """The side CLIP's preprocessing resizes the shorter side to (open_clip's first Resize)."""
+    for step in getattr(getattr(clip, "preprocess", None), "transforms", ()):
+        if type(step).__name__ == "Resize":
+            size = step.size
+            return int(size if isinstance(size, int) else min(size))
+    return None

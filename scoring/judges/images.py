@@ -41,12 +41,30 @@ def decode_image(
     data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str = "image"
 ) -> Image.Image:
     """Decode bytes to an RGB image, refusing empty, corrupt and oversized inputs."""
+    return decode_image_and_pixels(data, max_pixels=max_pixels, name=name)[0]
+
+
+def decode_image_and_pixels(
+    data: bytes,
+    *,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    name: str = "image",
+    draft_side: int | None = None,
+) -> tuple[Image.Image, np.ndarray | None]:
+    """``decode_image``, and the RGB pixels as the uint8 array the decoder produced when it
+    produced one (libpng's RGB PNGs; None otherwise), so a caller that wants an array does
+    not copy it back out of the image. ``draft_side``: a JPEG is decoded at the smallest DCT
+    scale (1/2, 1/4, 1/8) that keeps both sides at least this long (Pillow's ``draft``)."""
     image = _opened(data, max_pixels=max_pixels, name=name)
     with _image_errors(name):
-        image = _decoded_by_libpng(data, image) or _loaded(image)
+        if draft_side and image.format == "JPEG":
+            image.draft("RGB", (draft_side, draft_side))
+        pixels = _decoded_by_libpng(data, image)
+        image = _loaded(image) if pixels is None else Image.fromarray(pixels)
     if image.mode != "RGB":
         image = image.convert("RGBA").convert("RGB") if "A" in image.mode else image.convert("RGB")
-    return image
+        pixels = None
+    return image, pixels
 
 
 def check_pixel_budget(data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str = "image"):
@@ -91,7 +109,7 @@ def _loaded(image: Image.Image) -> Image.Image:
     return image
 
 
-def _decoded_by_libpng(data: bytes, image: Image.Image) -> Image.Image | None:
+def _decoded_by_libpng(data: bytes, image: Image.Image) -> np.ndarray | None:
     """An 8-bit RGB or RGBA PNG decoded by libpng through imagecodecs (the ml extra): the
     same pixels as Pillow's decoder (PNG is lossless; tested, gamma chunks included) in about
     60% of its time, and decoding is most of a judge's CPU per image. None for any
@@ -106,7 +124,7 @@ def _decoded_by_libpng(data: bytes, image: Image.Image) -> Image.Image | None:
         return None
     if pixels.dtype != np.uint8 or pixels.shape != (image.height, image.width, len(image.mode)):
         return None  # 16-bit, or a transparency key expanded to alpha: Pillow's conversions
-    return Image.fromarray(pixels)
+    return pixels
 
 
 @functools.cache

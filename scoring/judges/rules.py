@@ -6,6 +6,7 @@ returned text. The CLIP check and the order they run in live in ``hard_refusal.p
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -96,35 +97,83 @@ def empty_output_check(image_path: str | None) -> CheckResult:
 
 
 def blank_image_stats(
-    image: Image.Image, *, tolerance: int = 8, max_side: int = 256
+    image: Image.Image | np.ndarray, *, tolerance: int = 8, max_side: int = 256
 ) -> dict[str, float]:
     """Pixel standard deviation (0–255 scale, all channels) and the share of pixels within
-    ``tolerance`` of the median colour on every channel."""
-    thumb = image if image.mode == "RGB" else image.convert("RGB")
-    if max(thumb.size) > max_side:
-        # Nearest neighbour keeps pixel values as they are; averaging would smooth noise away.
-        thumb = thumb.copy()
-        thumb.thumbnail((max_side, max_side), Image.Resampling.NEAREST)
-    # Everything from PIL's C histogram and lookup tables, never a per-pixel numpy pass: the
-    # same numbers as np.median / np.std / np.abs on floats, several times faster.
-    histogram = np.asarray(thumb.histogram(), dtype=np.int64).reshape(3, 256)
+    ``tolerance`` of the median colour on every channel, over the pixels a ``max_side``
+    nearest-neighbour thumbnail keeps.
+
+    ``image`` is a PIL image or an RGB uint8 array (height × width × 3). The thumbnail is a
+    strided view of the array (no resize, no copy when the step is regular): exactly the
+    pixels ``Image.thumbnail((max_side, max_side), NEAREST)`` picks, so the statistics are
+    those of the PIL thumbnail (tested). Nearest neighbour keeps pixel values as they are;
+    averaging would smooth noise away.
+    """
+    pixels = _rgb_array(image)
+    # One planar copy of the thumbnail's pixels (3 × N): every pass below is then over
+    # contiguous bytes. Exact integer statistics from per-channel histograms, never float
+    # passes: the same numbers as np.median / np.std / np.abs on floats, several times faster.
+    planar = np.ascontiguousarray(thumbnail_view(pixels, max_side).transpose(2, 0, 1))
+    planar = planar.reshape(3, -1)
+    histogram = np.stack([np.bincount(channel, minlength=256) for channel in planar])
+    histogram = histogram.astype(np.int64)
     median = [_histogram_median(counts) for counts in histogram]
-    # 255 where a channel is within tolerance of its median, else 0. Pillow's RGB -> L weights
-    # are integers summing to 2**16, so L is 255 exactly when all three channels are 255.
-    near_lut = [255 if abs(v - m) <= tolerance else 0 for m in median for v in range(256)]
-    near = thumb.point(near_lut).convert("L")
-    pixel_count = thumb.width * thumb.height
-    values = np.arange(256, dtype=np.int64)
+    values = np.arange(256)
+    # 1 where a channel value is within tolerance of that channel's median, per channel.
+    near_lut = (np.abs(values[None, :] - np.asarray(median)[:, None]) <= tolerance).astype(np.uint8)
+    near = np.take(near_lut[0], planar[0])
+    near &= np.take(near_lut[1], planar[1])
+    near &= np.take(near_lut[2], planar[2])
+    pixel_count = planar.shape[1]
     total = histogram.sum(axis=0)  # every channel's values pooled, as the std is defined
-    value_sum, square_sum, n = int(total @ values), int(total @ (values * values)), 3 * pixel_count
+    value_sum = int(total @ values)
+    square_sum, n = int(total @ (values * values)), 3 * pixel_count
     # Exact integer sums: variance = (n·Σx² − (Σx)²) / n².
     variance = (n * square_sum - value_sum * value_sum) / (n * n)
     return {
         "std": float(np.sqrt(variance)),
-        "dominant_fraction": near.histogram()[255] / pixel_count,
+        "dominant_fraction": int(np.count_nonzero(near)) / pixel_count,
         "mean": value_sum / n,
         "median_rgb": [int(v) for v in median],
     }
+
+
+def _rgb_array(image: Image.Image | np.ndarray) -> np.ndarray:
+    if isinstance(image, np.ndarray):
+        if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
+            raise ValueError(f"expected an RGB uint8 array, got {image.dtype} {image.shape}")
+        return image
+    return np.asarray(image if image.mode == "RGB" else image.convert("RGB"))
+
+
+def thumbnail_view(pixels: np.ndarray, max_side: int = 256) -> np.ndarray:
+    """The pixels of ``Image.thumbnail((max_side, max_side), NEAREST)`` of an H × W × C
+    array, as a view where the sampling step is regular (a copy otherwise)."""
+    height, width = pixels.shape[:2]
+    rows, columns = thumbnail_indices(width, height, max_side)
+    return pixels[rows][:, columns]
+
+
+@functools.lru_cache(maxsize=64)
+def thumbnail_indices(width: int, height: int, max_side: int = 256) -> tuple:
+    """The source rows and columns PIL's thumbnail picks: its own size rule and its own
+    nearest-neighbour mapping, read back from index images (so they cannot drift from
+    Pillow's rounding); slices where the step is regular."""
+    if max(width, height) <= max_side:
+        return slice(None), slice(None)
+    probe = Image.new("1", (width, height))
+    probe.thumbnail((max_side, max_side), Image.Resampling.NEAREST)
+    out_width, out_height = probe.size
+
+    def picked(count: int, out: int) -> slice | np.ndarray:
+        index = Image.fromarray(np.arange(count, dtype=np.int32)[None, :])
+        chosen = np.asarray(index.resize((out, 1), Image.Resampling.NEAREST))[0].astype(np.intp)
+        steps = np.diff(chosen)
+        if len(chosen) > 1 and (steps == steps[0]).all() and steps[0] > 0:
+            return slice(int(chosen[0]), int(chosen[-1]) + 1, int(steps[0]))
+        return chosen
+
+    return picked(height, out_height), picked(width, out_width)
 
 
 def _histogram_median(counts: np.ndarray) -> float:
@@ -138,13 +187,14 @@ def _histogram_median(counts: np.ndarray) -> float:
 
 
 def blank_image_check(
-    image: Image.Image,
+    image: Image.Image | np.ndarray,
     *,
     std_max: float = 4.0,
     dominant_fraction_min: float = 0.995,
     tolerance: int = 8,
+    max_side: int = 256,
 ) -> CheckResult:
-    stats = blank_image_stats(image, tolerance=tolerance)
+    stats = blank_image_stats(image, tolerance=tolerance, max_side=max_side)
     fired = stats["std"] <= std_max or stats["dominant_fraction"] >= dominant_fraction_min
     return CheckResult("blank_image", fired, stats)
 

@@ -9,8 +9,8 @@ import threading
 import numpy as np
 import pytest
 
-from scoring.judges import hard_refusal as hard_refusal_module
 from scoring.judges import images as images_module
+from scoring.judges import item_checks as item_checks_module
 from scoring.judges.hard_refusal import HardRefusalConfig, HardRefusalJudge
 from scoring.judges.pipeline import ordered_map
 from scoring.judges.records import ItemInput
@@ -65,13 +65,13 @@ def test_clip_batches_follow_the_configured_size(make_image):
 def test_each_image_is_decoded_once(make_image, monkeypatch):
     items = _items(make_image, 6)
     calls = []
-    real = images_module.decode_image
+    real = images_module.decode_image_and_pixels
 
     def counting(data, **kwargs):
         calls.append(kwargs.get("name"))
         return real(data, **kwargs)
 
-    monkeypatch.setattr(hard_refusal_module, "decode_image", counting)
+    monkeypatch.setattr(item_checks_module, "decode_image_and_pixels", counting)
     judge, _ = _judge(workers=2)
     judge.judge_items(items)
     assert sorted(calls) == sorted(i.image_path for i in items[:6])
@@ -223,3 +223,187 @@ def test_a_jpeg_the_device_refuses_falls_back_to_pil(tiny_clip_files, make_image
     assert [c["check"] for c in output.evidence["checks"]] == [
         "provider_signal", "empty_output", "blank_image", "keyword_rules", "clip",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "size", [(512, 512), (513, 512), (300, 280), (1000, 3), (777, 1333), (256, 256), (1920, 1080)]
+)
+def test_the_thumbnail_view_is_pils_nearest_thumbnail(size):
+    from PIL import Image
+
+    from scoring.judges.rules import thumbnail_view
+
+    pixels = np.random.default_rng(sum(size)).integers(0, 256, (size[1], size[0], 3), np.uint8)
+    thumb = Image.fromarray(pixels)
+    thumb.thumbnail((256, 256), Image.Resampling.NEAREST)
+    np.testing.assert_array_equal(thumbnail_view(pixels), np.asarray(thumb))
+
+
+def test_blank_statistics_of_an_array_equal_those_of_the_image(make_image):
+    from PIL import Image
+
+    rng = np.random.default_rng(4)
+    for pixels in (rng.integers(0, 256, (300, 700, 3)), np.full((600, 500, 3), 9)):
+        image = Image.open(make_image(pixels)).convert("RGB")
+        assert blank_image_stats(np.asarray(image)) == blank_image_stats(image)
+
+
+def _test_images():
+    """Blank, near-uniform, placeholder-like and photo-like images (the rules' test cases
+    and the benchmark's photographs)."""
+    rng = np.random.default_rng(11)
+    yield "black", np.zeros((512, 512, 3))
+    yield "white", np.full((512, 512, 3), 255)
+    yield "grey with faint noise", np.clip(128 + rng.normal(0, 2, (512, 512, 3)), 0, 255)
+    yield "grey with noise", np.clip(128 + rng.normal(0, 6, (512, 512, 3)), 0, 255)
+    text_card = np.full((480, 640, 3), 240)
+    text_card[200:230, 100:540] = 20  # a line of "text" on a plain card
+    yield "text card", text_card
+    icon = np.full((512, 512, 3), 200)
+    icon[240:272, 240:272] = (30, 30, 200)  # a small broken-image icon
+    yield "small icon", icon
+    yield "noise", rng.integers(0, 256, (517, 389, 3))
+    for seed in range(5):
+        coarse = rng.integers(0, 256, (16, 16, 3)).astype(np.uint8)
+        from PIL import Image
+
+        smooth = np.asarray(Image.fromarray(coarse).resize((512, 512), Image.Resampling.BICUBIC))
+        yield f"photo {seed}", np.clip(smooth + rng.integers(-6, 7, smooth.shape), 0, 255)
+
+
+@pytest.mark.parametrize("name,pixels", list(_test_images()), ids=lambda v: v if isinstance(v, str) else "")  # fmt: skip
+def test_the_reduced_view_decides_as_the_full_image(name, pixels):
+    """The blank check reads a 256-pixel nearest-neighbour thumbnail (a strided view); on
+    these images its decision is the one the full-resolution statistics give."""
+    from scoring.judges.rules import blank_image_check
+
+    pixels = np.asarray(pixels, dtype=np.uint8)
+    reduced = blank_image_check(pixels)
+    full = blank_image_check(pixels, max_side=max(pixels.shape))
+    assert reduced.fired == full.fired, (name, reduced.evidence, full.evidence)
+
+
+def test_a_process_pool_gives_the_serial_verdicts_in_order(make_image):
+    items = _items(make_image, 23)
+    serial, _ = _judge(workers=1)
+    expected = [o.to_dict() for o in serial.judge_items(items)]
+    vectors = {40 + k: [0.2 * k, 0.1, 0.5] for k in range(5)}
+    config = HardRefusalConfig(
+        refusal_descriptions=("r1",), ordinary_descriptions=("o1",), decode_workers=2,
+        decode_pool="process",
+    )  # fmt: skip
+    judge = HardRefusalJudge(config, clip_encoder=FakeClip(vectors, TEXTS, batch_size=4))
+    assert [o.to_dict() for o in judge.judge_items(items)] == expected
+
+
+def test_the_decode_pool_is_not_part_of_the_verdict_and_is_checked():
+    base = HardRefusalConfig.from_dict({"decode_workers": 2})
+    other = HardRefusalConfig.from_dict({"decode_workers": 4, "decode_pool": "process"})
+    assert base.fingerprint() == other.fingerprint()
+    with pytest.raises(ValueError, match="decode_pool must be one of"):
+        HardRefusalConfig.from_dict({"decode_pool": "fibres"})
+
+
+@pytest.mark.ml
+def test_a_pickled_encoder_prepares_the_same_and_carries_no_weights(tiny_clip_files, make_image):
+    import pickle
+
+    from PIL import Image
+
+    from scoring.judges.clip import ClipConfig, load_clip
+
+    encoder = load_clip(
+        ClipConfig(architecture=f"local-dir:{tiny_clip_files['local_dir']}", pretrained=None)
+    )
+    copy = pickle.loads(pickle.dumps(encoder))
+    assert copy.model is None and copy.tokenizer is None and encoder.model is not None
+    image = Image.open(make_image(np.random.default_rng(2).integers(0, 256, (70, 90, 3))))
+    np.testing.assert_array_equal(
+        copy.prepare(image.convert("RGB")), encoder.prepare(image.convert("RGB"))
+    )
+
+
+@pytest.mark.ml
+def test_pixels_normalised_on_the_device_equal_prepare(tiny_clip_files, make_image):
+    """The uint8 path (``prepare_pixels``, then the lookup table gathered where the model
+    is) gives ``prepare``'s float32 values exactly: every one of the 256 values of every
+    channel, and the embeddings of a batch."""
+    import torch
+    from PIL import Image
+
+    from scoring.judges.clip import ClipConfig, load_clip
+
+    encoder = load_clip(
+        ClipConfig(architecture=f"local-dir:{tiny_clip_files['local_dir']}", pretrained=None)
+    )
+    every_value = np.repeat(np.arange(256, dtype=np.uint8), 4 * 3).reshape(32, 32, 3)
+    images = [Image.fromarray(every_value)]
+    rng = np.random.default_rng(8)
+    images += [Image.open(make_image(rng.integers(0, 256, (70, 90, 3)))) for _ in range(3)]
+    images = [image.convert("RGB") for image in images]
+    pixels = [encoder.prepare_pixels(image) for image in images]
+    assert all(p.dtype == np.uint8 and p.shape[2] == 3 for p in pixels)
+    on_device = encoder._pixels_on_device(pixels)
+    expected = torch.from_numpy(np.stack([encoder.prepare(image) for image in images]))
+    assert on_device.dtype == torch.float32 and torch.equal(on_device, expected)
+    floats = [encoder.prepare(image) for image in images]
+    np.testing.assert_array_equal(encoder.encode_arrays(pixels), encoder.encode_arrays(floats))
+    mixed = [pixels[0], floats[1], pixels[2], floats[3]]
+    np.testing.assert_array_equal(encoder.encode_arrays(mixed), encoder.encode_arrays(floats))
+
+
+@pytest.mark.ml
+def test_a_judge_sending_pixels_to_the_device_gives_the_same_outputs(tiny_clip_files, make_image):
+    from scoring.judges.clip import ClipConfig
+
+    clip = ClipConfig(architecture=f"local-dir:{tiny_clip_files['local_dir']}", pretrained=None)
+    items = [ItemInput(item_id=str(i), image_path=make_image(_photo_like(i))) for i in range(5)]
+    outputs = []
+    for pixels_for_device in (False, True):
+        judge = HardRefusalJudge(HardRefusalConfig(clip=clip, decode_workers=2))
+        judge.item_checks().pixels_for_device = pixels_for_device
+        outputs.append([o.to_dict() for o in judge.judge_items(items)])
+    assert outputs[0] == outputs[1]
+
+
+def test_the_default_pool_is_threads_for_a_few_workers_and_processes_for_many():
+    from scoring.judges.hard_refusal import PROCESSES_FROM
+
+    few = HardRefusalJudge(HardRefusalConfig(decode_workers=PROCESSES_FROM - 1))
+    many = HardRefusalJudge(HardRefusalConfig(decode_workers=PROCESSES_FROM))
+    chosen = HardRefusalJudge(HardRefusalConfig(decode_workers=16, decode_pool="thread"))
+    assert (few.decode_pool_kind, many.decode_pool_kind, chosen.decode_pool_kind) == (
+        "thread", "process", "thread",
+    )  # fmt: skip
+
+
+@pytest.mark.ml
+def test_jpeg_draft_decodes_smaller_and_keeps_the_verdicts(tiny_clip_files, make_image):
+    """jpeg_draft: JPEGs decoded at a reduced DCT scale (never below CLIP's input side).
+    Part of the cache key; on these images the labels and blank decisions are those of the
+    full decode and the CLIP scores within 0.02 (the tolerance docs/judges.md states)."""
+    from PIL import Image
+
+    from scoring.judges.clip import ClipConfig
+    from scoring.judges.images import decode_image_and_pixels
+
+    clip = ClipConfig(architecture=f"local-dir:{tiny_clip_files['local_dir']}", pretrained=None)
+    paths = [make_image(_photo_like(s, size=256), suffix=".jpg") for s in range(4)]
+    paths += [make_image((0, 0, 0), size=(256, 256), suffix=".jpg")]
+    paths += [make_image(np.asarray(p, dtype=np.uint8), suffix=".jpg") for _, p in list(_test_images())[:7]]  # fmt: skip
+    image, _ = decode_image_and_pixels(open(paths[0], "rb").read(), draft_side=32)
+    assert image.size == (32, 32)  # 256 at 1/8: the tiny model's input side is 32
+    assert Image.open(paths[0]).size == (256, 256)
+    items = [ItemInput(item_id=str(i), image_path=p) for i, p in enumerate(paths)]
+    outputs = {}
+    for draft in (False, True):
+        config = HardRefusalConfig(clip=clip, jpeg_draft=draft, decode_workers=2)
+        outputs[draft] = HardRefusalJudge(config).judge_items(items)
+    assert HardRefusalConfig(jpeg_draft=True).fingerprint() != HardRefusalConfig().fingerprint()
+    for full, draft in zip(outputs[False], outputs[True], strict=True):
+        assert full.label == draft.label
+        checks = [{c["check"]: c for c in o.evidence["checks"]} for o in (full, draft)]
+        assert checks[0]["blank_image"]["fired"] == checks[1]["blank_image"]["fired"]
+        assert checks[0]["clip"]["refusal_similarity"] == pytest.approx(
+            checks[1]["clip"]["refusal_similarity"], abs=0.02
+        )

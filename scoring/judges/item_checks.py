@@ -1,0 +1,107 @@
+"""The per-item half of the hard-refusal judge, runnable in a thread or in another process.
+
+For one item: the provider signal, the empty-output check, **one** decode of the image, the
+blank check on its nearest-neighbour thumbnail, CLIP's preprocessing of the same decoded
+image, and the keyword rules. ``ItemChecks`` holds only plain settings and the CLIP encoder's
+preprocessing (a pickled ``ClipEncoder`` carries no weights), so the same object runs on the
+judge's thread pool or is sent once to each worker of a process pool (``pipeline.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from scoring.judges.images import (
+    check_pixel_budget,
+    decode_image_and_pixels,
+    is_jpeg,
+    read_image_bytes,
+)
+from scoring.judges.records import ItemInput
+from scoring.judges.rules import (
+    CheckResult,
+    KeywordRules,
+    blank_image_check,
+    empty_output_check,
+    provider_signal_check,
+)
+
+
+@dataclass
+class PendingItem:
+    """One item between the cheap checks and the CLIP stage: ``pixels`` is the CLIP input,
+    prepared from the same decoded image the blank check looked at (decoded once)."""
+
+    item: ItemInput
+    checks: list[CheckResult]
+    pixels: Any = None  # a numpy array, or a tensor on the model's device
+    error: str | None = None
+    # A JPEG left for the model's device to decode, and where its blank check goes in
+    # ``checks`` (the order of the checks is the order of the reasons).
+    jpeg: bytes | None = None
+    blank_at: int = 0
+
+
+@dataclass
+class ItemChecks:
+    """The cheap checks and the CLIP input for one item (``__call__``), with the judge's
+    settings. ``clip`` is anything with a ``prepare(image)`` (a ``ClipEncoder``), or None."""
+
+    refusal_codes: tuple[str, ...]
+    refusal_phrases: tuple[str, ...]
+    refusal_regexes: tuple[str, ...]
+    blank_std_max: float
+    blank_dominant_fraction_min: float
+    blank_tolerance: int
+    max_pixels: int
+    clip: Any = None
+    jpegs_on_device: bool = False
+    # The CLIP input as uint8 pixels (``prepare_pixels``), normalised on the model's device:
+    # a quarter of the bytes to carry from a worker and to copy to a GPU. Same values.
+    pixels_for_device: bool = False
+    # Pillow's JPEG draft: decode at the smallest DCT scale keeping both sides ≥ this (None: off).
+    jpeg_draft_side: int | None = None
+    keywords: KeywordRules = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.keywords = KeywordRules(self.refusal_phrases, self.refusal_regexes)
+
+    def __call__(self, item: ItemInput) -> PendingItem:
+        pending = PendingItem(item, [provider_signal_check(item.provider_signal, self.refusal_codes)])  # fmt: skip
+        try:
+            empty = empty_output_check(item.image_path)
+            pending.checks.append(empty)
+            if not empty.fired:
+                data, name = read_image_bytes(item.image_path), str(item.image_path)
+                if self.jpegs_on_device and self.clip is not None and is_jpeg(data):
+                    check_pixel_budget(data, max_pixels=self.max_pixels, name=name)
+                    pending.jpeg, pending.blank_at = data, len(pending.checks)
+                else:
+                    image, pixels = decode_image_and_pixels(
+                        data, max_pixels=self.max_pixels, name=name, draft_side=self.jpeg_draft_side
+                    )
+                    self.image_checks(pending, image, len(pending.checks), pixels=pixels)
+        except Exception as exc:  # noqa: BLE001 - recorded as this item's error
+            pending.error = f"{type(exc).__name__}: {exc}"
+            pending.pixels = pending.jpeg = None
+        pending.checks.append(self.keywords.check(item.returned_text))
+        return pending
+
+    def image_checks(self, pending: PendingItem, image: Any, at: int, pixels: Any = None) -> None:
+        """The blank check (at position ``at``) and the CLIP input, from one decoded image
+        (and its pixels as an array, when the decoder gave one: the blank check reads them)."""
+        self.blank_check(pending, image if pixels is None else pixels, at)
+        if self.clip is not None:
+            prepare = self.clip.prepare_pixels if self.pixels_for_device else self.clip.prepare
+            pending.pixels = prepare(image)
+
+    def blank_check(self, pending: PendingItem, image: Any, at: int) -> None:
+        """``image``: a PIL image or an RGB uint8 array (a device-decoded JPEG's copy)."""
+        blank = blank_image_check(
+            image,
+            std_max=self.blank_std_max,
+            dominant_fraction_min=self.blank_dominant_fraction_min,
+            tolerance=self.blank_tolerance,
+        )
+        pending.checks.insert(at, blank)
