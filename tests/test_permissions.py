@@ -110,6 +110,8 @@ EXPECTED = {
     "report:study_report_figure": staff_only_object(),
     "report:study_disparities": staff_only(),
     "staff:study_list": staff_only(),
+    "staff:study_new": staff_only(),
+    "staff:study_new_create": staff_only("post"),
     "staff:study_detail": staff_only(),
     "staff:study_audit_context": staff_only(),
     "metrics:rates_chart": staff_only(),

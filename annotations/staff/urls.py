@@ -1,10 +1,12 @@
 from django.urls import path
 
-from annotations.staff import views
+from annotations.staff import study_views, views
 
 app_name = "staff"
 urlpatterns = [
     path("", views.study_list, name="study_list"),
+    path("studies/new/", study_views.study_new, name="study_new"),
+    path("studies/new/create/", study_views.study_new_create, name="study_new_create"),
     path("studies/<slug:slug>/", views.study_detail, name="study_detail"),
     path(
         "studies/<slug:slug>/audit-context/",
