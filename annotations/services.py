@@ -6,6 +6,7 @@ back every uniqueness rule, so retries and concurrent requests cannot duplicate 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +90,67 @@ def annotator_create(
 # --- batches -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class BatchPlan:
+    """What ``batch_create`` would write: (item pk, annotator pk) pairs and queue positions."""
+
+    overlap_k: int
+    seed: int
+    pairs: list[tuple[int, int]]
+    positions: dict[tuple[int, int], int]
+    gold_items: frozenset[int]
+
+
+def batch_plan(
+    *,
+    study: Study,
+    policy: str,
+    annotators: list[Annotator],
+    overlap_k: int | None = None,
+    seed: int | None = None,
+    item_ids: list[int] | None = None,
+    manual_pairs=None,
+    gold_per_annotator: int = 0,
+    gold_rate: float = 0.0,
+) -> BatchPlan:
+    """Run the policy without writing: the batch ``batch_create`` makes with the same arguments
+    (and the workload preview of the new-batch page). PolicyError when it cannot be done."""
+    k = overlap_k or study.overlap_k
+    seed = int(np.random.SeedSequence().entropy % 2**62) if seed is None else int(seed)
+    rng = np.random.default_rng(seed)
+    rows = Item.objects.filter(study=study, is_gold=False)
+    if item_ids is not None:
+        rows = rows.filter(pk__in=item_ids)
+    # Plain tuples, not model instances: a study can hold 100,000 items.
+    items = [
+        policies.PolicyItem(pk, value, int(review))
+        for pk, value, review in rows.values_list("pk", "attribute_value__value", "needs_review")
+    ]
+    pool = [policies.PolicyAnnotator(a.pk, a.group, 0) for a in annotators]
+    existing = set(
+        Assignment.objects.filter(item__study=study, annotator__in=annotators).values_list(
+            "item_id", "annotator_id"
+        )
+    )
+    pairs = _policy_pairs(policy, items, pool, k, rng, existing, manual_pairs)
+    gold_items = (
+        list(Item.objects.filter(study=study, is_gold=True).values_list("pk", flat=True))
+        if gold_per_annotator or gold_rate
+        else []
+    )
+    if gold_per_annotator:
+        pairs += policies.gold_pairs(
+            gold_items, pool, gold_per_annotator, rng, existing_pairs=existing
+        )
+    if gold_rate:
+        already = existing | set(pairs)
+        pairs += policies.gold_pairs_at_rate(
+            gold_items, pairs, pool, gold_rate, rng, existing_pairs=already
+        )
+    positions = policies.queue_positions(pairs, {i.item: i.priority for i in items}, rng)
+    return BatchPlan(k, seed, pairs, positions, frozenset(gold_items))
+
+
 def batch_create(
     *,
     study: Study,
@@ -109,34 +171,18 @@ def batch_create(
     skip existing pairs, and a unique constraint enforces it under concurrency. The seed is
     stored on the batch so the assignment can be reproduced.
     """
-    k = overlap_k or study.overlap_k
-    seed = int(np.random.SeedSequence().entropy % 2**62) if seed is None else int(seed)
-    rng = np.random.default_rng(seed)
-    rows = Item.objects.filter(study=study, is_gold=False)
-    if item_ids is not None:
-        rows = rows.filter(pk__in=item_ids)
-    # Plain tuples, not model instances: a study can hold 100,000 items.
-    items = [
-        policies.PolicyItem(pk, value, int(review))
-        for pk, value, review in rows.values_list("pk", "attribute_value__value", "needs_review")
-    ]
-    pool = [policies.PolicyAnnotator(a.pk, a.group, 0) for a in annotators]
-    existing = set(
-        Assignment.objects.filter(item__study=study, annotator__in=annotators).values_list(
-            "item_id", "annotator_id"
-        )
+    plan = batch_plan(
+        study=study,
+        policy=policy,
+        annotators=annotators,
+        overlap_k=overlap_k,
+        seed=seed,
+        item_ids=item_ids,
+        manual_pairs=manual_pairs,
+        gold_per_annotator=gold_per_annotator,
+        gold_rate=gold_rate,
     )
-    pairs = _policy_pairs(policy, items, pool, k, rng, existing, manual_pairs)
-    if gold_per_annotator:
-        gold = list(Item.objects.filter(study=study, is_gold=True).values_list("pk", flat=True))
-        pairs += policies.gold_pairs(gold, pool, gold_per_annotator, rng, existing_pairs=existing)
-    if gold_rate:
-        gold = list(Item.objects.filter(study=study, is_gold=True).values_list("pk", flat=True))
-        already = existing | set(pairs)
-        pairs += policies.gold_pairs_at_rate(
-            gold, pairs, pool, gold_rate, rng, existing_pairs=already
-        )
-    positions = policies.queue_positions(pairs, {i.item: i.priority for i in items}, rng)
+    k, seed, pairs, positions = plan.overlap_k, plan.seed, plan.pairs, plan.positions
     params = {
         "annotators": [a.pk for a in annotators],
         "gold_per_annotator": gold_per_annotator,
