@@ -135,3 +135,41 @@ def workload_preview(*, study: Study, annotators: list[Annotator], **plan_option
         "items": len(distinct_items),
         "assignments": len(plan.pairs),
     }
+
+
+# --- the same filter from a command (create_batch) --------------------------------------------
+
+
+def add_subset_arguments(parser) -> None:
+    parser.add_argument("--attribute-value", default="", help="e.g. culture=Korean")
+    parser.add_argument("--generator", default="")
+    parser.add_argument("--domain", default="")
+    parser.add_argument("--judges-disagree", action="store_true")
+    parser.add_argument("--not-labelled", action="store_true")
+
+
+def subset_from_options(study: Study, options: dict) -> tuple[list[int] | None, str]:
+    """(item pks or None for every item, a description), from create_batch's options; the page's
+    form checks them, so an unknown value is one line (ValueError) naming what there is."""
+    data = {
+        "subset-attribute_value": options.get("attribute_value") or "",
+        "subset-generator": options.get("generator") or "",
+        "subset-domain": options.get("domain") or "",
+    }
+    if options.get("judges_disagree"):
+        data["subset-judges_disagree"] = "on"
+    if options.get("not_labelled"):
+        data["subset-not_labelled"] = "on"
+    form = BatchSubsetForm(study, data, prefix="subset")
+    if not form.is_valid():
+        problems = []
+        for field, _errors in form.errors.items():
+            known = ", ".join(v for v, _ in form.fields[field].choices if v) or "none"
+            problems.append(
+                f"--{field.replace('_', '-')}: {data['subset-' + field]!r} is not in the study (known: {known})"
+            )
+        raise ValueError("; ".join(problems))
+    item_ids = subset_item_ids(study=study, form=form)
+    if item_ids is not None and not item_ids:
+        raise ValueError(f"no item matches the filter ({form.description()})")
+    return item_ids, form.description()

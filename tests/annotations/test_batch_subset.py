@@ -156,3 +156,43 @@ def test_annotators_cannot_preview(imported_study, annotators):
     url = reverse("staff:batch_create", args=[imported_study.slug])
     response = client_for(annotators[0]).post(url, form_data(annotators[:2], preview="1"))
     assert response.status_code == 403 and not Batch.objects.exists()
+
+
+# --- the command ------------------------------------------------------------------------------
+
+
+def test_create_batch_preview_prints_workloads_and_creates_nothing(imported_study, annotators):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command(
+        "create_batch", "--study", imported_study.slug, "--name", "r", "--annotators", "ann0,ann1",
+        "--attribute-value", "culture=Korean", "--preview", "--seed", "3", stdout=out,
+    )  # fmt: skip
+    text = out.getvalue()
+    assert "2 items (attribute value culture=Korean), 4 assignments, seed 3" in text
+    assert "ann0\t2 items\t0 gold" in text
+    assert not Batch.objects.exists()
+    call_command(
+        "create_batch", "--study", imported_study.slug, "--name", "r", "--annotators", "ann0,ann1",
+        "--attribute-value", "culture=Korean", "--seed", "3", stdout=StringIO(),
+    )  # fmt: skip
+    values = Batch.objects.get().assignments.values_list("item__attribute_value__value", flat=True)
+    assert set(values) == {"Korean"}
+
+
+def test_create_batch_with_an_unknown_filter_value_is_one_line(imported_study, annotators):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(
+        CommandError, match=r"--generator: 'nope' is not in the study \(known: gen-a\)"
+    ):
+        call_command(
+            "create_batch", "--study", imported_study.slug, "--name", "r", "--annotators", "all",
+            "--generator", "nope", stdout=StringIO(),
+        )  # fmt: skip
+    assert not Batch.objects.exists()
