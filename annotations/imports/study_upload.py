@@ -19,6 +19,7 @@ import json
 import re
 import secrets
 import shutil
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -68,6 +69,7 @@ def study_upload_stage(
     ``images`` and ``archive`` are uploaded files (``name`` and ``chunks()``). Raises
     ManifestInvalid listing every problem; on any failure the staging folder is removed.
     """
+    _staging_prune(root)
     token = secrets.token_hex(16)
     folder = root / f"{STAGING_PREFIX}{token}"
     folder.mkdir(parents=True)
@@ -77,6 +79,21 @@ def study_upload_stage(
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return StagedStudy(token=token, records=records)
+
+
+STAGING_KEPT_SECONDS = 24 * 3600
+
+
+def _staging_prune(root: Path) -> None:
+    """Uploads checked but never created (a closed tab, a check overtaken by the next) go after
+    a day."""
+    cutoff = time.time() - STAGING_KEPT_SECONDS
+    for folder in root.glob(f"{STAGING_PREFIX}*"):
+        try:
+            if folder.stat().st_mtime < cutoff:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def _stage(folder, images, archive, csv_bytes, defaults, mode) -> list[ItemRecord]:

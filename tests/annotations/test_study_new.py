@@ -294,3 +294,18 @@ def test_annotators_cannot_reach_the_pages(annotators):
     assert response.status_code == 403
     assert annotator.post(reverse("staff:study_new_create"), {"token": "0" * 32}).status_code == 403
     assert not Study.objects.exists()
+
+
+def test_uploads_never_created_are_removed_after_a_day(staff_client, settings):
+    import os
+    import time
+
+    root = settings.VAR_DIR / "uploads"
+    old, recent = root / f"new-study-{'a' * 32}", root / f"new-study-{'b' * 32}"
+    old.mkdir(parents=True)
+    recent.mkdir()
+    day_ago = time.time() - 25 * 3600
+    os.utime(old, (day_ago, day_ago))
+    check(staff_client, images=image_files("a.png", "b.png", "c.png"), attributes=csv_file())
+    left = staging_folders(settings)
+    assert old not in left and recent in left and len(left) == 2
