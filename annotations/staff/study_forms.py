@@ -9,6 +9,8 @@ from annotations.models import Study
 
 # /staff/studies/new/ is this page, so no study may be called "new".
 RESERVED_SLUGS = frozenset({"new"})
+# Read whole into memory: 20 MB is some 100,000 rows, more than any study's images.
+MAX_ATTRIBUTES_BYTES = 20 * 1024 * 1024
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -68,6 +70,15 @@ class StudyNewForm(forms.Form):
     attribute_value = _default("Attribute value", "e.g. Korean; 'neutral' for the baseline")
 
     DEFAULT_FIELDS = ("generator", "prompt", "domain", "attribute", "attribute_value")
+
+    def clean_attributes(self):
+        upload = self.cleaned_data.get("attributes")
+        if upload is not None and upload.size > MAX_ATTRIBUTES_BYTES:
+            raise forms.ValidationError(
+                f"{upload.name} is {upload.size} bytes; an attributes CSV may have at most "
+                f"{MAX_ATTRIBUTES_BYTES} (one row per image)"
+            )
+        return upload
 
     def clean_slug(self):
         slug = self.cleaned_data.get("slug") or slugify(self.data.get("name", ""))[:100]

@@ -53,7 +53,7 @@ def _check(request, form) -> dict:
     """Validate the form and stage the upload; every problem of both comes back together."""
     form_ok = form.is_valid()
     data = getattr(form, "cleaned_data", {})
-    if "images" in form.errors or "archive" in form.errors or "mode" not in data:
+    if {"images", "archive", "attributes"} & set(form.errors) or "mode" not in data:
         return {}
     attributes = data.get("attributes")
     try:

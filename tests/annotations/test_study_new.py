@@ -309,3 +309,18 @@ def test_uploads_never_created_are_removed_after_a_day(staff_client, settings):
     check(staff_client, images=image_files("a.png", "b.png", "c.png"), attributes=csv_file())
     left = staging_folders(settings)
     assert old not in left and recent in left and len(left) == 2
+
+
+def test_an_oversized_csv_is_refused_before_it_is_read(staff_client, settings, monkeypatch):
+    from annotations.staff import study_forms
+
+    monkeypatch.setattr(study_forms, "MAX_ATTRIBUTES_BYTES", 10)
+    response = check(
+        staff_client, images=image_files("a.png", "b.png", "c.png"), attributes=csv_file()
+    )
+    assert response.status_code == 400
+    assert (
+        f"attributes.csv is {len(CSV)} bytes; an attributes CSV may have at most 10"
+        in response.content.decode()
+    )
+    assert staging_folders(settings) == [] and not Study.objects.exists()
