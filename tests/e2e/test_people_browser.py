@@ -19,7 +19,7 @@ def test_people_create_show_passwords_once_and_pause(live_server, django_user_mo
     page.set_default_timeout(20_000)
     log_in(page, live_server.url, "lead", "lead-pass-1")
     page.goto(f"{live_server.url}/staff/")
-    page.click("nav >> text=People")
+    page.click("text=People: annotator accounts")
     page.fill("textarea[name=usernames]", "ana\nbola")
     page.fill("input[name=group]", "Nigerian")
     page.click("text=Create accounts")
