@@ -34,7 +34,7 @@ def test_batch_from_a_subset_previews_workloads(
         page.screenshot(path=str(SCREENSHOTS / f"batch-subset-{width}x{height}.png"))
         assert no_sideways_scroll(page), f"the new-batch page scrolls sideways at {width}"
     assert not Batch.objects.exists()
-    page.click("button.primary:has-text(\"Create batch\")")
+    page.click('button.primary:has-text("Create batch")')
     page.wait_for_url(lambda url: "/jobs/" in url)
     batch = Batch.objects.get()
     assert set(batch.assignments.values_list("item__attribute_value__value", flat=True)) == {
