@@ -6,6 +6,7 @@ back every uniqueness rule, so retries and concurrent requests cannot duplicate 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +90,85 @@ def annotator_create(
 # --- batches -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class BatchPlan:
+    """What ``batch_create`` would write: (item pk, annotator pk) pairs and queue positions."""
+
+    overlap_k: int
+    seed: int
+    pairs: list[tuple[int, int]]
+    positions: dict[tuple[int, int], int]
+    gold_items: frozenset[int]
+    # The design's probability of drawing each item (empty: manual pairs), and per stratum
+    # how many it drew (validate-judge and budgeted samples; None otherwise).
+    inclusion_probability: dict[int, float]
+    per_value: dict[str, int] | None = None
+
+
+def batch_plan(
+    *,
+    study: Study,
+    policy: str,
+    annotators: list[Annotator],
+    overlap_k: int | None = None,
+    seed: int | None = None,
+    item_ids: list[int] | None = None,
+    manual_pairs=None,
+    gold_per_annotator: int = 0,
+    gold_rate: float = 0.0,
+    budget: int | None = None,
+    min_per_value: int | None = None,
+) -> BatchPlan:
+    """Run the policy without writing: the batch ``batch_create`` makes with the same arguments
+    (and the workload preview of the new-batch page). PolicyError when it cannot be done."""
+    k = overlap_k or study.overlap_k
+    seed = int(np.random.SeedSequence().entropy % 2**62) if seed is None else int(seed)
+    rng = np.random.default_rng(seed)
+    rows = Item.objects.for_annotators(study)  # harmful controls only when staff opted in
+    if item_ids is not None:
+        rows = rows.filter(pk__in=item_ids)
+    # Plain tuples, not model instances: a study can hold 100,000 items.
+    items = [
+        policies.PolicyItem(pk, value, int(review))
+        for pk, value, review in rows.values_list("pk", "attribute_value__value", "needs_review")
+    ]
+    pool = [policies.PolicyAnnotator(a.pk, a.group, 0) for a in annotators]
+    existing = set(
+        Assignment.objects.filter(item__study=study, annotator__in=annotators).values_list(
+            "item_id", "annotator_id"
+        )
+    )
+    design = _sampling_design(study, policy, items, budget, min_per_value, rng)
+    if design is not None:
+        chosen = set(design.chosen)
+        items = [i for i in items if i.item in chosen]
+    pairs = _policy_pairs(policy, items, pool, k, rng, existing, manual_pairs)
+    gold_items = (
+        list(Item.objects.filter(study=study, is_gold=True).values_list("pk", flat=True))
+        if gold_per_annotator or gold_rate
+        else []
+    )
+    if gold_per_annotator:
+        pairs += policies.gold_pairs(
+            gold_items, pool, gold_per_annotator, rng, existing_pairs=existing
+        )
+    if gold_rate:
+        already = existing | set(pairs)
+        pairs += policies.gold_pairs_at_rate(
+            gold_items, pairs, pool, gold_rate, rng, existing_pairs=already
+        )
+    positions = policies.queue_positions(pairs, {i.item: i.priority for i in items}, rng)
+    return BatchPlan(
+        k,
+        seed,
+        pairs,
+        positions,
+        frozenset(gold_items),
+        design.inclusion_probability if design is not None else {},
+        design.per_stratum if design is not None and budget is not None else None,
+    )
+
+
 def batch_create(
     *,
     study: Study,
@@ -116,46 +196,28 @@ def batch_create(
     skip existing pairs, and a unique constraint enforces it under concurrency. The seed is
     stored on the batch so the assignment can be reproduced.
     """
-    k = overlap_k or study.overlap_k
-    seed = int(np.random.SeedSequence().entropy % 2**62) if seed is None else int(seed)
-    rng = np.random.default_rng(seed)
-    rows = Item.objects.for_annotators(study)  # harmful controls only when staff opted in
-    if item_ids is not None:
-        rows = rows.filter(pk__in=item_ids)
-    # Plain tuples, not model instances: a study can hold 100,000 items.
-    items = [
-        policies.PolicyItem(pk, value, int(review))
-        for pk, value, review in rows.values_list("pk", "attribute_value__value", "needs_review")
-    ]
-    pool = [policies.PolicyAnnotator(a.pk, a.group, 0) for a in annotators]
-    existing = set(
-        Assignment.objects.filter(item__study=study, annotator__in=annotators).values_list(
-            "item_id", "annotator_id"
-        )
+    plan = batch_plan(
+        study=study,
+        policy=policy,
+        annotators=annotators,
+        overlap_k=overlap_k,
+        seed=seed,
+        item_ids=item_ids,
+        manual_pairs=manual_pairs,
+        gold_per_annotator=gold_per_annotator,
+        gold_rate=gold_rate,
+        budget=budget,
+        min_per_value=min_per_value,
     )
-    design = _sampling_design(study, policy, items, budget, min_per_value, rng)
-    if design is not None:
-        chosen = set(design.chosen)
-        items = [i for i in items if i.item in chosen]
-    pairs = _policy_pairs(policy, items, pool, k, rng, existing, manual_pairs)
-    probability = design.inclusion_probability if design is not None else {}
-    if gold_per_annotator:
-        gold = list(Item.objects.filter(study=study, is_gold=True).values_list("pk", flat=True))
-        pairs += policies.gold_pairs(gold, pool, gold_per_annotator, rng, existing_pairs=existing)
-    if gold_rate:
-        gold = list(Item.objects.filter(study=study, is_gold=True).values_list("pk", flat=True))
-        already = existing | set(pairs)
-        pairs += policies.gold_pairs_at_rate(
-            gold, pairs, pool, gold_rate, rng, existing_pairs=already
-        )
-    positions = policies.queue_positions(pairs, {i.item: i.priority for i in items}, rng)
+    k, seed, pairs, positions = plan.overlap_k, plan.seed, plan.pairs, plan.positions
+    probability = plan.inclusion_probability
     params = {
         "annotators": [a.pk for a in annotators],
         "gold_per_annotator": gold_per_annotator,
         "gold_rate": gold_rate,
     }
-    if design is not None and budget is not None:
-        params |= {"budget": budget, "per_value": design.per_stratum}
+    if plan.per_value is not None:
+        params |= {"budget": budget, "per_value": plan.per_value}
     with transaction.atomic():
         batch = Batch.objects.create(
             study=study,

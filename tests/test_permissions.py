@@ -114,6 +114,13 @@ EXPECTED = {
     "report:study_disparities": staff_only(),
     "report:study_safety": staff_only(),
     "staff:study_list": staff_only(),
+    "staff:study_new": staff_only(),
+    "staff:study_new_create": staff_only("post"),
+    "staff:people": staff_only(),
+    "staff:people_create": staff_only("post"),
+    "staff:annotator_access_reset": staff_only("post"),
+    "staff:annotator_pause": staff_only("post"),
+    "staff:annotator_resume": staff_only("post"),
     "staff:study_detail": staff_only(),
     "staff:study_audit_context": staff_only(),
     "metrics:rates_chart": staff_only(),
@@ -214,7 +221,7 @@ def _kwargs(name: str, pattern_args: list[str], world: dict) -> dict:
         by_name["pk"] = world["item"]
     if name in ("staff:batch_detail", "staff:batch_add_annotators", "staff:batch_reassign"):
         by_name["pk"] = world["batch"]
-    if name.startswith("quality:"):
+    if name.startswith(("quality:", "staff:annotator_")):
         by_name["pk"] = world["annotator"]
     if name == "staff:job_detail":
         by_name["pk"] = world["job"]

@@ -1,10 +1,19 @@
 from django.urls import path
 
-from annotations.staff import views
+from annotations.staff import people_views, study_views, views
 
 app_name = "staff"
 urlpatterns = [
     path("", views.study_list, name="study_list"),
+    path("studies/new/", study_views.study_new, name="study_new"),
+    path("studies/new/create/", study_views.study_new_create, name="study_new_create"),
+    path("people/", people_views.people_list, name="people"),
+    path("people/create/", people_views.people_create, name="people_create"),
+    path(
+        "people/<int:pk>/reset/", people_views.annotator_access_reset, name="annotator_access_reset"
+    ),
+    path("people/<int:pk>/pause/", people_views.annotator_pause, name="annotator_pause"),
+    path("people/<int:pk>/resume/", people_views.annotator_resume, name="annotator_resume"),
     path("studies/<slug:slug>/", views.study_detail, name="study_detail"),
     path(
         "studies/<slug:slug>/audit-context/",

@@ -29,6 +29,7 @@ from annotations.imports.manifest import ManifestInvalid, UnknownAnnotators, dec
 from annotations.models import Annotator, BackgroundJob, Batch, Item, Study
 from annotations.policies import PolicyError
 from annotations.staff import audit_context as study_settings
+from annotations.staff import batch_subset
 from annotations.staff.forms import (
     AddAnnotatorsForm,
     BatchCreateForm,
@@ -99,13 +100,26 @@ def study_audit_context(request, slug: str):
 def batch_create(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
     form = BatchCreateForm(request.POST or None, initial={"overlap_k": study.overlap_k})
-    if request.method == "POST" and form.is_valid():
+    # Which items, and each annotator's workload first (annotations/staff/batch_subset.py).
+    subset = batch_subset.BatchSubsetForm(study, request.POST or None, prefix="subset")
+    preview = None
+    if request.method == "POST" and form.is_valid() and subset.is_valid():
         data = form.cleaned_data
         try:
             options = _batch_options(study, data, created_by=request.user)
+            options["item_ids"] = _subset_items(study, subset)
+            if "preview" in request.POST:
+                preview = _workload_preview(study, data, options, subset)
         except ValidationError as exc:
             form.add_error(None, exc)
-        else:
+        except PolicyError as exc:
+            form.add_error(None, str(exc))
+        if preview is not None:
+            # The seed the preview used, so "Create batch" makes exactly the batch shown.
+            bound = request.POST.copy()
+            bound["seed"] = str(preview["seed"])
+            form = BatchCreateForm(bound)
+        elif not form.errors:
             job = jobs.job_create(
                 kind="batch_create",
                 study=study,
@@ -114,13 +128,19 @@ def batch_create(request, slug: str):
             )
             transaction.on_commit(lambda: batch_create_task.delay(job.pk, study.pk, options))
             return redirect("staff:job_detail", pk=job.pk)
+    context = {
+        "study": study,
+        "form": form,
+        "subset": subset,
+        "preview": preview,
+        "harmful_items": selectors.harmful_item_count(study=study),
+    }
     return render(
         request,
         "staff/batch_create.html",
-        {"study": study, "form": form,
-         "harmful_items": selectors.harmful_item_count(study=study)},
-        status=400 if form.errors else 200,
-    )  # fmt: skip
+        context,
+        status=400 if form.errors or subset.errors else 200,
+    )
 
 
 @staff_required
@@ -142,6 +162,32 @@ def study_harmful_controls(request, slug: str):
             else "New batches leave harmful controls out.",
         )
     return redirect("staff:batch_create", slug=slug)
+
+
+def _subset_items(study, subset) -> list[int] | None:
+    item_ids = batch_subset.subset_item_ids(study=study, form=subset)
+    if item_ids is not None and not item_ids:
+        raise ValidationError(f"no item matches the filter ({subset.description()})")
+    return item_ids
+
+
+def _workload_preview(study, data, options, subset) -> dict:
+    """The batch the options make, per annotator, without writing (PolicyError if impossible)."""
+    preview = batch_subset.workload_preview(
+        study=study,
+        annotators=list(data["annotators"]),
+        policy=options["policy"],
+        overlap_k=options["overlap_k"],
+        seed=options["seed"],
+        item_ids=options["item_ids"],
+        manual_pairs=options["manual_pairs"],
+        gold_per_annotator=options["gold_per_annotator"],
+        gold_rate=options["gold_rate"],
+        budget=options["budget"],
+        min_per_value=options["min_per_value"],
+    )
+    preview["subset"] = subset.description()
+    return preview
 
 
 def _batch_options(study, data, *, created_by) -> dict:

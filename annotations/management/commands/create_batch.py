@@ -4,6 +4,7 @@ from annotations import services
 from annotations.management.helpers import study_or_error
 from annotations.models import Annotator, Batch
 from annotations.policies import PolicyError
+from annotations.staff import batch_subset
 
 
 class Command(BaseCommand):
@@ -44,6 +45,11 @@ class Command(BaseCommand):
             default=0.0,
             help="share of each annotator's queue that is gold, at random positions (e.g. 0.05)",
         )
+        # Batches from a subset (docs/annotation.md): the new-batch page's filter and preview.
+        batch_subset.add_subset_arguments(parser)
+        parser.add_argument(
+            "--preview", action="store_true", help="print each annotator's workload; create nothing"
+        )
 
     def handle(
         self,
@@ -69,7 +75,20 @@ class Command(BaseCommand):
             if missing:
                 raise CommandError(f"unknown annotators: {', '.join(sorted(missing))}")
         try:
+            item_ids, described = batch_subset.subset_from_options(target, options)
+        except ValueError as exc:
+            raise CommandError(f"nothing was created: {exc}") from None
+        if options["preview"]:
+            gold = {
+                "gold_per_annotator": gold_per_annotator,
+                "gold_rate": gold_rate,
+                "budget": budget,
+                "min_per_value": min_per_value,
+            }
+            return self._preview(target, list(chosen), policy, k, seed, item_ids, described, gold)
+        try:
             batch = services.batch_create(
+                item_ids=item_ids,
                 study=target,
                 name=name,
                 policy=policy,
@@ -92,3 +111,24 @@ class Command(BaseCommand):
         if per_value:
             drawn = ", ".join(f"{value} {count}" for value, count in per_value.items())
             self.stdout.write(f"items drawn per attribute value: {drawn}")
+
+    def _preview(self, study, annotators, policy, k, seed, item_ids, described, gold):
+        try:
+            preview = batch_subset.workload_preview(
+                study=study,
+                annotators=annotators,
+                policy=policy,
+                overlap_k=k,
+                seed=seed,
+                item_ids=item_ids,
+                **gold,
+            )
+        except PolicyError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(
+            f"{preview['items']} items ({described}), {preview['assignments']} assignments, "
+            f"seed {preview['seed']} (pass --seed {preview['seed']} to create exactly this); "
+            "nothing was created"
+        )
+        for row in preview["rows"]:
+            self.stdout.write(f"{row['annotator']}\t{row['items']} items\t{row['gold']} gold")

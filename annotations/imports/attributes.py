@@ -1,0 +1,156 @@
+"""Turn uploaded images plus an attributes CSV (or one set of values for all) into manifest lines.
+
+The browser's "new study" page (docs/annotation.md, "Create a study in the browser") accepts
+images and a CSV rather than a JSONL manifest. This module writes the manifest those two
+describe; ``manifest.parse_manifest`` then checks it with the same rules as every other import,
+and ``remap_errors`` turns its line numbers back into the CSV's. No Django here.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from annotations.imports.manifest import ManifestInvalid, RecordError, decode_utf8
+
+# The CSV columns a research lead may give; any of them may instead come from the form.
+ATTRIBUTE_COLUMNS = (
+    "image",
+    "item_id",
+    "generator",
+    "prompt",
+    "base_prompt_id",
+    "domain",
+    "attribute",
+    "attribute_value",
+    "cue",
+    "source_image",
+)
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp")
+
+
+@dataclass(frozen=True)
+class ManifestDraft:
+    """Manifest lines (dicts), for each the CSV line it came from (0: no CSV), and the CSV's
+    own problems, to be listed beside the manifest's."""
+
+    lines: list[dict]
+    source_lines: list[int]
+    problems: list[RecordError]
+
+
+def image_members(names: list[str]) -> list[str]:
+    """The image files among an upload's member names, in name order (folders, macOS debris
+    and hidden files left out)."""
+    found = []
+    for name in names:
+        path = PurePosixPath(name)
+        if name.endswith("/") or "__MACOSX" in path.parts:
+            continue
+        if path.name.startswith(".") or path.suffix.lower() not in IMAGE_SUFFIXES:
+            continue
+        found.append(name)
+    return sorted(found)
+
+
+def manifest_draft(
+    *, csv_bytes: bytes | None, members: list[str], defaults: dict[str, str], mode: str
+) -> ManifestDraft:
+    """One manifest line per CSV row, or per image when there is no CSV.
+
+    ``defaults`` fills any column the CSV leaves out or empty. Without a CSV, ``item_id`` is
+    the image's name without its suffix. ``base_prompt_id`` defaults to the prompt, so items
+    made from one prompt pair up across attribute values. The CSV's own problems (columns,
+    rows, images no row names) are kept in ``problems``, to be listed with the manifest's;
+    ManifestInvalid only when there is nothing to check (no rows, not UTF-8, broken CSV).
+    """
+    images = image_members(members)
+    if csv_bytes is None:
+        rows = [({"image": name}, 0) for name in images]
+        errors: list[RecordError] = []
+    else:
+        rows, errors = _csv_rows(csv_bytes)
+        errors += _unnamed_images(rows, images)
+        rows = [(_resolve_image(row, images), line) for row, line in rows]
+    lines = [_manifest_line(row, defaults, mode) for row, _ in rows]
+    if not lines:
+        what = "the CSV has no rows" if csv_bytes is not None else "the upload holds no images"
+        raise ManifestInvalid([*errors, RecordError(0, "(upload)", what)])
+    return ManifestDraft(lines=lines, source_lines=[line for _, line in rows], problems=errors)
+
+
+def _csv_rows(csv_bytes: bytes) -> tuple[list[tuple[dict, int]], list[RecordError]]:
+    reader = csv.DictReader(io.StringIO(decode_utf8(csv_bytes)))
+    try:
+        columns = [c.strip() for c in (reader.fieldnames or [])]
+        unknown = [c for c in columns if c not in ATTRIBUTE_COLUMNS]
+        errors = [
+            RecordError(1, column, f"unknown column (use {', '.join(ATTRIBUTE_COLUMNS)})")
+            for column in unknown
+        ]
+        if "image" not in columns and "item_id" not in columns:
+            errors.append(RecordError(1, "image", "column is missing"))
+        rows = []
+        for row in reader:
+            values = {
+                (key or "").strip(): (value or "").strip()
+                for key, value in row.items()
+                if isinstance(value, str)
+            }
+            if None in row:
+                errors.append(
+                    RecordError(reader.line_num, "(csv)", "more values than there are columns")
+                )
+            rows.append((values, reader.line_num))
+    except csv.Error as exc:  # a NUL byte, an unclosed quote
+        raise ManifestInvalid([RecordError(reader.line_num, "(csv)", str(exc))]) from None
+    return rows, errors
+
+
+def _resolve_image(row: dict, images: list[str]) -> dict:
+    """Let a CSV name an image by its file name when the zip keeps it in a folder."""
+    name = row.get("image", "")
+    if not name or name in images:
+        return row
+    matches = [m for m in images if PurePosixPath(m).name == name]
+    return {**row, "image": matches[0]} if len(matches) == 1 else row
+
+
+def _unnamed_images(rows: list[tuple[dict, int]], images: list[str]) -> list[RecordError]:
+    named = {row.get("image", "") for row, _ in rows}
+    named |= {PurePosixPath(n).name for n in named}
+    return [
+        RecordError(0, "(upload)", f"{name} is in the upload but no CSV row names it")
+        for name in images
+        if name not in named and PurePosixPath(name).name not in named
+    ]
+
+
+def _manifest_line(row: dict, defaults: dict[str, str], mode: str) -> dict:
+    values = {key: value for key, value in defaults.items() if value}
+    values.update({key: value for key, value in row.items() if value})
+    image = values.get("image") or None
+    if not values.get("item_id") and image:
+        values["item_id"] = PurePosixPath(image).stem
+    if not values.get("base_prompt_id") and values.get("prompt"):
+        values["base_prompt_id"] = values["prompt"]
+    line = {key: values.get(key) for key in ATTRIBUTE_COLUMNS if key in values}
+    line["image"] = image
+    line["mode"] = mode
+    return line
+
+
+def remap_errors(errors: list[RecordError], draft: ManifestDraft) -> list[RecordError]:
+    """The manifest's problems, numbered by the CSV line each came from."""
+    remapped = []
+    for error in errors:
+        if not 1 <= error.line <= len(draft.lines):
+            remapped.append(error)
+            continue
+        source = draft.source_lines[error.line - 1]
+        # Without a CSV there is no line to point at: name the image instead (line 0).
+        field = error.field if source else f"{draft.lines[error.line - 1]['image']}: {error.field}"
+        remapped.append(RecordError(source, field, error.message))
+    return remapped

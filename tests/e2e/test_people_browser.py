@@ -1,0 +1,39 @@
+"""The People page in a real headless Chromium: create two annotator accounts, read their
+passwords once, pause one; at 1280×720, 1366×768 and 390×844 nothing scrolls sideways.
+Screenshots go to var/screenshots/ for a person to look at."""
+
+import pytest
+
+from annotations.models import Annotator
+from tests.e2e.browser import SCREENSHOTS, log_in, no_sideways_scroll
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SIZES = [(1280, 720), (1366, 768), (390, 844)]
+
+
+def test_people_create_show_passwords_once_and_pause(live_server, django_user_model, chromium):
+    django_user_model.objects.create_user(username="lead", password="lead-pass-1", is_staff=True)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = chromium.new_page()
+    page.set_default_timeout(20_000)
+    log_in(page, live_server.url, "lead", "lead-pass-1")
+    page.goto(f"{live_server.url}/staff/")
+    page.click("text=People: annotator accounts")
+    page.fill("textarea[name=usernames]", "ana\nbola")
+    page.fill("input[name=group]", "Nigerian")
+    page.click("text=Create accounts")
+    page.wait_for_selector("#credentials")
+    assert page.locator("#credentials tbody tr").count() == 2
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        page.screenshot(path=str(SCREENSHOTS / f"people-credentials-{width}x{height}.png"))
+        assert no_sideways_scroll(page), f"the passwords page scrolls sideways at {width}"
+    page.click("text=Back to People")
+    page.locator("#people-list tr", has_text="bola").locator("text=Pause").click()
+    page.wait_for_selector("text=bola paused")
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        page.screenshot(path=str(SCREENSHOTS / f"people-{width}x{height}.png"), full_page=True)
+        assert no_sideways_scroll(page), f"the People page scrolls sideways at {width}"
+    assert not Annotator.objects.get(user__username="bola").is_active
