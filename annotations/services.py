@@ -85,6 +85,12 @@ def annotator_create(
     return Annotator.objects.create(user=user, group=group, expertise=expertise)
 
 
+def annotator_language_set(*, annotator: Annotator, language: str) -> None:
+    """Save the survey language an annotator chose (one of settings.LANGUAGES; the view checks)."""
+    Annotator.objects.filter(pk=annotator.pk).update(language=language)
+    annotator.language = language
+
+
 # --- batches -------------------------------------------------------------------------------
 
 
@@ -292,11 +298,13 @@ def annotation_submit(
     note: str = "",
     broken_image: bool = False,
     user=None,
+    language: str = "",
 ) -> Annotation:
     """Create or edit the one answer of an assignment, writing a history row for each version.
 
     A resubmission identical to the stored answer (a double click, a retried request) changes
-    nothing; a different answer is an edit and becomes a new revision.
+    nothing; a different answer is an edit and becomes a new revision. ``language`` is the
+    language the survey was shown in (kept with each revision).
     """
     if not assignment.is_active:
         raise ValidationError("this assignment was reassigned and no longer takes answers")
@@ -314,7 +322,7 @@ def annotation_submit(
             try:
                 with transaction.atomic():
                     annotation = _annotation_create(
-                        assignment, hard_refusal, cue, note, broken_image, now
+                        assignment, hard_refusal, cue, note, broken_image, now, language
                     )
             except IntegrityError:  # a concurrent request created it first: treat ours as an edit
                 existing = Annotation.objects.select_for_update().get(assignment=assignment)
@@ -334,6 +342,7 @@ def annotation_submit(
             note,
             broken_image,
         )
+        existing.language = language
         existing.revision += 1
         existing.updated_at = now
         existing.save()
@@ -341,7 +350,9 @@ def annotation_submit(
         return existing
 
 
-def _annotation_create(assignment, hard_refusal, cue, note, broken_image, now) -> Annotation:
+def _annotation_create(
+    assignment, hard_refusal, cue, note, broken_image, now, language=""
+) -> Annotation:
     served = assignment.served_at
     seconds = (now - served).total_seconds() if served else None
     minimum = assignment.batch.study.min_seconds_per_item
@@ -358,6 +369,7 @@ def _annotation_create(assignment, hard_refusal, cue, note, broken_image, now) -
         updated_at=now,
         seconds_to_answer=seconds,
         too_fast=seconds is not None and seconds < minimum,
+        language=language,
     )
 
 
@@ -369,6 +381,7 @@ def history_write(annotation: Annotation, user, now) -> None:
         cue_label=annotation.cue_label,
         note=annotation.note,
         broken_image=annotation.broken_image,
+        language=annotation.language,
         recorded_at=now,
         recorded_by=user,
     )

@@ -57,6 +57,7 @@ _ANNOTATION_TYPES = {
     "too_fast": ("bool", False),
     "revision": ("int64", False),
     "source": ("string", False),
+    "language": ("string", False),  # the survey's language for this revision; "" if imported
     "annotator_labels_excluded": ("bool", False),
 }
 # In the annotation export's column order; a column added there without a type fails here, loudly.

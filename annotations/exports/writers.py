@@ -39,6 +39,7 @@ ANNOTATION_EXPORT_COLUMNS = [
     "too_fast",
     "revision",
     "source",
+    "language",
     "annotator_labels_excluded",
 ]
 
