@@ -17,6 +17,7 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotations.imports.manifest import ImageInvalid, ImageLimits, check_image
 from annotations.labels import NEUTRAL, LabelError, parse_cue_label
@@ -307,7 +308,9 @@ def annotation_submit(
     language the survey was shown in (kept with each revision).
     """
     if not assignment.is_active:
-        raise ValidationError("this assignment was reassigned and no longer takes answers")
+        raise ValidationError(  # shown on the survey page, in the annotator's language
+            gettext("This item was reassigned and no longer takes answers.")
+        )
     try:
         cue = parse_cue_label(cue_label, hard_refusal=hard_refusal) or ""
     except LabelError as exc:
