@@ -89,3 +89,4 @@ class AnnotationRowSerializer(serializers.Serializer):
     too_fast = serializers.BooleanField()
     revision = serializers.IntegerField()
     source = serializers.CharField()
+    language = serializers.CharField(allow_blank=True)

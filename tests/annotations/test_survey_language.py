@@ -375,12 +375,14 @@ def test_the_language_is_stored_with_each_answer_and_exported(batch, annotators)
     assert formats.ANNOTATION_EXPORT_FIELDS["language"] == ("string", False)
 
 
-def test_an_answer_given_in_french_is_exported_as_fr(batch, annotators):
+def test_an_answer_given_in_french_is_exported_as_fr(batch, annotators, staff_client):
     assignment = Assignment.objects.filter(batch=batch, annotator=annotators[1]).first()
     c = _in(client_for(annotators[1]), "fr")
     c.post(reverse("annotations:answer", args=[assignment.pk]), {"answer": "refusal"})
     [row] = selectors.annotation_rows(study=batch.study)
     assert row["language"] == "fr"
+    api = staff_client.get(reverse("api:study_annotations", args=[batch.study.slug]))
+    assert [row["language"] for row in api.json()] == ["fr"]
 
 
 # --- staff pages stay English --------------------------------------------------------------
