@@ -175,7 +175,7 @@ def _in(client: Client, language: str) -> Client:
     return client
 
 
-def _pages(batch, annotator, consent_batch=None):
+def _pages(batch, annotator):
     """(name, function(client) -> response) for every annotator page of a running study."""
     assignment = Assignment.objects.filter(batch=batch, annotator=annotator).order_by("position")[0]
     return [
@@ -228,14 +228,13 @@ def test_consent_login_and_refusal_pages_render_fully_in_the_second_language(
 ):
     consent = consent_publish(study=batch.study, consent_text="You will label images.")
     data = data_values | {consent.consent_text}
-    pages = [
-        ("login", Client, reverse("login"), {}),
-        ("consent", lambda: client_for(annotators[0]), None, {}),
-        ("bad invite", Client, reverse("recruitment:invite", args=["nope"]), {}),
-    ]
     consent_url = reverse("recruitment:consent", args=[batch.pk])
-    for name, make, url, _ in pages:
-        url = url or consent_url
+    pages = [
+        ("login", Client, reverse("login")),
+        ("consent", lambda: client_for(annotators[0]), consent_url),
+        ("bad invite", Client, reverse("recruitment:invite", args=["nope"])),
+    ]
+    for name, make, url in pages:
         english, translated = make().get(url), _in(make(), language).get(url)
         _check_page(name, english, translated, language, data)
     # not ticking the box: the consent page's error line
