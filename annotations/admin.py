@@ -90,7 +90,7 @@ class AutomatedJudgmentAdmin(admin.ModelAdmin):
 
 @admin.register(Annotator)
 class AnnotatorAdmin(admin.ModelAdmin):
-    list_display = ["user", "group", "expertise", "is_active"]
+    list_display = ["user", "group", "expertise", "language", "is_active"]
     list_filter = ["group", "is_active"]
 
 

@@ -236,6 +236,12 @@ class Annotator(models.Model):
     )
     expertise = models.CharField(max_length=200, blank=True)
     is_active = models.BooleanField(default=True)
+    language = models.CharField(
+        max_length=10,
+        blank=True,
+        help_text="the survey's language this annotator chose (settings.LANGUAGES); "
+        "empty: the browser's",
+    )
 
     def __str__(self):
         return self.user.get_username()
@@ -328,6 +334,11 @@ class Annotation(models.Model):
     too_fast = models.BooleanField(default=False)
     revision = models.PositiveIntegerField(default=1)
     source = models.CharField(max_length=20, default="survey", help_text="survey or import")
+    language = models.CharField(
+        max_length=10,
+        blank=True,
+        help_text="the language the survey was shown in for this revision; empty: imported",
+    )
 
     class Meta:
         constraints = [
@@ -352,6 +363,7 @@ class AnnotationHistory(models.Model):
     cue_label = models.CharField(max_length=20, blank=True)
     note = models.TextField(blank=True)
     broken_image = models.BooleanField(default=False)
+    language = models.CharField(max_length=10, blank=True)
     recorded_at = models.DateTimeField()
     recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
 

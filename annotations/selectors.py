@@ -361,6 +361,7 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
         "too_fast",
         "revision",
         "source",
+        "language",
     ).order_by("assignment__item__item_id", "assignment__annotator__user__username")
     out = []
     for row in rows:

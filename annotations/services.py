@@ -18,6 +18,7 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotations.imports.manifest import ImageInvalid, ImageLimits, check_image
 from annotations.labels import NEUTRAL, LabelError, parse_cue_label
@@ -85,6 +86,12 @@ def annotator_create(
         user.set_unusable_password()
         user.save(update_fields=["password"])
     return Annotator.objects.create(user=user, group=group, expertise=expertise)
+
+
+def annotator_language_set(*, annotator: Annotator, language: str) -> None:
+    """Save the survey language an annotator chose (one of settings.LANGUAGES; the view checks)."""
+    Annotator.objects.filter(pk=annotator.pk).update(language=language)
+    annotator.language = language
 
 
 # --- batches -------------------------------------------------------------------------------
@@ -407,14 +414,18 @@ def annotation_submit(
     note: str = "",
     broken_image: bool = False,
     user=None,
+    language: str = "",
 ) -> Annotation:
     """Create or edit the one answer of an assignment, writing a history row for each version.
 
     A resubmission identical to the stored answer (a double click, a retried request) changes
-    nothing; a different answer is an edit and becomes a new revision.
+    nothing; a different answer is an edit and becomes a new revision. ``language`` is the
+    language the survey was shown in (kept with each revision).
     """
     if not assignment.is_active:
-        raise ValidationError("this assignment was reassigned and no longer takes answers")
+        raise ValidationError(  # shown on the survey page, in the annotator's language
+            gettext("This item was reassigned and no longer takes answers.")
+        )
     try:
         cue = parse_cue_label(cue_label, hard_refusal=hard_refusal) or ""
     except LabelError as exc:
@@ -429,7 +440,7 @@ def annotation_submit(
             try:
                 with transaction.atomic():
                     annotation = _annotation_create(
-                        assignment, hard_refusal, cue, note, broken_image, now
+                        assignment, hard_refusal, cue, note, broken_image, now, language
                     )
             except IntegrityError:  # a concurrent request created it first: treat ours as an edit
                 existing = Annotation.objects.select_for_update().get(assignment=assignment)
@@ -449,6 +460,7 @@ def annotation_submit(
             note,
             broken_image,
         )
+        existing.language = language
         existing.revision += 1
         existing.updated_at = now
         existing.save()
@@ -456,7 +468,9 @@ def annotation_submit(
         return existing
 
 
-def _annotation_create(assignment, hard_refusal, cue, note, broken_image, now) -> Annotation:
+def _annotation_create(
+    assignment, hard_refusal, cue, note, broken_image, now, language=""
+) -> Annotation:
     served = assignment.served_at
     seconds = (now - served).total_seconds() if served else None
     minimum = assignment.batch.study.min_seconds_per_item
@@ -473,6 +487,7 @@ def _annotation_create(assignment, hard_refusal, cue, note, broken_image, now) -
         updated_at=now,
         seconds_to_answer=seconds,
         too_fast=seconds is not None and seconds < minimum,
+        language=language,
     )
 
 
@@ -484,6 +499,7 @@ def history_write(annotation: Annotation, user, now) -> None:
         cue_label=annotation.cue_label,
         note=annotation.note,
         broken_image=annotation.broken_image,
+        language=annotation.language,
         recorded_at=now,
         recorded_by=user,
     )

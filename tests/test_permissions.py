@@ -147,6 +147,8 @@ EXPECTED = {
     "adjudication:item": staff_only(),
     "annotations:home": ("get", (LOGIN, ALLOWED, ALLOWED, ALLOWED)),
     "annotations:guidelines": ("get", (LOGIN, ALLOWED, ALLOWED, ALLOWED)),
+    # The language switcher: anyone, also before log-in (an invite link's consent page).
+    "annotations:language": ("post", (ALLOWED, ALLOWED, ALLOWED, ALLOWED)),
     "annotations:batch_next": ("get", (LOGIN, ALLOWED, MISSING, MISSING)),
     "annotations:assignment": ("get", (LOGIN, ALLOWED, MISSING, MISSING)),
     "annotations:answer": ("post", (LOGIN, ALLOWED, MISSING, MISSING)),

@@ -98,6 +98,11 @@ ANNOTATION_ROW = RowTable(
         Field("revision", "int64", "how many times the answer was edited"),
         Field("source", "string", "`survey` or `import`"),
         Field(
+            "language",
+            "string",
+            "the survey's language for this answer (`en`, `fr`; blank: imported)",
+        ),
+        Field(
             "annotator_labels_excluded",
             "bool",
             "staff excluded this annotator's labels: kept here, left out of every statistic",

@@ -8,6 +8,7 @@ import hashlib
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from ..models import Annotator, Study
 from .models import ConsentRecord, StudyConsent
@@ -73,4 +74,6 @@ def consent_shown(*, study: Study, consent_id) -> StudyConsent:
     try:
         return StudyConsent.objects.get(pk=int(consent_id), study=study)
     except (TypeError, ValueError, StudyConsent.DoesNotExist):
-        raise RecruitmentError("The consent form was incomplete; reload the page.") from None
+        raise RecruitmentError(
+            gettext_noop("The consent form was incomplete; reload the page.")
+        ) from None

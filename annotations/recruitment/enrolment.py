@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from django.db.models import Count
+from django.utils.translation import gettext_noop
 
 from .. import policies
 from ..models import Annotator, Assignment, Batch, Item, Study
@@ -99,8 +100,16 @@ def batch_enrol(*, batch: Batch, annotator: Annotator) -> int:
         already_assigned=own,
     )
     if not chosen:
-        group = f"group {annotator.group!r}" if annotator.group else "this annotator"
-        raise RecruitmentError(f"Batch {batch.name!r} has no items left for {group}.")
+        if annotator.group:
+            raise RecruitmentError(
+                gettext_noop("Batch %(batch)s has no items left for group %(group)s."),
+                batch=repr(batch.name),
+                group=repr(annotator.group),
+            )
+        raise RecruitmentError(
+            gettext_noop("Batch %(batch)s has no items left for this annotator."),
+            batch=repr(batch.name),
+        )
     pairs = [(item, annotator.pk) for item in chosen]
     gold_n = int((batch.params or {}).get("gold_per_annotator", 0))
     if gold_n:

@@ -94,14 +94,15 @@ def invite_redeem(*, token: str, consent_id) -> tuple[Annotator, Batch]:
     """
     link, state = invite_lookup(token=token)
     if not state.usable:
-        raise RecruitmentError(state.reason)
+        raise state.error()
     now = timezone.now()
     with transaction.atomic():
         claimed = InviteLink.objects.filter(
             pk=link.pk, used_at__isnull=True, revoked_at__isnull=True, expires_at__gt=now
         ).update(used_at=now)
         if not claimed:
-            raise RecruitmentError(invite_lookup(token=token)[1].reason or UNKNOWN_INVITE.reason)
+            state = invite_lookup(token=token)[1]  # taken meanwhile: say why, as a lookup would
+            raise (state if state.message else UNKNOWN_INVITE).error()
         consent = consent_shown(study=link.batch.study, consent_id=consent_id)
         annotator = services.annotator_create(username=f"invite-{link.pk}", group=link.group)
         InviteLink.objects.filter(pk=link.pk).update(annotator=annotator)

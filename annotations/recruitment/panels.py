@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from .. import services
 from ..models import Annotator, Assignment, Batch
@@ -90,7 +91,7 @@ def panel_enrol(*, link: PanelLink, entry: PanelEntry, consent_id) -> tuple[Pane
     when two requests race; the loser gets the "already enrolled" refusal.
     """
     if link.closed_at is not None:
-        raise RecruitmentError("This study link is closed to new participants.")
+        raise RecruitmentError(gettext_noop("This study link is closed to new participants."))
     browser_key = new_secret()
     now = timezone.now()
     try:
@@ -113,7 +114,9 @@ def panel_enrol(*, link: PanelLink, entry: PanelEntry, consent_id) -> tuple[Pane
             consent_record(annotator=annotator, consent=consent)
             batch_enrol(batch=link.batch, annotator=annotator)
     except IntegrityError:
-        raise RecruitmentError("This participant id is already enrolled in this study.") from None
+        raise RecruitmentError(
+            gettext_noop("This participant id is already enrolled in this study.")
+        ) from None
     return participant, browser_key
 
 
@@ -128,7 +131,9 @@ def panel_resume(
     """
     if participant.panel_link_id != link.pk:
         raise RecruitmentError(
-            "This participant id already took part in this study through another link."
+            gettext_noop(
+                "This participant id already took part in this study through another link."
+            )
         )
     same_account = getattr(user, "pk", None) == participant.annotator.user_id
     key_matches = bool(browser_key) and participant.browser_key_sha256 == secret_digest(browser_key)
@@ -137,8 +142,10 @@ def panel_resume(
         new_key = new_secret()
     elif not (same_account or key_matches):
         raise RecruitmentError(
-            "This participant id has already started this study in another browser: continue "
-            "there, or ask the researcher to release it."
+            gettext_noop(
+                "This participant id has already started this study in another browser: "
+                "continue there, or ask the researcher to release it."
+            )
         )
     updates = {"last_seen_at": timezone.now()}
     if new_key:

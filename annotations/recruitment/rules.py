@@ -26,8 +26,24 @@ ENROLMENT_POLICIES = ("k_overlap", "expertise")
 DEFAULT_INVITE_DAYS = 14
 
 
+def gettext_noop(message: str) -> str:
+    """Marks a message shown to a person for translation without translating it here (no
+    Django in this module): ``makemessages`` finds the name, the page translates the message
+    in the person's language (``views.message_for_person``)."""
+    return message
+
+
 class RecruitmentError(ValueError):
-    """A recruitment request that cannot be honoured; the message is one line for the person."""
+    """A recruitment request that cannot be honoured; the message is one line for the person.
+
+    ``message`` may hold ``%(name)s`` placeholders filled from ``params``: the untranslated
+    message is what pages translate; ``str(error)`` is the English line (logs, staff, commands).
+    """
+
+    def __init__(self, message: str, **params):
+        self.message = message
+        self.params = params
+        super().__init__(message % params if params else message)
 
 
 # --- tokens --------------------------------------------------------------------------------
@@ -52,7 +68,17 @@ def secret_digest(secret: str) -> str:
 @dataclass(frozen=True)
 class LinkState:
     usable: bool
-    reason: str  # one line, shown to the person who opened the link
+    # One line, shown to the person who opened the link: a message with %(name)s placeholders
+    # filled from ``params`` (pairs), so the page can translate it.
+    message: str
+    params: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def reason(self) -> str:
+        return self.message % dict(self.params) if self.params else self.message
+
+    def error(self) -> RecruitmentError:
+        return RecruitmentError(self.message, **dict(self.params))
 
 
 def invite_state(
@@ -60,15 +86,23 @@ def invite_state(
 ) -> LinkState:
     """Whether an invite can still be redeemed; revoked wins over used, used over expired."""
     if revoked_at is not None:
-        return LinkState(False, "This invite link was revoked by the study team.")
+        return LinkState(False, gettext_noop("This invite link was revoked by the study team."))
     if used_at is not None:
-        return LinkState(False, "This invite link was already used; each link works once.")
+        return LinkState(
+            False, gettext_noop("This invite link was already used; each link works once.")
+        )
     if expires_at <= now:
-        return LinkState(False, f"This invite link expired on {expires_at:%Y-%m-%d %H:%M} UTC.")
+        return LinkState(
+            False,
+            gettext_noop("This invite link expired on %(when)s UTC."),
+            (("when", f"{expires_at:%Y-%m-%d %H:%M}"),),
+        )
     return LinkState(True, "")
 
 
-UNKNOWN_INVITE = LinkState(False, "This invite link is not valid; check that it was copied whole.")
+UNKNOWN_INVITE = LinkState(
+    False, gettext_noop("This invite link is not valid; check that it was copied whole.")
+)
 
 
 # --- panel links ---------------------------------------------------------------------------
@@ -112,7 +146,10 @@ def parse_panel_entry(query: Mapping[str, str], params: PanelParams) -> PanelEnt
     participant = (query.get(params.participant) or "").strip()
     if not participant:
         raise RecruitmentError(
-            f"This link must be opened from the panel: the {params.participant} parameter is missing."
+            gettext_noop(
+                "This link must be opened from the panel: the %(name)s parameter is missing."
+            ),
+            name=params.participant,
         )
     values = {params.participant: participant}
     for name in (params.study, params.session):
@@ -120,12 +157,17 @@ def parse_panel_entry(query: Mapping[str, str], params: PanelParams) -> PanelEnt
     for name, value in values.items():
         if value and not PANEL_ID_PATTERN.match(value):
             raise RecruitmentError(
-                f"The {name} parameter is not a valid id (1-64 letters, digits, '_', '.', ':' or '-')."
+                gettext_noop(
+                    "The %(name)s parameter is not a valid id "
+                    "(1-64 letters, digits, '_', '.', ':' or '-')."
+                ),
+                name=name,
             )
     study_id = values[params.study]
     if params.expected_study_id and study_id != params.expected_study_id:
         raise RecruitmentError(
-            f"This link belongs to another panel study ({params.study} does not match)."
+            gettext_noop("This link belongs to another panel study (%(name)s does not match)."),
+            name=params.study,
         )
     return PanelEntry(participant, study_id, values[params.session])
 

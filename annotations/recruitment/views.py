@@ -11,6 +11,7 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -28,7 +29,14 @@ CONSENT_SESSION_KEY = "recruitment_consent_ok"
 PANEL_COOKIE_DAYS = 60
 
 
-def _refused(request, reason: str, status: int):
+def message_for_person(error: RecruitmentError) -> str:
+    """The refusal in the language of the page (rules.RecruitmentError keeps it untranslated)."""
+    message = gettext(error.message)
+    return message % error.params if error.params else message
+
+
+def _refused(request, error: RecruitmentError, status: int):
+    reason = message_for_person(error)
     return render(request, "recruitment/refused.html", {"reason": reason}, status=status)
 
 
@@ -83,9 +91,9 @@ def consent_page(request, batch_id: int):
                     ),
                 )
             except RecruitmentError as exc:
-                return _refused(request, str(exc), 400)
+                return _refused(request, exc, 400)
             return redirect("annotations:batch_next", batch_id=batch.pk)
-        error = "Tick the box to agree before you start."
+        error = gettext("Tick the box to agree before you start.")
     context = {"consent": consent, "batch": batch, "study": batch.study, "error": error}
     return render(request, "recruitment/consent.html", context, status=400 if error else 200)
 
@@ -98,7 +106,7 @@ def invite_open(request, token: str):
     """GET shows the consent page (a link preview or scanner uses nothing); POST redeems."""
     link, state = invites.invite_lookup(token=token)
     if not state.usable:
-        return _refused(request, state.reason, 404 if link is None else 410)
+        return _refused(request, state.error(), 404 if link is None else 410)
     consent = consent_current(study_id=link.batch.study_id)
     error = ""
     if request.method == "POST":
@@ -108,9 +116,9 @@ def invite_open(request, token: str):
                     token=token, consent_id=request.POST.get("consent_id")
                 )
             except RecruitmentError as exc:
-                return _refused(request, str(exc), 409)
+                return _refused(request, exc, 409)
             return _start(request, annotator, batch.pk)
-        error = "Tick the box to agree before you start."
+        error = gettext("Tick the box to agree before you start.")
     context = {
         "consent": consent,
         "batch": link.batch,
@@ -135,12 +143,13 @@ def panel_entry(request, slug: str):
     try:
         entry = parse_panel_entry(request.GET if request.method == "GET" else request.POST, params)
     except RecruitmentError as exc:
-        return _refused(request, str(exc), 400)
+        return _refused(request, exc, 400)
     participant = panels.panel_participant_find(link=link, participant_id=entry.participant_id)
     if participant is not None:
         return _panel_resume(request, link, participant)
     if link.closed_at is not None:
-        return _refused(request, "This study link is closed to new participants.", 410)
+        error = RecruitmentError(gettext_noop("This study link is closed to new participants."))
+        return _refused(request, error, 410)
     error = ""
     if request.method == "POST":
         if _agreed(request):
@@ -149,11 +158,11 @@ def panel_entry(request, slug: str):
                     link=link, entry=entry, consent_id=request.POST.get("consent_id")
                 )
             except RecruitmentError as exc:
-                return _refused(request, str(exc), 409)
+                return _refused(request, exc, 409)
             response = _start(request, participant.annotator, link.batch_id)
             _set_panel_cookie(response, link, key, request)
             return response
-        error = "Tick the box to agree before you start."
+        error = gettext("Tick the box to agree before you start.")
     context = {
         "consent": consent_current(study_id=link.batch.study_id),
         "batch": link.batch,
@@ -177,7 +186,7 @@ def _panel_resume(request, link, participant: PanelParticipant):
             user=request.user,
         )
     except RecruitmentError as exc:
-        return _refused(request, str(exc), 403)
+        return _refused(request, exc, 403)
     response = _start(request, participant.annotator, link.batch_id)
     if new_key:
         _set_panel_cookie(response, link, new_key, request)
@@ -212,7 +221,8 @@ def panel_complete(request, batch_id: int):
     annotator = annotator_for_user(request.user)
     participant = annotator and panels.panel_participant_for(annotator=annotator, batch_id=batch_id)
     if not participant:
-        return _refused(request, "There is no panel completion for this batch.", 404)
+        error = RecruitmentError(gettext_noop("There is no panel completion for this batch."))
+        return _refused(request, error, 404)
     if not panels.panel_complete(participant=participant):
         return redirect("annotations:batch_next", batch_id=batch_id)
     link = participant.panel_link

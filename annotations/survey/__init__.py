@@ -3,4 +3,6 @@ in is ``annotations.labels``).
 
 - ``views``, ``forms``, ``urls``: the survey pages (thin views over ``annotations.selectors`` and
   ``annotations.services``).
+- ``language``: the middleware that shows annotator pages in the annotator's language (and
+  every other page in English); the switcher's view is ``views.language_set``.
 """

@@ -6,11 +6,14 @@ assignment, batch or image that is not theirs is a 404, not a page.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import translation
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -18,6 +21,7 @@ from annotations import selectors, services
 from annotations.adjudication import disputes as adjudication
 from annotations.recruitment.views import consent_gate, panel_completion_redirect
 from annotations.survey.forms import AnswerForm
+from annotations.survey.language import language_codes
 
 
 @login_required
@@ -120,7 +124,10 @@ def assignment_answer(request, pk: int):
     if form.is_valid():
         try:
             services.annotation_submit(
-                assignment=assignment, user=request.user, **form.submitted_answer()
+                assignment=assignment,
+                user=request.user,
+                language=translation.get_language(),
+                **form.submitted_answer(),
             )
         except ValidationError as exc:
             form.add_error(None, exc)
@@ -192,4 +199,30 @@ def item_image(request, pk: int, which: str = "image"):
     response = FileResponse(getattr(item, which).open("rb"))
     response["Cache-Control"] = "private, max-age=3600"
     response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+@require_POST
+def language_set(request):
+    """The language switcher of the survey and consent pages: kept on the annotator's profile
+    (when logged in) and in a cookie (before log-in: an invite or panel link's consent page)."""
+    language = request.POST.get("language", "")
+    next_url = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        next_url = reverse("annotations:home")
+    if language not in language_codes():
+        return redirect(next_url)
+    annotator = selectors.annotator_for_user(request.user)
+    if annotator is not None:
+        services.annotator_language_set(annotator=annotator, language=language)
+    response = redirect(next_url)
+    response.set_cookie(
+        settings.LANGUAGE_COOKIE_NAME,
+        language,
+        max_age=365 * 24 * 3600,
+        secure=request.is_secure(),
+        samesite="Lax",
+    )
     return response

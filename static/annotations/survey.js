@@ -37,9 +37,9 @@
     if (event.target.id === "item-image") { event.target.classList.toggle("zoomed"); }
   });
 
-  // Keep the tab title in step with the swapped-in item.
+  // Keep the tab title in step with the swapped-in item (the page gives it in its language).
   document.addEventListener("htmx:afterSwap", function () {
-    const bar = document.getElementById("progress");
-    if (bar) { document.title = "Item " + bar.value + "/" + bar.max; }
+    const root = survey();
+    if (root && root.dataset.title) { document.title = root.dataset.title; }
   });
 })();

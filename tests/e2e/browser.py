@@ -45,7 +45,7 @@ def log_in(page, base: str, username: str, password: str) -> None:
     page.goto(f"{base}/accounts/login/")
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", password)
-    page.click("form button[type=submit]")
+    page.click("main form button[type=submit]")  # not the header's language switcher
     page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
