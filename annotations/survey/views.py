@@ -43,6 +43,18 @@ def guidelines(request):
 
 @login_required
 @require_GET
+def my_answers(request, slug: str):
+    """The annotator's own answers in one study, a page at a time (docs/annotation.md)."""
+    annotator = selectors.annotator_for_user(request.user)
+    study = selectors.study_for_annotator(annotator=annotator, slug=slug)
+    page = selectors.annotator_answer_page(
+        annotator=annotator, study=study, page_number=request.GET.get("page")
+    )
+    return render(request, "annotations/my_answers.html", {"study": study, "page": page})
+
+
+@login_required
+@require_GET
 def batch_next(request, batch_id: int):
     annotator = selectors.annotator_for_user(request.user)
     batch = selectors.batch_for_annotator(annotator=annotator, batch_id=batch_id)
