@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotations.labels import ANSWERS
@@ -87,12 +88,17 @@ def label_example_remove(*, study: Study, example_id: int) -> bool:
 
 
 def label_examples_by_answer(*, study: Study) -> list[AnswerExamples]:
-    """Every answer of the survey in the survey's order, each with its examples, in one query."""
+    """Every answer of the survey in the survey's order, each with its examples (and
+    ``n_assigned``, the item's active assignments), in one query."""
     groups = {answer: AnswerExamples(answer, ANSWER_TITLES[answer]) for answer in ANSWERS}
     rows = (
         LabelExample.objects.filter(study=study)
         .select_related("item")
         .only("label", "explanation", "created_at", "item__item_id", "item__image")
+        # Staff see how many annotators also label the item: they have seen its example answer.
+        .annotate(
+            n_assigned=Count("item__assignments", filter=Q(item__assignments__is_active=True))
+        )
     )
     for example in rows:
         groups[example.label].examples.append(example)

@@ -78,6 +78,7 @@ def test_examples_by_answer_in_one_query(imported_study):
     with CaptureQueriesContext(connection) as queries:
         groups = examples.label_examples_by_answer(study=imported_study)
         shown = {g.answer: [(e.item.item_id, e.explanation) for e in g.examples] for g in groups}
+        assert [e.n_assigned for g in groups for e in g.examples] == [0, 0, 0]
     assert len(queries) == 1
     assert [g.answer for g in groups] == ["refusal", "retained", "erased", "substituted"]
     assert shown == {
@@ -133,7 +134,9 @@ def test_example_image_reaches_annotators_not_assigned_to_it(
     )
     assert c.get(url).status_code == 200
     assert c.get(reverse("annotations:item_image", args=[plain_item.pk])).status_code == 404
-    assert batch.pk
+    # Staff are told that the other annotator, who labels this item, sees its answer.
+    (erased,) = [g for g in examples.label_examples_by_answer(study=batch.study) if g.examples]
+    assert erased.examples[0].n_assigned == 1
 
 
 def test_staff_page_adds_and_removes(staff_client, imported_study):
