@@ -30,6 +30,8 @@ def home(request):
     context = {
         "annotator": annotator,
         "batches": batches,
+        # Each study once, for its guidelines and "my answers" links (the batches loaded it).
+        "studies": list({batch.study_id: batch.study for batch, _ in batches}.values()),
         "adjudicated_studies": adjudication.adjudicated_studies(annotator=annotator),
     }
     return render(request, "annotations/home.html", context)
