@@ -6,7 +6,6 @@ app_name = "annotations"
 urlpatterns = [
     path("", views.home, name="home"),
     path("guidelines/", views.guidelines, name="guidelines"),
-    path("studies/<slug:slug>/my-answers/", views.my_answers, name="my_answers"),
     path("batches/<int:batch_id>/next/", views.batch_next, name="batch_next"),
     path("assignments/<int:pk>/", views.assignment_detail, name="assignment"),
     path("assignments/<int:pk>/answer/", views.assignment_answer, name="answer"),
@@ -18,4 +17,5 @@ urlpatterns = [
         {"which": "source_image"},
         name="item_source_image",
     ),
+    path("studies/<slug:slug>/my-answers/", views.my_answers, name="my_answers"),
 ]
