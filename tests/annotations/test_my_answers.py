@@ -22,6 +22,7 @@ def _answer(annotator, batch, n, label="erased"):
 def test_page_lists_only_own_answers_with_revision_count(batch, annotators):
     mine = _answer(annotators[0], batch, 3)
     theirs = _answer(annotators[1], batch, 5, label="retained")
+    services.annotation_submit(assignment=mine[1], hard_refusal=False, cue_label="substituted")
     # A second version of one answer: the page shows two versions and the latest label.
     services.annotation_submit(assignment=mine[0], hard_refusal=True, cue_label=None)
     page = selectors.annotator_answer_page(annotator=annotators[0], study=batch.study)
@@ -42,7 +43,7 @@ def test_page_lists_only_own_answers_with_revision_count(batch, annotators):
         assert reverse("annotations:assignment", args=[assignment.pk]) in body
     for assignment in theirs:
         assert reverse("annotations:assignment", args=[assignment.pk]) not in body
-    assert "Refusal" in body and "Cue erased" in body
+    assert "Refusal" in body and "Cue erased" in body and "Cue substituted" in body
 
 
 def test_pages_and_query_count_do_not_grow(batch, annotators):
