@@ -11,6 +11,7 @@ urlpatterns = [
     path("", include("scoring.metrics.urls")),
     path("api/", include("annotations.api.urls")),
     path("", include("annotations.recruitment.urls")),
+    path("", include("annotations.guidelines.urls")),
     path("staff/judges/", include("scoring.urls")),
     path("staff/generation/", include("generation.urls")),
     path("staff/reflect/", include("scoring.reflect.urls")),

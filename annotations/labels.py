@@ -1,6 +1,9 @@
 """The label vocabulary of the survey, in one place (Django-free)."""
 
 CUE_LABELS = ("retained", "erased", "substituted")
+# The survey's four answers: a refusal, or the cue label of a non-refused image.
+REFUSAL = "refusal"
+ANSWERS = (REFUSAL, *CUE_LABELS)
 MODES = ("t2i", "i2i")
 NEUTRAL = "neutral"
 

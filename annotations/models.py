@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotations.labels import CUE_LABELS
+from annotations.labels import ANSWERS, CUE_LABELS
 from annotations.recruitment.models import (  # noqa: F401  (registers the recruitment tables)
     ConsentRecord,
     InviteLink,
@@ -500,3 +500,27 @@ class AnnotatorLabelExclusion(models.Model):
     )
     reason = models.TextField()
     excluded_at = models.DateTimeField()
+
+
+class LabelExample(models.Model):
+    """An item of the study that staff chose to illustrate one answer in the study's guidelines,
+    with a short explanation (docs/annotation.md#guidelines-with-examples). Written only by
+    ``annotations.guidelines.examples``; an item illustrates at most one answer."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="label_examples")
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="label_example")
+    label = models.CharField(max_length=20, choices=_choices(ANSWERS))
+    explanation = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(explanation=""), name="label_example_has_explanation"
+            ),
+        ]
+        ordering = ["study", "label", "created_at", "id"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.core.paginator import Paginator
 from django.db import connection
 from django.db.models import Count, F, Max, Min, Q
 from django.http import Http404
@@ -93,7 +94,7 @@ SURVEY_FIELDS = (
     *("item__item_id", "item__image", "item__source_image", "item__prompt", "item__cue"),
     "item__intent",  # a harmful control shows a content warning
     *("item__attribute_value", "item__attribute_value__cue_description"),
-    *("batch__name", "batch__study", "batch__study__name"),
+    *("batch__name", "batch__study", "batch__study__name", "batch__study__slug"),
     *("annotation__assignment", "annotation__hard_refusal", "annotation__cue_label"),
     *("annotation__note", "annotation__broken_image", "annotation__revision"),
 )
@@ -284,18 +285,61 @@ def study_progress(*, study: Study) -> dict:
     return {"batches": batches, "annotators": annotators}
 
 
+def _own_study_ids(annotator: Annotator):
+    return _own_assignments(annotator).values("batch__study_id")
+
+
+def study_for_annotator(*, annotator: Annotator | None, slug: str) -> Study:
+    """A study the annotator labels in (an active assignment), or 404: the study's other pages
+    do not exist for annotators who are not part of it."""
+    if annotator is None:
+        raise Http404("no such study")
+    study = Study.objects.filter(slug=slug, pk__in=_own_study_ids(annotator)).first()
+    if study is None:
+        raise Http404("no such study")
+    return study
+
+
+# What the "my answers" page shows of each answer, loaded with it in one query.
+MY_ANSWER_FIELDS = (
+    *("hard_refusal", "cue_label", "broken_image", "note", "revision"),
+    *("submitted_at", "updated_at", "assignment", "assignment__batch", "assignment__item"),
+    *("assignment__batch__name", "assignment__item__item_id", "assignment__item__image"),
+    *("assignment__item__prompt",),
+)
+
+
+def annotator_answer_page(*, annotator: Annotator, study: Study, page_number=1, per_page: int = 25):
+    """One page of the annotator's own answers in a study, most recently changed first, in two
+    queries (the count and the page) however many answers there are; only active assignments,
+    the ones the survey lets them change."""
+    answers = (
+        Annotation.objects.filter(
+            assignment__annotator=annotator,
+            assignment__is_active=True,
+            assignment__batch__study=study,
+        )
+        .select_related("assignment__batch", "assignment__item")
+        .only(*MY_ANSWER_FIELDS)
+        .order_by("-updated_at", "-pk")
+    )
+    return Paginator(answers, per_page).get_page(page_number)
+
+
 def item_image_for_user(*, user, item_id: int, which: str = "image") -> Item:
-    """The item if this user may see its image: staff, an annotator assigned to it, or an
-    adjudicator of its study."""
+    """The item if this user may see its image: staff, an annotator assigned to it, an
+    adjudicator of its study, or an annotator of its study when it is a guideline example."""
     items = Item.objects.all()
     if not user.is_staff:
         annotator = annotator_for_user(user)
         if annotator is None:
             raise Http404("no such image")
-        # Their own items, or any item of a study they adjudicate (docs/annotation.md#adjudication).
+        # Their own items, any item of a study they adjudicate, or a guideline example of a study
+        # they label in (docs/annotation.md#adjudication, #guidelines-with-examples).
         items = items.filter(
             Q(assignments__annotator=annotator, assignments__is_active=True)
             | Q(study__adjudicator_grants__annotator=annotator)
+            | Q(label_example__isnull=False, study_id__in=_own_study_ids(annotator))
         ).distinct()
     item = items.filter(pk=item_id).first()
     if item is None or not getattr(item, which):

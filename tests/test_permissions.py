@@ -158,6 +158,13 @@ EXPECTED = {
     "annotations:decline": ("post", (LOGIN, MISSING, MISSING, MISSING)),
     "annotations:item_image": ("get", (LOGIN, ALLOWED, MISSING, ALLOWED)),
     "annotations:item_source_image": ("get", (LOGIN, ALLOWED, MISSING, ALLOWED)),
+    # A's own answers in A's study; staff have no answers (tests/annotations/test_my_answers.py).
+    "annotations:my_answers": ("get", (LOGIN, ALLOWED, MISSING, MISSING)),
+    # A study's guidelines: its annotators, and staff as a preview (test_guidelines.py).
+    "guidelines:study": ("get", (LOGIN, ALLOWED, MISSING, ALLOWED)),
+    "guidelines:staff_page": staff_only(),
+    "guidelines:staff_example_set": staff_only("post"),
+    "guidelines:staff_example_remove": staff_only_object("post"),
 }
 
 
@@ -235,6 +242,7 @@ def _kwargs(name: str, pattern_args: list[str], world: dict) -> dict:
         "recruitment:staff_invite_revoke",
         "recruitment:staff_panel_link_close",
         "recruitment:staff_participant_release",
+        "guidelines:staff_example_remove",
     ):
         by_name["pk"] = 999_999  # objects the fixture does not create: staff get a 404
     if name == "staff:export_annotations":

@@ -19,4 +19,5 @@ urlpatterns = [
         {"which": "source_image"},
         name="item_source_image",
     ),
+    path("studies/<slug:slug>/my-answers/", views.my_answers, name="my_answers"),
 ]

@@ -34,6 +34,8 @@ def home(request):
     context = {
         "annotator": annotator,
         "batches": batches,
+        # Each study once, for its guidelines and "my answers" links (the batches loaded it).
+        "studies": list({batch.study_id: batch.study for batch, _ in batches}.values()),
         "adjudicated_studies": adjudication.adjudicated_studies(annotator=annotator),
     }
     return render(request, "annotations/home.html", context)
@@ -43,6 +45,18 @@ def home(request):
 @require_GET
 def guidelines(request):
     return render(request, "annotations/guidelines.html")
+
+
+@login_required
+@require_GET
+def my_answers(request, slug: str):
+    """The annotator's own answers in one study, a page at a time (docs/annotation.md)."""
+    annotator = selectors.annotator_for_user(request.user)
+    study = selectors.study_for_annotator(annotator=annotator, slug=slug)
+    page = selectors.annotator_answer_page(
+        annotator=annotator, study=study, page_number=request.GET.get("page")
+    )
+    return render(request, "annotations/my_answers.html", {"study": study, "page": page})
 
 
 @login_required
