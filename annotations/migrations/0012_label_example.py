@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotations", "0008_study_audit_context"),
+        ("annotations", "0011_annotation_language"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
