@@ -8,15 +8,13 @@ docs/formats.md.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PIL import Image
-
+from .image_files import ImageRefused, image_decoded
 from .labels import CUE_LABELS, MODES, NEUTRAL, LabelError, parse_bool, parse_cue_label
 
 
@@ -159,35 +157,17 @@ def resolve_inside(root: Path, relative: str, field_name: str) -> Path:
 
 
 def check_image(path: Path, limits: ImageLimits, field_name: str) -> str:
-    """Check the file is a readable image within the limits; return its sha256."""
+    """Check the file is a whole image of a stored format within the limits (every frame
+    decoded and counted, ``image_files.image_decoded``); return its sha256."""
     size = path.stat().st_size
     if size > limits.max_bytes:
         raise _LineError(
             field_name, f"{path.name} is {size} bytes, over the limit of {limits.max_bytes}"
         )
-    if size == 0:
-        raise _LineError(field_name, f"{path.name} is empty")
-    data = path.read_bytes()
     try:
-        with Image.open(io.BytesIO(data)) as img:
-            width, height = img.size
-            if width * height > limits.max_pixels:
-                raise _LineError(
-                    field_name,
-                    f"{path.name} has {width}x{height} pixels, over the limit of {limits.max_pixels}",
-                )
-            img.verify()
-    except _LineError:
-        raise
-    except Image.DecompressionBombError:
-        raise _LineError(
-            field_name, f"{path.name} is a decompression bomb (too many pixels)"
-        ) from None
-    except Exception as exc:  # Pillow raises many types for corrupt data
-        raise _LineError(
-            field_name, f"{path.name} is not a readable image ({type(exc).__name__}: {exc})"
-        ) from None
-    return hashlib.sha256(data).hexdigest()
+        return image_decoded(path.read_bytes(), max_pixels=limits.max_pixels, name=path.name).sha256
+    except ImageRefused as exc:
+        raise _LineError(field_name, str(exc)) from None
 
 
 def _text(obj, key, *, required=True):

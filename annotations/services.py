@@ -13,7 +13,6 @@ import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
@@ -22,6 +21,7 @@ from django.utils import timezone
 from . import policies
 from .labels import NEUTRAL, LabelError, parse_cue_label
 from .manifest import ImageInvalid, ImageLimits, check_image
+from .media import image_store
 from .models import (
     Annotation,
     AnnotationHistory,
@@ -507,8 +507,7 @@ def item_image_replace(*, item: Item, image: Path, user, reason: str = "") -> It
         sha256 = check_image(image, limits, "image")
     except ImageInvalid as exc:
         raise ValidationError(exc.message) from None
-    with image.open("rb") as handle:
-        name = default_storage.save(f"studies/{item.study.slug}/{image.name}", File(handle))
+    name = image_store(data=image.read_bytes(), folder=f"studies/{item.study.slug}")
     try:
         with transaction.atomic():
             item, open_flags = _item_for_review(item)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import FileResponse, Http404
+from django.forms.utils import ErrorDict
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -16,6 +17,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from . import adjudication, selectors, services
 from .forms import AnswerForm
+from .media import image_response
 from .recruitment.views import consent_gate, panel_completion_redirect
 
 
@@ -168,7 +170,4 @@ def item_image(request, pk: int, which: str = "image"):
     if which not in ("image", "source_image"):
         raise Http404("no such image")
     item = selectors.item_image_for_user(user=request.user, item_id=pk, which=which)
-    response = FileResponse(getattr(item, which).open("rb"))
-    response["Cache-Control"] = "private, max-age=3600"
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+    return image_response(getattr(item, which))
