@@ -98,7 +98,10 @@ ANSWER_RELATED = ("batch__study",)
 
 
 def _own_assignments(annotator: Annotator):
-    return Assignment.objects.filter(annotator=annotator, is_active=True)
+    # Imported labels are records, never a to-do list: not shown, answered or skipped.
+    return Assignment.objects.filter(annotator=annotator, is_active=True).exclude(
+        batch__policy=Batch.Policy.IMPORTED
+    )
 
 
 def _survey_rows(annotator: Annotator):

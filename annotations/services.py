@@ -232,8 +232,11 @@ def assignments_reassign(
     rng = np.random.default_rng(seed)
     with transaction.atomic():
         open_rows = list(
+            # answered_at, on the locked row itself, not a join to the answer: PostgreSQL
+            # re-checks a waited-for row's own columns, so an answer committed while we waited
+            # for its lock keeps the item where it was (annotation_submit locks the same row).
             Assignment.objects.select_for_update(of=("self",)).filter(
-                batch=batch, annotator=from_annotator, is_active=True, annotation__isnull=True
+                batch=batch, annotator=from_annotator, is_active=True, answered_at__isnull=True
             )
         )
         loads = dict(
@@ -283,8 +286,30 @@ def assignment_mark_served(*, assignment: Assignment) -> None:
         assignment.served_at = now
 
 
+# What the annotator reads when the item left their queue while they were answering it.
+NO_LONGER_YOURS = "This item was handed to someone else; your answer was not saved."
+
+
+def _open_for_answers(assignment_id: int) -> Assignment:
+    """The assignment re-read under its row lock: staff may have reassigned or withdrawn it
+    (or it may hold imported labels) since the request loaded it. Checked here, where the
+    answer is written, never on an object loaded before the transaction."""
+    locked = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("batch__study")
+        .get(pk=assignment_id)
+    )
+    if locked.batch.policy == Batch.Policy.IMPORTED:
+        raise ValidationError("imported labels are records and never take answers")
+    if not locked.is_active:
+        raise ValidationError(NO_LONGER_YOURS)
+    return locked
+
+
 def assignment_skip(*, assignment: Assignment) -> None:
-    Assignment.objects.filter(pk=assignment.pk).update(skipped_at=timezone.now())
+    with transaction.atomic():
+        locked = _open_for_answers(assignment.pk)
+        Assignment.objects.filter(pk=locked.pk).update(skipped_at=timezone.now())
 
 
 def annotation_submit(
@@ -301,15 +326,14 @@ def annotation_submit(
     A resubmission identical to the stored answer (a double click, a retried request) changes
     nothing; a different answer is an edit and becomes a new revision.
     """
-    if not assignment.is_active:
-        raise ValidationError("this assignment was reassigned and no longer takes answers")
     try:
         cue = parse_cue_label(cue_label, hard_refusal=hard_refusal) or ""
     except LabelError as exc:
         raise ValidationError(str(exc)) from None
     note = (note or "").strip()[:5000]
-    now = timezone.now()
     with transaction.atomic():
+        assignment = _open_for_answers(assignment.pk)
+        now = timezone.now()
         existing = None
         if assignment.answered_at is not None:  # answered before: this is an edit
             existing = Annotation.objects.select_for_update().filter(assignment=assignment).first()
@@ -348,6 +372,9 @@ def _annotation_create(assignment, hard_refusal, cue, note, broken_image, now) -
     served = assignment.served_at
     seconds = (now - served).total_seconds() if served else None
     minimum = assignment.batch.study.min_seconds_per_item
+    # An answer to an item never served (posted without loading the page) has no time to
+    # check: it is flagged like a too-fast one, never counted as a normal answer.
+    too_fast = seconds is None or seconds < minimum
     Assignment.objects.filter(pk=assignment.pk).update(answered_at=now)
     assignment.answered_at = now
     return Annotation.objects.create(
@@ -360,7 +387,7 @@ def _annotation_create(assignment, hard_refusal, cue, note, broken_image, now) -
         submitted_at=now,
         updated_at=now,
         seconds_to_answer=seconds,
-        too_fast=seconds is not None and seconds < minimum,
+        too_fast=too_fast,
     )
 
 

@@ -144,7 +144,20 @@ def assignment_skip(request, pk: int):
     )
     if gate := _consent_gate_for(request, annotator, assignment):
         return gate
-    services.assignment_skip(assignment=assignment)
+    try:
+        services.assignment_skip(assignment=assignment)
+    except ValidationError as exc:
+        form = AnswerForm()
+        # An unbound form that shows the refusal: no field errors, one message.
+        form.cleaned_data, form._errors = {}, ErrorDict()
+        form.add_error(None, exc)
+        template = "annotations/item.html#survey" if request.htmx else "annotations/item.html"
+        return render(
+            request,
+            template,
+            _survey_context(annotator, assignment, form),
+            status=200 if request.htmx else 400,
+        )
     return _go_next(request, annotator, assignment)
 
 
