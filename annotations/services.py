@@ -290,26 +290,19 @@ def assignment_mark_served(*, assignment: Assignment) -> None:
 NO_LONGER_YOURS = "This item was handed to someone else; your answer was not saved."
 
 
-def _open_for_answers(assignment_id: int) -> Assignment:
-    """The assignment re-read under its row lock: staff may have reassigned or withdrawn it
-    (or it may hold imported labels) since the request loaded it. Checked here, where the
-    answer is written, never on an object loaded before the transaction."""
-    locked = (
-        Assignment.objects.select_for_update(of=("self",))
-        .select_related("batch__study")
-        .get(pk=assignment_id)
-    )
-    if locked.batch.policy == Batch.Policy.IMPORTED:
+def _refuse_imported(assignment: Assignment) -> None:
+    # A batch's policy never changes, so the loaded object can answer this one.
+    if assignment.batch.policy == Batch.Policy.IMPORTED:
         raise ValidationError("imported labels are records and never take answers")
-    if not locked.is_active:
-        raise ValidationError(NO_LONGER_YOURS)
-    return locked
 
 
 def assignment_skip(*, assignment: Assignment) -> None:
-    with transaction.atomic():
-        locked = _open_for_answers(assignment.pk)
-        Assignment.objects.filter(pk=locked.pk).update(skipped_at=timezone.now())
+    _refuse_imported(assignment)
+    # The state is checked in the UPDATE itself, under the row lock it takes.
+    if not Assignment.objects.filter(pk=assignment.pk, is_active=True).update(
+        skipped_at=timezone.now()
+    ):
+        raise ValidationError(NO_LONGER_YOURS)
 
 
 def annotation_submit(
@@ -331,12 +324,12 @@ def annotation_submit(
     except LabelError as exc:
         raise ValidationError(str(exc)) from None
     note = (note or "").strip()[:5000]
+    _refuse_imported(assignment)
+    now = timezone.now()
     with transaction.atomic():
-        assignment = _open_for_answers(assignment.pk)
-        now = timezone.now()
         existing = None
         if assignment.answered_at is not None:  # answered before: this is an edit
-            existing = Annotation.objects.select_for_update().filter(assignment=assignment).first()
+            existing = _answer_locked(assignment)
         if existing is None:  # a first answer, the common case: insert without a lookup
             try:
                 with transaction.atomic():
@@ -344,7 +337,7 @@ def annotation_submit(
                         assignment, hard_refusal, cue, note, broken_image, now
                     )
             except IntegrityError:  # a concurrent request created it first: treat ours as an edit
-                existing = Annotation.objects.select_for_update().get(assignment=assignment)
+                existing = _answer_locked(assignment)
             else:
                 history_write(annotation, user, now)
                 return annotation
@@ -368,6 +361,20 @@ def annotation_submit(
         return existing
 
 
+def _answer_locked(assignment: Assignment) -> Annotation | None:
+    """The stored answer and its assignment, both locked; refused if the assignment left the
+    annotator's queue (staff only move unanswered ones, so this is a guard, not a path)."""
+    existing = (
+        Annotation.objects.select_for_update()
+        .select_related("assignment")
+        .filter(assignment=assignment)
+        .first()
+    )
+    if existing is not None and not existing.assignment.is_active:
+        raise ValidationError(NO_LONGER_YOURS)
+    return existing
+
+
 def _annotation_create(assignment, hard_refusal, cue, note, broken_image, now) -> Annotation:
     served = assignment.served_at
     seconds = (now - served).total_seconds() if served else None
@@ -375,7 +382,11 @@ def _annotation_create(assignment, hard_refusal, cue, note, broken_image, now) -
     # An answer to an item never served (posted without loading the page) has no time to
     # check: it is flagged like a too-fast one, never counted as a normal answer.
     too_fast = seconds is None or seconds < minimum
-    Assignment.objects.filter(pk=assignment.pk).update(answered_at=now)
+    # Checked where it is written: the UPDATE locks the row and (PostgreSQL) re-reads
+    # is_active after waiting for staff's reassignment, so an answer never lands on an
+    # assignment that left the annotator's queue while they were answering.
+    if not Assignment.objects.filter(pk=assignment.pk, is_active=True).update(answered_at=now):
+        raise ValidationError(NO_LONGER_YOURS)
     assignment.answered_at = now
     return Annotation.objects.create(
         assignment=assignment,
