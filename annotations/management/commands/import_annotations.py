@@ -1,9 +1,7 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
-
 from annotations import services
-from annotations.management.helpers import file_error, study_or_error
+from annotations.management.helpers import BaseCommand, file_error, study_or_error
 from annotations.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
 
 

@@ -2,11 +2,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from annotations import services
-from annotations.management.helpers import file_error, study_or_error
+from annotations.management.helpers import BaseCommand, file_error, study_or_error
 from annotations.manifest import ManifestInvalid
 from annotations.models import Study
 from annotations.uploads import UploadInvalid, unpack_upload

@@ -4,10 +4,11 @@ from pathlib import Path
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from annotations import adjudication, demo, services
+from annotations.management.helpers import BaseCommand
 from annotations.models import Annotator, Assignment, Batch, Item, Study
 from annotations.recruitment import consent, enrolment, invites, panels
 

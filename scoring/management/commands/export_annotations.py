@@ -1,9 +1,9 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations import export_datasets, export_formats
-from annotations.management.helpers import study_or_error
+from annotations.management.helpers import BaseCommand, study_or_error
 from scoring.metrics import aggregated_label_export
 from scoring.stats.label_models import METHODS
 
