@@ -1,0 +1,78 @@
+"""Label exclusions per study (issue 20 item 9): an exclusion made before this migration held in
+every study; it becomes one exclusion in each study the annotator has assignments in, so no
+statistic changes. Annotator reviews record the study they were made on."""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+
+def exclusions_per_study(apps, schema_editor):
+    Exclusion = apps.get_model("annotations", "AnnotatorLabelExclusion")
+    Assignment = apps.get_model("annotations", "Assignment")
+    for exclusion in list(Exclusion.objects.filter(study__isnull=True)):
+        studies = (
+            Assignment.objects.filter(annotator_id=exclusion.annotator_id)
+            .values_list("batch__study", flat=True)
+            .distinct()
+        )
+        for study_id in studies:
+            Exclusion.objects.create(
+                annotator_id=exclusion.annotator_id,
+                study_id=study_id,
+                reason=exclusion.reason,
+                excluded_at=exclusion.excluded_at,
+            )
+        exclusion.delete()
+
+
+class Migration(migrations.Migration):
+    dependencies = [("annotations", "0008_study_audit_context")]
+
+    operations = [
+        migrations.AlterField(
+            model_name="annotatorlabelexclusion",
+            name="annotator",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="label_exclusions",
+                to="annotations.annotator",
+            ),
+        ),
+        migrations.AddField(
+            model_name="annotatorlabelexclusion",
+            name="study",
+            field=models.ForeignKey(
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="annotator_label_exclusions",
+                to="annotations.study",
+            ),
+        ),
+        migrations.RunPython(exclusions_per_study, migrations.RunPython.noop),
+        migrations.AlterField(
+            model_name="annotatorlabelexclusion",
+            name="study",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="annotator_label_exclusions",
+                to="annotations.study",
+            ),
+        ),
+        migrations.AddConstraint(
+            model_name="annotatorlabelexclusion",
+            constraint=models.UniqueConstraint(
+                fields=("annotator", "study"), name="one_label_exclusion_per_annotator_study"
+            ),
+        ),
+        migrations.AddField(
+            model_name="annotatorreview",
+            name="study",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="annotator_reviews",
+                to="annotations.study",
+            ),
+        ),
+    ]
