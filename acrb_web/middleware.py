@@ -8,12 +8,8 @@ OverflowError, PostgreSQL's DataError) is a 400 with one line, logged as one lin
 
 from __future__ import annotations
 
-import logging
-
 from django.db import DataError
 from django.http import Http404, HttpResponseBadRequest
-
-logger = logging.getLogger("django.request")
 
 LARGEST_ID = 2**63 - 1
 
@@ -32,13 +28,7 @@ class HostileInputMiddleware:
         return None
 
     def process_exception(self, request, exception):
+        # Django logs the 400 itself, as one line (acrb_web.logging).
         if isinstance(exception, (OverflowError, DataError)):
-            logger.warning(
-                "Bad Request (%s: %s): %s",
-                type(exception).__name__,
-                str(exception).splitlines()[0][:200] if str(exception) else "",
-                request.path,
-                extra={"status_code": 400, "request": request},
-            )
             return HttpResponseBadRequest("A value in the request is out of range or not allowed.")
         return None

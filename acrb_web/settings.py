@@ -284,7 +284,8 @@ REST_FRAMEWORK = {
         "annotations.api_renderers.CSPBrowsableAPIRenderer",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # DRF's limit/offset with a largest page and offset (?limit=999… was a 500).
+    "DEFAULT_PAGINATION_CLASS": "annotations.api_pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 500,
 }
 SPECTACULAR_SETTINGS = {
