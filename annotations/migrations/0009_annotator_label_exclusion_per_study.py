@@ -10,12 +10,12 @@ def exclusions_per_study(apps, schema_editor):
     Exclusion = apps.get_model("annotations", "AnnotatorLabelExclusion")
     Assignment = apps.get_model("annotations", "Assignment")
     for exclusion in list(Exclusion.objects.filter(study__isnull=True)):
-        studies = (
-            Assignment.objects.filter(annotator_id=exclusion.annotator_id)
-            .values_list("batch__study", flat=True)
-            .distinct()
+        studies = set(
+            Assignment.objects.filter(annotator_id=exclusion.annotator_id).values_list(
+                "batch__study", flat=True
+            )
         )
-        for study_id in studies:
+        for study_id in sorted(studies):
             Exclusion.objects.create(
                 annotator_id=exclusion.annotator_id,
                 study_id=study_id,
