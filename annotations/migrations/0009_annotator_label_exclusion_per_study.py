@@ -7,6 +7,10 @@ from django.db import migrations, models
 
 
 def exclusions_per_study(apps, schema_editor):
+    if schema_editor.connection.vendor == "postgresql":
+        # Check the rows' foreign keys now: PostgreSQL refuses the index this migration
+        # creates at its end while deferred checks of rows written here are pending.
+        schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
     Exclusion = apps.get_model("annotations", "AnnotatorLabelExclusion")
     Assignment = apps.get_model("annotations", "Assignment")
     for exclusion in list(Exclusion.objects.filter(study__isnull=True)):
@@ -48,22 +52,6 @@ class Migration(migrations.Migration):
                 to="annotations.study",
             ),
         ),
-        migrations.RunPython(exclusions_per_study, migrations.RunPython.noop),
-        migrations.AlterField(
-            model_name="annotatorlabelexclusion",
-            name="study",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="annotator_label_exclusions",
-                to="annotations.study",
-            ),
-        ),
-        migrations.AddConstraint(
-            model_name="annotatorlabelexclusion",
-            constraint=models.UniqueConstraint(
-                fields=("annotator", "study"), name="one_label_exclusion_per_annotator_study"
-            ),
-        ),
         migrations.AddField(
             model_name="annotatorreview",
             name="study",
@@ -75,4 +63,7 @@ class Migration(migrations.Migration):
                 to="annotations.study",
             ),
         ),
+        # Last, and the study column becomes required in 0010: PostgreSQL refuses to alter a
+        # table with rows written in the same transaction.
+        migrations.RunPython(exclusions_per_study, migrations.RunPython.noop),
     ]
