@@ -2,7 +2,7 @@
 (docs/annotation.md#adjudication). Staff, or an annotator granted the study; anyone else gets
 403, and an unknown study or an item of another study 404.
 
-Thin: authenticate, validate, call ``annotations.adjudication``, render.
+Thin: authenticate, validate, call ``annotations.adjudication.disputes``, render.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Exports as dataset -> formatter -> writer.
 
 The dataset functions build plain rows once; CSV, JSONL and the REST API only format them. The
-validated-metrics document (statistics) is built on the scoring side, ``scoring.metrics``,
+validated-metrics document (statistics) is built on the scoring side, ``scoring.metrics.document``,
 which formats it with the writers here.
 """
 

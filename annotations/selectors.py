@@ -335,7 +335,7 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
         "batch": "assignment__batch__name",
         "is_gold": "assignment__item__is_gold",
     }
-    # Kept in the export; statistics leave these rows out (scoring.metrics.study_metric_frames).
+    # Kept in the export; statistics leave these rows out (scoring.metrics.document.study_metric_frames).
     qs = qs.annotate(
         annotator_labels_excluded=Exists(
             AnnotatorLabelExclusion.objects.filter(

@@ -26,7 +26,7 @@ from django.utils.text import slugify
 from annotations.image_files import image_decoded
 from annotations.media import image_store
 from generation import backends
-from generation.execution import generator_for
+from generation.runs.execution import generator_for
 from generation.faces import FaceBox, detect_face_box, edit_leakage, load_face_protocol
 from generation.models import FaceEdit, FaceSet, FaceTemplate
 from generation.services import generator_config_resolve

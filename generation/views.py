@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotations import services as annotation_services
 from annotations.media import image_response
 from annotations.models import BackgroundJob, Study
-from annotations.permissions import staff_required
+from annotations.common.permissions import staff_required
 from generation import face_services, selectors, services
 from generation.forms import FaceEditAcceptForm, GeneratorAttachForm, PlanForm
 from generation.models import FaceEdit, FaceSet, FaceTemplate, GenerationRequest, PlannedPrompt

@@ -1,9 +1,9 @@
 """Reads of the annotator-quality page: the statistics of ``scoring.stats.annotator_quality`` on
-the rows ``annotations.quality`` builds, beside each annotator's state (docs/annotation.md#annotator-quality)."""
+the rows ``annotations.quality.actions`` builds, beside each annotator's state (docs/annotation.md#annotator-quality)."""
 
 from __future__ import annotations
 
-from annotations import quality
+from annotations.quality import actions as quality
 from annotations.models import Annotator, Study
 from scoring.stats.annotator_quality import annotator_quality
 

@@ -1,7 +1,7 @@
 """The annotator-quality pages of a study (staff): one table of every annotator, one page per
 annotator with the actions a lead can take (docs/annotation.md#annotator-quality).
 
-Thin: authenticate, validate, call ``annotations.quality`` / ``annotations.adjudication``,
+Thin: authenticate, validate, call ``annotations.quality.actions`` / ``annotations.adjudication.disputes``,
 render. They live on the scoring side because the numbers are scoring statistics.
 """
 
@@ -16,8 +16,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotations import adjudication, quality
 from annotations.models import AdjudicatorGrant, Annotator, Study
-from annotations.permissions import staff_required
-from scoring.annotator_quality import study_annotator_quality
+from annotations.common.permissions import staff_required
+from scoring.quality.selectors import study_annotator_quality
 from scoring.stats.annotator_quality import ANOMALY_SHARE
 
 

@@ -21,7 +21,7 @@ from django.utils.text import slugify
 
 from annotations.image_files import image_decoded
 from annotations.media import image_store
-from generation.face_services import face_edit_png, face_set_complete_templates, race_file_stem
+from generation.faces.services import face_edit_png, face_set_complete_templates, race_file_stem
 from generation.models import FaceSet, FaceTemplate
 from scoring.judges.images import image_sha256
 from scoring.reflect import selectors
@@ -305,7 +305,7 @@ def answers_store(*, run: ReflectRun, results: list[AnswerResult], model_version
 
 def run_start(*, face_set: FaceSet, choice: ModelChoice, tasks: list[str], created_by=None):
     """The staff button: the run, one BackgroundJob per task, queued after commit."""
-    from annotations import jobs
+    from annotations.common import jobs
     from scoring.reflect.tasks import run_queue, run_task
 
     unknown = sorted(set(tasks) - set(TASKS))
@@ -333,7 +333,7 @@ def run_start(*, face_set: FaceSet, choice: ModelChoice, tasks: list[str], creat
 
 def report_request(*, face_set: FaceSet, created_by=None):
     """Queue the report computation of a set; the job page shows its progress."""
-    from annotations import jobs
+    from annotations.common import jobs
     from scoring.reflect.tasks import report_task
 
     with transaction.atomic():

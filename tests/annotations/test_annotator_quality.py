@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from annotations import exports, quality, selectors, services
 from annotations.models import Annotator, AnnotatorLabelExclusion, AnnotatorReview, Assignment, Item
-from scoring import metrics
+from scoring.metrics import document as metrics
 from tests.support.django_fixtures import client_for
 
 pytestmark = pytest.mark.django_db

@@ -36,7 +36,7 @@ MODEL_FIELDS = {
 
 
 def test_the_limits_are_the_columns_limits():
-    from annotations.manifest import TEXT_LIMITS
+    from annotations.imports.manifest import TEXT_LIMITS
     from annotations.models import AttributeValue
 
     fields = {

@@ -14,9 +14,9 @@ import pytest
 from PIL import Image
 
 from annotations import services
-from annotations.manifest import ManifestInvalid
+from annotations.imports.manifest import ManifestInvalid
 from annotations.models import Item
-from annotations.uploads import UploadInvalid, unpack_upload
+from annotations.imports.uploads import UploadInvalid, unpack_upload
 from tests.support.django_fixtures import manifest_line, write_manifest
 
 SCRIPT = b"\nalert(document.cookie);fetch('/admin/')\n"
@@ -116,7 +116,7 @@ def test_a_stored_file_that_is_not_an_image_is_never_served(imported_study, staf
 
 
 def test_face_set_sources_are_stored_and_served_as_their_format(staff_client, tmp_path, db):
-    from generation.face_services import face_templates_import
+    from generation.faces.services import face_templates_import
     from generation.models import FaceSet, FaceTemplate
 
     face_set = FaceSet.objects.create(name="faces", slug="faces")

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotations import adjudication, quality, services
 from annotations.models import AnnotatorReview, Assignment
-from scoring import metrics
+from scoring.metrics import document as metrics
 from tests.support.django_fixtures import client_for
 
 

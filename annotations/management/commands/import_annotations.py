@@ -2,7 +2,7 @@ from pathlib import Path
 
 from annotations import services
 from annotations.management.helpers import BaseCommand, file_error, study_or_error
-from annotations.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
+from annotations.imports.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
 
 
 class Command(BaseCommand):

@@ -12,7 +12,7 @@ from generation import selectors as generation_selectors
 from generation import services as generation_services
 from generation.prompts.rephrase import RephraseError
 from scoring import services
-from scoring.metrics import metrics_document
+from scoring.metrics.document import metrics_document
 from scoring.report.charts import MEASURES
 from scoring.selectors import JudgeNotConfigured
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES

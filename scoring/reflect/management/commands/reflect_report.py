@@ -8,7 +8,7 @@ from django.core.management.base import CommandError
 
 from annotations.management.helpers import BaseCommand
 from scoring.reflect.dump import read_dump
-from scoring.reflect.figures import write_report_bundle
+from scoring.reflect.page_figures import write_report_bundle
 from scoring.report import bundle, pdf
 from scoring.report.folder import add_format_argument, write_report_folder
 from scoring.report.inputs import reflect_inputs
