@@ -27,9 +27,39 @@ def env_list(name: str, default: str) -> list[str]:
     return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
 
 
+# Published in this repository: signs nothing outside DEBUG (secret_key below).
+BUILT_IN_SECRET_KEY = "insecure-local-only-set-DJANGO_SECRET_KEY"
+
+
+def secret_key(environ, *, debug: bool, var_dir: Path) -> str:
+    """DJANGO_SECRET_KEY; without it, the built-in key in DEBUG, else a random key made once
+    and kept in ``var_dir/secret_key`` (one machine). The built-in key with DEBUG off is
+    refused: anyone could sign sessions and password-reset links with it."""
+    given = environ.get("DJANGO_SECRET_KEY", "").strip()
+    if given == BUILT_IN_SECRET_KEY and not debug:
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY is the built-in key, which is public; set a secret of your own "
+            "(python -c 'import secrets; print(secrets.token_urlsafe(50))') or DJANGO_DEBUG=1"
+        )
+    if given:
+        return given
+    if debug:
+        return BUILT_IN_SECRET_KEY
+    path = var_dir / "secret_key"
+    if not path.exists():
+        import secrets
+
+        var_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+                f.write(secrets.token_urlsafe(50))
+        except FileExistsError:  # another process made it first
+            pass
+    return path.read_text(encoding="utf-8").strip()
+
+
 DEBUG = env_bool("DJANGO_DEBUG", False)
-# The fallback key is for local runs only; deployments set DJANGO_SECRET_KEY.
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "insecure-local-only-set-DJANGO_SECRET_KEY")
+SECRET_KEY = secret_key(os.environ, debug=DEBUG, var_dir=VAR_DIR)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
 
@@ -65,6 +95,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Out-of-range ids and values the database refuses: 404/400, never 500.
+    "acrb_web.middleware.HostileInputMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its 429 answer.
     "axes.middleware.AxesMiddleware",
 ]
@@ -259,7 +291,8 @@ REST_FRAMEWORK = {
         "annotations.api.renderers.CSPBrowsableAPIRenderer",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # DRF's limit/offset with a largest page and offset (?limit=999… was a 500).
+    "DEFAULT_PAGINATION_CLASS": "annotations.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 500,
 }
 SPECTACULAR_SETTINGS = {
@@ -347,7 +380,13 @@ ACRB_DEFAULT_MIN_SECONDS_PER_ITEM = float(os.environ.get("ACRB_MIN_SECONDS_PER_I
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    # A 4xx is one line; tracebacks only for 5xx (acrb_web/logging.py).
+    "filters": {"client_errors_on_one_line": {"()": "acrb_web.logging.ClientErrorsOnOneLine"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {
+        "django.request": {"filters": ["client_errors_on_one_line"]},
+        "django.security": {"filters": ["client_errors_on_one_line"]},
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("ACRB_LOG_LEVEL", "WARNING")},
 }
 

@@ -53,6 +53,9 @@ class ItemAdmin(admin.ModelAdmin):
     search_fields = ["item_id", "prompt"]
     list_select_related = ["study", "attribute_value"]
     raw_id_fields = ["attribute_value"]
+    # Images enter only through the checked paths (import, the staff "replace image" page),
+    # which decode them and choose their names (annotations.common.media).
+    readonly_fields = ["image", "source_image"]
     fieldsets = [
         (
             None,
@@ -93,6 +96,10 @@ class AnnotatorAdmin(admin.ModelAdmin):
     list_display = ["user", "group", "expertise", "language", "is_active"]
     list_filter = ["group", "is_active"]
 
+    def get_readonly_fields(self, request, obj=None):
+        # The account is the author of every answer of this annotator: fixed once created.
+        return ["user"] if obj is not None else []
+
 
 @admin.register(Batch)
 class BatchAdmin(admin.ModelAdmin):
@@ -101,9 +108,20 @@ class BatchAdmin(admin.ModelAdmin):
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
+    """Read-only: an assignment carries its answer's author, so changing its annotator, item
+    or state here would move or hide an answer without a history row. Staff reassign and
+    pause on the study pages (services), which keep the old rows."""
+
     list_display = ["batch", "item", "annotator", "position", "is_active"]
     list_select_related = ["batch__study", "item__study", "annotator__user"]
     raw_id_fields = ["item", "annotator", "batch", "reassigned_from"]
+    readonly_fields = [f.name for f in Assignment._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 class HistoryInline(admin.TabularInline):

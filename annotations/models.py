@@ -476,6 +476,11 @@ class AnnotatorReview(models.Model):
         REASSIGN = "reassign", "handed their open items to others"
 
     annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="reviews")
+    # The study the action was taken on (label exclusions, reassignments); empty for a pause,
+    # which holds in every study.
+    study = models.ForeignKey(
+        Study, null=True, blank=True, on_delete=models.CASCADE, related_name="annotator_reviews"
+    )
     action = models.CharField(max_length=20, choices=Action.choices)
     reason = models.TextField(blank=True)
     moved_assignments = models.PositiveIntegerField(
@@ -491,15 +496,26 @@ class AnnotatorReview(models.Model):
 
 
 class AnnotatorLabelExclusion(models.Model):
-    """An annotator whose labels are left out of statistics (kept in the database and the
-    export). Written and deleted only by annotator_labels_exclude / _include, in the
+    """An annotator whose labels in one study are left out of its statistics (kept in the
+    database and the export). Written and deleted only by annotator_labels_exclude / _include, in the
     transaction that writes their AnnotatorReview row."""
 
-    annotator = models.OneToOneField(
-        Annotator, on_delete=models.CASCADE, related_name="label_exclusion"
+    annotator = models.ForeignKey(
+        Annotator, on_delete=models.CASCADE, related_name="label_exclusions"
+    )
+    # Per study: excluding an annotator on one study's page leaves their other studies alone.
+    study = models.ForeignKey(
+        Study, on_delete=models.CASCADE, related_name="annotator_label_exclusions"
     )
     reason = models.TextField()
     excluded_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["annotator", "study"], name="one_label_exclusion_per_annotator_study"
+            )
+        ]
 
 
 class LabelExample(models.Model):

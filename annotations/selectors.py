@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import Count, F, Max, Min, Q
+from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q
 from django.http import Http404
 
 from annotations.common.row_fields import ANNOTATION_ROW, JUDGMENT_ROW
@@ -103,7 +103,10 @@ ANSWER_RELATED = ("batch__study",)
 
 
 def _own_assignments(annotator: Annotator):
-    return Assignment.objects.filter(annotator=annotator, is_active=True)
+    # Imported labels are records, never a to-do list: not shown, answered or skipped.
+    return Assignment.objects.filter(annotator=annotator, is_active=True).exclude(
+        batch__policy=Batch.Policy.IMPORTED
+    )
 
 
 def _survey_rows(annotator: Annotator):
@@ -392,8 +395,17 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
         # Kept in the export; statistics leave these rows out (scoring.metrics.document.study_metric_frames).
         "annotator_labels_excluded": "assignment__annotator__label_exclusion__excluded_at",
     }
+    # Kept in the export; statistics leave these rows out (scoring.metrics.document.study_metric_frames).
+    qs = qs.annotate(
+        annotator_labels_excluded=Exists(
+            AnnotatorLabelExclusion.objects.filter(
+                annotator=OuterRef("assignment__annotator"), study=study
+            )
+        )
+    )
     rows = qs.values(
         *fields.values(),
+        "annotator_labels_excluded",
         "hard_refusal",
         "cue_label",
         "note",
@@ -410,7 +422,7 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
     out = []
     for row in rows:
         record = {key: row.pop(path) for key, path in fields.items()}
-        record["annotator_labels_excluded"] = record["annotator_labels_excluded"] is not None
+        record["annotator_labels_excluded"] = row.pop("annotator_labels_excluded")
         record["cue"] = row.pop("cue_label") or None
         record.update(row)
         out.append(ANNOTATION_ROW.row(record))
@@ -508,9 +520,9 @@ def study_data_fingerprint(*, study: Study) -> str:
     decisions = Adjudication.objects.filter(item__study=study).aggregate(
         n=Count("id"), top=Max("id")
     )
-    excluded = AnnotatorLabelExclusion.objects.filter(
-        annotator__assignments__item__study=study
-    ).aggregate(n=Count("id", distinct=True), last=Max("excluded_at"))
+    excluded = AnnotatorLabelExclusion.objects.filter(study=study).aggregate(
+        n=Count("id"), last=Max("excluded_at")
+    )
     parts = [*answers.values(), *judged.values(), *items.values(), *decisions.values()]
     parts += excluded.values()
     return "|".join(str(p) for p in parts)
@@ -541,8 +553,7 @@ def excluded_items(*, study: Study) -> list[dict]:
 def excluded_annotators(*, study: Study) -> list[dict]:
     """Annotators of the study whose labels staff left out of statistics, with the reason."""
     rows = (
-        AnnotatorLabelExclusion.objects.filter(annotator__assignments__item__study=study)
-        .distinct()
+        AnnotatorLabelExclusion.objects.filter(study=study)
         .values_list("annotator__user__username", "reason", "excluded_at")
         .order_by("annotator__user__username")
     )

@@ -13,13 +13,12 @@ import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
-from django.utils.translation import gettext
 
+from annotations.common.media import image_store
 from annotations.imports.manifest import ImageInvalid, ImageLimits, check_image
 from annotations.labels import NEUTRAL, LabelError, parse_cue_label
 
@@ -340,8 +339,11 @@ def assignments_reassign(
     rng = np.random.default_rng(seed)
     with transaction.atomic():
         open_rows = list(
+            # answered_at, on the locked row itself, not a join to the answer: PostgreSQL
+            # re-checks a waited-for row's own columns, so an answer committed while we waited
+            # for its lock keeps the item where it was (annotation_submit locks the same row).
             Assignment.objects.select_for_update(of=("self",)).filter(
-                batch=batch, annotator=from_annotator, is_active=True, annotation__isnull=True
+                batch=batch, annotator=from_annotator, is_active=True, answered_at__isnull=True
             )
         )
         loads = dict(
@@ -392,8 +394,23 @@ def assignment_mark_served(*, assignment: Assignment) -> None:
         assignment.served_at = now
 
 
+# What the annotator reads when the item left their queue while they were answering it.
+NO_LONGER_YOURS = "This item was handed to someone else; your answer was not saved."
+
+
+def _refuse_imported(assignment: Assignment) -> None:
+    # A batch's policy never changes, so the loaded object can answer this one.
+    if assignment.batch.policy == Batch.Policy.IMPORTED:
+        raise ValidationError("imported labels are records and never take answers")
+
+
 def assignment_skip(*, assignment: Assignment) -> None:
-    Assignment.objects.filter(pk=assignment.pk).update(skipped_at=timezone.now())
+    _refuse_imported(assignment)
+    # The state is checked in the UPDATE itself, under the row lock it takes.
+    if not Assignment.objects.filter(pk=assignment.pk, is_active=True).update(
+        skipped_at=timezone.now()
+    ):
+        raise ValidationError(NO_LONGER_YOURS)
 
 
 def assignment_decline_harmful(*, assignment: Assignment) -> None:
@@ -422,20 +439,17 @@ def annotation_submit(
     nothing; a different answer is an edit and becomes a new revision. ``language`` is the
     language the survey was shown in (kept with each revision).
     """
-    if not assignment.is_active:
-        raise ValidationError(  # shown on the survey page, in the annotator's language
-            gettext("This item was reassigned and no longer takes answers.")
-        )
     try:
         cue = parse_cue_label(cue_label, hard_refusal=hard_refusal) or ""
     except LabelError as exc:
         raise ValidationError(str(exc)) from None
     note = (note or "").strip()[:5000]
+    _refuse_imported(assignment)
     now = timezone.now()
     with transaction.atomic():
         existing = None
         if assignment.answered_at is not None:  # answered before: this is an edit
-            existing = Annotation.objects.select_for_update().filter(assignment=assignment).first()
+            existing = _answer_locked(assignment)
         if existing is None:  # a first answer, the common case: insert without a lookup
             try:
                 with transaction.atomic():
@@ -443,7 +457,7 @@ def annotation_submit(
                         assignment, hard_refusal, cue, note, broken_image, now, language
                     )
             except IntegrityError:  # a concurrent request created it first: treat ours as an edit
-                existing = Annotation.objects.select_for_update().get(assignment=assignment)
+                existing = _answer_locked(assignment)
             else:
                 history_write(annotation, user, now)
                 return annotation
@@ -468,13 +482,34 @@ def annotation_submit(
         return existing
 
 
+def _answer_locked(assignment: Assignment) -> Annotation | None:
+    """The stored answer and its assignment, both locked; refused if the assignment left the
+    annotator's queue (staff only move unanswered ones, so this is a guard, not a path)."""
+    existing = (
+        Annotation.objects.select_for_update()
+        .select_related("assignment")
+        .filter(assignment=assignment)
+        .first()
+    )
+    if existing is not None and not existing.assignment.is_active:
+        raise ValidationError(NO_LONGER_YOURS)
+    return existing
+
+
 def _annotation_create(
     assignment, hard_refusal, cue, note, broken_image, now, language=""
 ) -> Annotation:
     served = assignment.served_at
     seconds = (now - served).total_seconds() if served else None
     minimum = assignment.batch.study.min_seconds_per_item
-    Assignment.objects.filter(pk=assignment.pk).update(answered_at=now)
+    # An answer to an item never served (posted without loading the page) has no time to
+    # check: it is flagged like a too-fast one, never counted as a normal answer.
+    too_fast = seconds is None or seconds < minimum
+    # Checked where it is written: the UPDATE locks the row and (PostgreSQL) re-reads
+    # is_active after waiting for staff's reassignment, so an answer never lands on an
+    # assignment that left the annotator's queue while they were answering.
+    if not Assignment.objects.filter(pk=assignment.pk, is_active=True).update(answered_at=now):
+        raise ValidationError(NO_LONGER_YOURS)
     assignment.answered_at = now
     return Annotation.objects.create(
         assignment=assignment,
@@ -486,7 +521,7 @@ def _annotation_create(
         submitted_at=now,
         updated_at=now,
         seconds_to_answer=seconds,
-        too_fast=seconds is not None and seconds < minimum,
+        too_fast=too_fast,
         language=language,
     )
 
@@ -606,8 +641,7 @@ def item_image_replace(*, item: Item, image: Path, user, reason: str = "") -> It
         sha256 = check_image(image, limits, "image")
     except ImageInvalid as exc:
         raise ValidationError(exc.message) from None
-    with image.open("rb") as handle:
-        name = default_storage.save(f"studies/{item.study.slug}/{image.name}", File(handle))
+    name = image_store(data=image.read_bytes(), folder=f"studies/{item.study.slug}")
     try:
         with transaction.atomic():
             item, open_flags = _item_for_review(item)

@@ -28,6 +28,14 @@ def import_items_task(
     workdir = upload.parent / "unpacked"
     jobs.job_start(job_id=job_id)
     try:
+        with jobs.job_fails_with_its_message(job_id=job_id, message="Nothing was imported."):
+            _items_import(job_id, study_id, upload, workdir, file_name)
+    finally:
+        shutil.rmtree(upload.parent, ignore_errors=True)
+
+
+def _items_import(job_id: int, study_id: int, upload: Path, workdir: Path, file_name: str):
+    try:
         manifest = unpack_upload(upload, workdir, display_name=file_name)
         count = importers.items_import(
             study=Study.objects.get(pk=study_id),
@@ -48,14 +56,17 @@ def import_items_task(
         jobs.job_finish(job_id=job_id, message="Nothing was imported.", errors=[str(exc)])
     else:
         jobs.job_finish(job_id=job_id, message=f"Imported {count} items.")
-    finally:
-        shutil.rmtree(upload.parent, ignore_errors=True)
 
 
 @shared_task(acks_late=True)
 def batch_create_task(job_id: int, study_id: int, options: dict) -> None:
     """Create a batch in the background: at 100,000 items this takes longer than a request."""
     jobs.job_start(job_id=job_id, total=1)
+    with jobs.job_fails_with_its_message(job_id=job_id, message="No batch was created."):
+        _batch_create(job_id, study_id, options)
+
+
+def _batch_create(job_id: int, study_id: int, options: dict) -> None:
     study = Study.objects.get(pk=study_id)
     annotators = list(Annotator.objects.filter(pk__in=options.pop("annotator_ids")).order_by("pk"))
     options["created_by"] = get_user_model().objects.filter(pk=options.get("created_by")).first()

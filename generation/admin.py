@@ -48,9 +48,11 @@ class FaceSetAdmin(admin.ModelAdmin):
 class FaceTemplateAdmin(admin.ModelAdmin):
     list_display = ("face_set", "occupation", "name", "source_gender")
     list_filter = ("face_set", "occupation")
+    readonly_fields = ("image", "image_sha256")  # images enter through checked imports only
 
 
 @admin.register(FaceEdit)
 class FaceEditAdmin(admin.ModelAdmin):
     list_display = ("template", "race", "gender", "status", "flagged", "accepted_by_staff")
     list_filter = ("status", "flagged", "accepted_by_staff")
+    readonly_fields = ("image", "image_sha256")

@@ -8,11 +8,12 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.db import transaction
-from django.http import FileResponse, Http404, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotations import services as annotation_services
+from annotations.common.media import image_response
 from annotations.common.permissions import staff_required
 from annotations.models import BackgroundJob, Study
 from generation import selectors, services, tasks
@@ -264,4 +265,4 @@ def face_image(request, slug: str, kind: str, pk: int):
         raise Http404("no such image kind")
     if not record.image:
         raise Http404("no image")
-    return FileResponse(record.image.open("rb"))
+    return image_response(record.image)

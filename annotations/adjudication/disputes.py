@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef
 from django.http import Http404
 from django.utils import timezone
 
@@ -23,6 +23,8 @@ from annotations.models import (
     AdjudicatorGrant,
     Annotation,
     Annotator,
+    AnnotatorLabelExclusion,
+    Assignment,
     AutomatedJudgment,
     Item,
     Study,
@@ -60,8 +62,28 @@ def adjudicated_studies(*, annotator: Annotator | None) -> list[Study]:
     return list(Study.objects.filter(adjudicator_grants__annotator=annotator).order_by("name"))
 
 
+def open_items_of(*, annotator: Annotator, study: Study):
+    """The study's items still in the annotator's queue (active and unanswered)."""
+    return Item.objects.filter(
+        study=study,
+        assignments__annotator=annotator,
+        assignments__is_active=True,
+        assignments__answered_at__isnull=True,
+    )
+
+
 def adjudicator_grant(*, study: Study, annotator: Annotator, user) -> AdjudicatorGrant:
-    """Let an annotator adjudicate a study; granting twice keeps the first grant."""
+    """Let an annotator adjudicate a study; granting twice keeps the first grant. Refused
+    while they have open items there: adjudication shows other annotators' answers and the
+    judges' outputs, which would unblind their own answers (docs/annotation.md)."""
+    open_items = Assignment.objects.filter(
+        annotator=annotator, batch__study=study, is_active=True, answered_at__isnull=True
+    ).count()
+    if open_items:
+        raise ValidationError(
+            f"{annotator} still has {open_items} open item(s) in {study.slug}: adjudicating "
+            "would show them others' answers first; reassign or finish those items, then grant"
+        )
     grant, _ = AdjudicatorGrant.objects.get_or_create(
         study=study,
         annotator=annotator,
@@ -197,12 +219,14 @@ def counted_answers(study: Study):
         assignment__item__study=study,
         assignment__item__is_gold=False,
         assignment__is_active=True,
-        assignment__annotator__label_exclusion__isnull=True,
-    )
+    ).exclude(assignment__annotator__label_exclusions__study=study)
 
 
-def adjudication_queue(*, study: Study, include_decided: bool = False) -> list[Dispute]:
-    """Disputed items in priority order (four queries); decided items only if asked."""
+def adjudication_queue(
+    *, study: Study, include_decided: bool = False, viewer: Annotator | None = None
+) -> list[Dispute]:
+    """Disputed items in priority order (four queries); decided items only if asked. For an
+    annotator ``viewer``, never an item still in their own queue (blinding)."""
     human: dict[int, list[str]] = {}
     for pk, refused, cue in counted_answers(study).values_list(
         "assignment__item", "hard_refusal", "cue_label"
@@ -220,6 +244,8 @@ def adjudication_queue(*, study: Study, include_decided: bool = False) -> list[D
     items = Item.objects.included().filter(study=study, is_gold=False, pk__in=list(human))
     if not include_decided:
         items = items.filter(adjudications__isnull=True)
+    if viewer is not None:
+        items = items.exclude(pk__in=open_items_of(annotator=viewer, study=study).values("pk"))
     value_items = dict(
         Item.objects.included()
         .filter(study=study, is_gold=False)
@@ -247,12 +273,13 @@ def adjudication_queue(*, study: Study, include_decided: bool = False) -> list[D
 # --- one item, unblinded -------------------------------------------------------------------
 
 
-def item_for_adjudication(*, study: Study, item_pk: int) -> Item:
-    item = (
-        Item.objects.select_related("attribute_value", "study")
-        .filter(study=study, pk=item_pk)
-        .first()
-    )
+def item_for_adjudication(*, study: Study, item_pk: int, viewer: Annotator | None = None) -> Item:
+    """The item with its evidence, or 404; for an annotator ``viewer`` also 404 while the item
+    is still in their own queue (its other answers would unblind theirs)."""
+    items = Item.objects.select_related("attribute_value", "study").filter(study=study)
+    if viewer is not None:
+        items = items.exclude(pk__in=open_items_of(annotator=viewer, study=study).values("pk"))
+    item = items.filter(pk=item_pk).first()
     if item is None:
         raise Http404("no such item")
     return item
@@ -263,11 +290,18 @@ def item_evidence(*, item: Item) -> dict:
     earlier decision on the item: what the adjudicator sees (four queries)."""
     answers = list(
         Annotation.objects.filter(assignment__item=item, assignment__is_active=True)
-        .annotate(n_history=Count("history"))
+        .annotate(
+            n_history=Count("history"),
+            labels_excluded=Exists(
+                AnnotatorLabelExclusion.objects.filter(
+                    annotator=OuterRef("assignment__annotator"), study_id=item.study_id
+                )
+            ),
+        )
         .values(
             "assignment__annotator__user__username",
             "assignment__annotator__group",
-            "assignment__annotator__label_exclusion",
+            "labels_excluded",
             "hard_refusal",
             "cue_label",
             "note",
@@ -299,7 +333,6 @@ def item_evidence(*, item: Item) -> dict:
             {
                 "annotator": a["assignment__annotator__user__username"],
                 "group": a["assignment__annotator__group"],
-                "labels_excluded": a["assignment__annotator__label_exclusion"] is not None,
                 **{k: a[k] for k in a if not k.startswith("assignment__")},
             }
             for a in answers

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotations.adjudication import disputes as adjudication
 from annotations.labels import CUE_LABELS
 from annotations.models import Study
+from annotations.selectors import annotator_for_user
 
 DECISIONS = [("refused", "hard refusal (no usable image)")] + [
     (label, f"not refused, cue {label}") for label in CUE_LABELS
@@ -38,12 +39,19 @@ def _study_for_adjudicator(request, slug: str) -> Study:
     return study
 
 
+def _viewer(request):
+    """The annotator whose own open items stay hidden from them; None for staff."""
+    return None if request.user.is_staff else annotator_for_user(request.user)
+
+
 @login_required
 @require_GET
 def adjudication_queue(request, slug: str):
     study = _study_for_adjudicator(request, slug)
     show_decided = request.GET.get("decided") == "1"
-    queue = adjudication.adjudication_queue(study=study, include_decided=show_decided)
+    queue = adjudication.adjudication_queue(
+        study=study, include_decided=show_decided, viewer=_viewer(request)
+    )
     context = {
         "study": study,
         "queue": queue[:200],
@@ -57,7 +65,7 @@ def adjudication_queue(request, slug: str):
 @require_http_methods(["GET", "POST"])
 def adjudication_item(request, slug: str, item_pk: int):
     study = _study_for_adjudicator(request, slug)
-    item = adjudication.item_for_adjudication(study=study, item_pk=item_pk)
+    item = adjudication.item_for_adjudication(study=study, item_pk=item_pk, viewer=_viewer(request))
     form = AdjudicationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         label = form.cleaned_data["label"]
@@ -73,7 +81,7 @@ def adjudication_item(request, slug: str, item_pk: int):
             form.add_error(None, exc)
         else:
             messages.success(request, f"Recorded the final label of {item.item_id}.")
-            following = adjudication.adjudication_queue(study=study)
+            following = adjudication.adjudication_queue(study=study, viewer=_viewer(request))
             if following:
                 return redirect("adjudication:item", study.slug, following[0].item_pk)
             return redirect("adjudication:queue", study.slug)

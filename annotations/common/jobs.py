@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections.abc import Callable
 
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from annotations.models import BackgroundJob
+
+logger = logging.getLogger(__name__)
 
 # A database that restarts or drops a connection raises these; the work is not wrong, only
 # interrupted. Tasks retry on them (same arguments, idempotent) instead of failing their job.
@@ -55,3 +59,18 @@ def job_finish(
     BackgroundJob.objects.filter(pk=job_id).update(
         status=status, message=message, errors=errors or [], finished_at=timezone.now()
     )
+
+
+@contextlib.contextmanager
+def job_fails_with_its_message(*, job_id: int, message: str):
+    """Around a task's work: an unexpected error ends the job as failed, with the error's one
+    line (the traceback goes to the worker's log), instead of leaving it "running" forever.
+    Transient database errors pass through, for the task's retry."""
+    try:
+        yield
+    except TRANSIENT_DATABASE_ERRORS:
+        raise
+    except Exception as exc:
+        logger.exception("background job %s failed", job_id)
+        first_line = (str(exc).strip().splitlines() or [""])[0][:500]
+        job_finish(job_id=job_id, message=message, errors=[f"{type(exc).__name__}: {first_line}"])

@@ -7,13 +7,12 @@ which formats it with the writers here.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import json
 from collections.abc import Iterable
 
 from annotations import selectors
+from annotations.common.csv_writer import csv_text
 from annotations.common.row_fields import ANNOTATION_ROW
 from annotations.models import Study
 
@@ -37,35 +36,6 @@ def _plain(value):
     return value
 
 
-# A spreadsheet runs a cell that starts with one of these as a formula (=HYPERLINK(...) in a
-# note would become a live link); tab and carriage return can hide such a start.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def spreadsheet_safe(value):
-    """A CSV cell a spreadsheet shows as text: text starting like a formula gets a leading '.
-
-    OWASP's advice for CSV injection. Only text is changed: numbers, booleans and dates
-    cannot hold a formula, and a negative number must stay a number. Every CSV writer of the
-    project calls this; JSONL and the API stay raw.
-    """
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
-    return value
-
-
-def write_csv(rows: Iterable[dict], handle, columns: list[str]) -> None:
-    writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
-    writer.writerow({key: spreadsheet_safe(key) for key in columns})
-    for row in rows:
-        writer.writerow(
-            {
-                key: "" if row.get(key) is None else spreadsheet_safe(_plain(row.get(key)))
-                for key in columns
-            }
-        )
-
-
 def write_jsonl(rows: Iterable[dict], handle, columns: list[str]) -> None:
     for row in rows:
         handle.write(
@@ -74,9 +44,7 @@ def write_jsonl(rows: Iterable[dict], handle, columns: list[str]) -> None:
 
 
 def render_rows_csv(rows: list[dict], columns: list[str]) -> str:
-    buffer = io.StringIO()
-    write_csv(rows, buffer, columns)
-    return buffer.getvalue()
+    return csv_text(rows, columns)
 
 
 def render_metrics(document: dict) -> str:

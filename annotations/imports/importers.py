@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
 from annotations import services
 from annotations.common.jobs import Progress
+from annotations.common.media import image_store
 from annotations.imports.manifest import (
     ItemRecord,
     ManifestInvalid,
@@ -36,8 +36,8 @@ from annotations.models import (
 
 
 def _store_file(path: Path, study: Study, written: list[str]) -> str:
-    with path.open("rb") as handle:
-        name = default_storage.save(f"studies/{study.slug}/{path.name}", File(handle))
+    # Checked in full by the manifest parser; stored under a name the server chooses.
+    name = image_store(data=path.read_bytes(), folder=f"studies/{study.slug}")
     written.append(name)
     return name
 

@@ -8,15 +8,13 @@ docs/formats.md.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PIL import Image
-
+from annotations.common.image_files import ImageRefused, image_decoded
 from annotations.labels import (
     CUE_LABELS,
     MODES,
@@ -171,38 +169,60 @@ def resolve_inside(root: Path, relative: str, field_name: str) -> Path:
 
 
 def check_image(path: Path, limits: ImageLimits, field_name: str) -> str:
-    """Check the file is a readable image within the limits; return its sha256."""
+    """Check the file is a whole image of a stored format within the limits (every frame
+    decoded and counted, ``image_files.image_decoded``); return its sha256."""
     size = path.stat().st_size
     if size > limits.max_bytes:
         raise _LineError(
             field_name, f"{path.name} is {size} bytes, over the limit of {limits.max_bytes}"
         )
-    if size == 0:
-        raise _LineError(field_name, f"{path.name} is empty")
-    data = path.read_bytes()
     try:
-        with Image.open(io.BytesIO(data)) as img:
-            width, height = img.size
-            if width * height > limits.max_pixels:
-                raise _LineError(
-                    field_name,
-                    f"{path.name} has {width}x{height} pixels, over the limit of {limits.max_pixels}",
-                )
-            img.verify()
-    except _LineError:
-        raise
-    except Image.DecompressionBombError:
-        raise _LineError(
-            field_name, f"{path.name} is a decompression bomb (too many pixels)"
-        ) from None
-    except Exception as exc:  # Pillow raises many types for corrupt data
-        raise _LineError(
-            field_name, f"{path.name} is not a readable image ({type(exc).__name__}: {exc})"
-        ) from None
-    return hashlib.sha256(data).hexdigest()
+        return image_decoded(path.read_bytes(), max_pixels=limits.max_pixels, name=path.name).sha256
+    except ImageRefused as exc:
+        raise _LineError(field_name, str(exc)) from None
 
 
-def _text(obj, key, *, required=True):
+# The longest text each imported field may hold: the database column's max_length (a test
+# compares them), checked here so a long value is one line of the report, never a DataError
+# (PostgreSQL) or a value silently stored past its limit (SQLite). None: no length limit.
+TEXT_LIMITS = {
+    "item_id": 200,
+    "mode": 3,
+    "generator": 200,
+    "prompt": None,
+    "base_prompt_id": 200,
+    "domain": 100,
+    "attribute": 50,
+    "attribute_value": 100,
+    "cue": None,
+    "provider_refusal.code": 200,
+    "provider_refusal.message": None,
+    "judge": 100,
+    "version": 100,
+    "annotator": 150,
+    "annotator_group": 100,
+}
+# Names (identifiers and accounts) hold no control characters; free text may hold tabs and
+# line breaks. No text holds a NUL byte, which PostgreSQL cannot store.
+IDENTIFIERS = {
+    "item_id", "mode", "generator", "base_prompt_id", "domain", "attribute", "attribute_value",
+    "provider_refusal.code", "judge", "version", "annotator", "annotator_group",
+}  # fmt: skip
+
+
+def checked_text(value: str, field_name: str) -> str:
+    """``value`` if it fits ``field_name``'s column; else the one problem, as a LineError."""
+    limit = TEXT_LIMITS.get(field_name)
+    if limit is not None and len(value) > limit:
+        raise _LineError(field_name, f"is {len(value)} characters long, over the limit of {limit}")
+    if "\x00" in value:
+        raise _LineError(field_name, "contains a NUL byte")
+    if field_name in IDENTIFIERS and any(ord(c) < 32 or 127 <= ord(c) < 160 for c in value):
+        raise _LineError(field_name, "contains a control character (tab, line break...)")
+    return value
+
+
+def _text(obj, key, *, required=True, field_name=None):
     value = obj.get(key)
     if value is None:
         if required:
@@ -210,7 +230,7 @@ def _text(obj, key, *, required=True):
         return ""
     if not isinstance(value, (str, int)) or isinstance(value, bool):
         raise _LineError(key, f"must be a string (got {type(value).__name__})")
-    return str(value).strip()
+    return checked_text(str(value).strip(), field_name or key)
 
 
 def _optional_number(obj, key, where):
@@ -230,6 +250,8 @@ def _parse_judgment(raw, index) -> JudgmentRecord:
     if not isinstance(judge, str) or not judge.strip():
         raise _LineError(f"{where}.judge", "is required")
     name, _, version = judge.strip().partition("@")
+    checked_text(name, "judge")
+    checked_text(str(raw.get("version") or version or "1"), "version")
     if not isinstance(raw.get("hard_refusal"), bool):
         raise _LineError(f"{where}.hard_refusal", "must be true or false")
     cue = raw.get("cue")
@@ -288,8 +310,12 @@ def parse_item_line(obj: dict, line: int, root: Path, limits: ImageLimits) -> It
         image_sha256=sha or "",
         cue=_text(obj, "cue", required=False),
         source_image=source,
-        provider_refusal_code=str(refusal.get("code") or ""),
-        provider_refusal_message=str(refusal.get("message") or ""),
+        provider_refusal_code=_text(
+            refusal, "code", required=False, field_name="provider_refusal.code"
+        ),
+        provider_refusal_message=_text(
+            refusal, "message", required=False, field_name="provider_refusal.message"
+        ),
         judgments=parsed,
         intent=intent,
         **values,
@@ -374,9 +400,18 @@ def _annotation_records(reader: csv.DictReader) -> list[AnnotationRecord]:
                 raise LabelError("annotator: must not be empty")
             refusal = parse_bool(row["hard_refusal"], field="hard_refusal")
             cue = parse_cue_label(row["cue"], hard_refusal=refusal)
+            for name, value in (
+                ("item_id", item_id),
+                ("annotator", annotator),
+                ("annotator_group", (row["annotator_group"] or "").strip()),
+            ):
+                checked_text(value, name)
         except LabelError as exc:
             field_name, _, message = str(exc).partition(": ")
             errors.append(RecordError(line, field_name, message))
+            continue
+        except _LineError as exc:
+            errors.append(RecordError(line, exc.field, exc.message))
             continue
         key = (item_id, annotator)
         if key in seen:

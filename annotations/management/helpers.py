@@ -1,9 +1,63 @@
 """Helpers of management commands, shared by every app's commands (annotations is the
 bottom layer; docs/architecture.md)."""
 
+import yaml
+from django.core.management import base
 from django.core.management.base import CommandError
+from django.db import DataError
 
 from annotations.models import Study
+
+# What bad input raises wherever a command reads it: a file that is not UTF-8, JSON or YAML
+# nested past Python's recursion limit, a path that is a file where a folder is wanted (or
+# missing), a number out of range, a value the database refuses. One line each, never a
+# traceback (docs/deployment.md#security); --traceback shows it for a bug report.
+INPUT_ERRORS = (UnicodeError, RecursionError, OSError, ValueError, OverflowError, DataError,
+                yaml.YAMLError)  # fmt: skip
+
+
+class BaseCommand(base.BaseCommand):
+    """The base of every management command of the app: arguments that are not UTF-8 text
+    and the input errors above end as one ``CommandError`` line (exit status 1)."""
+
+    def execute(self, *args, **options):
+        for name, value in [*(("argument", a) for a in args), *options.items()]:
+            for text in value if isinstance(value, (list, tuple)) else [value]:
+                if isinstance(text, str) and not _is_utf8(text):
+                    shown = text.encode("utf-8", "surrogateescape")
+                    raise CommandError(f"{_option(name)}: {shown!r} is not UTF-8 text")
+        try:
+            return super().execute(*args, **options)
+        except CommandError:
+            raise
+        except INPUT_ERRORS as exc:
+            if options.get("traceback"):
+                raise
+            raise CommandError(input_error_line(exc)) from exc
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _option(dest: str) -> str:
+    return dest if dest == "argument" else "--" + dest.replace("_", "-")
+
+
+def input_error_line(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "the input is nested too deeply to read (more levels than Python's limit)"
+    if isinstance(exc, UnicodeDecodeError):
+        byte = exc.object[exc.start : exc.start + 1].hex()
+        return f"not UTF-8 text (byte 0x{byte} at offset {exc.start}); save the file as UTF-8"
+    if isinstance(exc, OSError) and exc.filename:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:300]
 
 
 def study_or_error(slug: str) -> Study:

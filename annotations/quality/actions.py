@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Prefetch
 from django.utils import timezone
 
 from annotations import services
@@ -24,9 +25,10 @@ from annotations.models import (
 from annotations.policies import PolicyError
 
 
-def _review(annotator, action, user, reason="", moved=0) -> AnnotatorReview:
+def _review(annotator, action, user, reason="", moved=0, study=None) -> AnnotatorReview:
     return AnnotatorReview.objects.create(
         annotator=annotator,
+        study=study,
         action=action,
         reason=reason,
         moved_assignments=moved,
@@ -117,46 +119,64 @@ def annotator_reassign(*, annotator: Annotator, study: Study, user) -> Annotator
         if not total:
             raise ValidationError(f"{annotator} has no open items in {study.slug}")
         return _review(
-            annotator, AnnotatorReview.Action.REASSIGN, user, f"open items of {study.slug}", total
+            annotator,
+            AnnotatorReview.Action.REASSIGN,
+            user,
+            f"open items of {study.slug}",
+            total,
+            study=study,
         )
 
 
-def annotator_labels_exclude(*, annotator: Annotator, reason: str, user) -> AnnotatorReview:
-    """Leave the annotator's labels out of every statistic; they stay in the database and the
-    export (column ``annotator_labels_excluded``)."""
+def annotator_labels_exclude(
+    *, annotator: Annotator, study: Study, reason: str, user
+) -> AnnotatorReview:
+    """Leave the annotator's labels out of every statistic of ``study`` (their other studies
+    are untouched); they stay in the database and the export (column
+    ``annotator_labels_excluded``)."""
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError("give a reason for excluding the annotator's labels")
     with transaction.atomic():
         locked = Annotator.objects.select_for_update().get(pk=annotator.pk)
-        if AnnotatorLabelExclusion.objects.filter(annotator=locked).exists():
-            raise ValidationError(f"the labels of {locked} are already excluded")
+        if AnnotatorLabelExclusion.objects.filter(annotator=locked, study=study).exists():
+            raise ValidationError(f"the labels of {locked} are already excluded in {study.slug}")
         now = timezone.now()
         AnnotatorLabelExclusion.objects.create(
-            annotator=locked, reason=reason[:2000], excluded_at=now
+            annotator=locked, study=study, reason=reason[:2000], excluded_at=now
         )
         # The study data fingerprint reads answers' updated_at: touching nothing would leave
         # cached metrics stale, so the fingerprint also counts exclusions (selectors).
-        return _review(locked, AnnotatorReview.Action.EXCLUDE, user, reason)
+        return _review(locked, AnnotatorReview.Action.EXCLUDE, user, reason, study=study)
 
 
-def annotator_labels_include(*, annotator: Annotator, user, reason: str = "") -> AnnotatorReview:
+def annotator_labels_include(
+    *, annotator: Annotator, study: Study, user, reason: str = ""
+) -> AnnotatorReview:
     with transaction.atomic():
         locked = Annotator.objects.select_for_update().get(pk=annotator.pk)
-        if not AnnotatorLabelExclusion.objects.filter(annotator=locked).delete()[0]:
-            raise ValidationError(f"the labels of {locked} are not excluded")
-        return _review(locked, AnnotatorReview.Action.INCLUDE, user, reason.strip())
+        if not AnnotatorLabelExclusion.objects.filter(annotator=locked, study=study).delete()[0]:
+            raise ValidationError(f"the labels of {locked} are not excluded in {study.slug}")
+        return _review(locked, AnnotatorReview.Action.INCLUDE, user, reason.strip(), study=study)
 
 
 # --- reads for the quality page ------------------------------------------------------------
 
 
 def study_annotators(*, study: Study) -> list[Annotator]:
-    """Annotators with at least one assignment in the study, with their exclusion (one query)."""
+    """Annotators with at least one assignment in the study, with their exclusion in it
+    (``study_label_exclusions``, a list of zero or one; two queries)."""
     return list(
         Annotator.objects.filter(assignments__item__study=study)
         .distinct()
-        .select_related("user", "label_exclusion")
+        .select_related("user")
+        .prefetch_related(
+            Prefetch(
+                "label_exclusions",
+                queryset=AnnotatorLabelExclusion.objects.filter(study=study),
+                to_attr="study_label_exclusions",
+            )
+        )
         .order_by("user__username")
     )
 

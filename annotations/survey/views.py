@@ -9,7 +9,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import FileResponse, Http404
+from django.forms.utils import ErrorDict
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import translation
@@ -19,6 +20,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotations import selectors, services
 from annotations.adjudication import disputes as adjudication
+from annotations.common.media import image_response
 from annotations.recruitment.views import consent_gate, panel_completion_redirect
 from annotations.survey.forms import AnswerForm
 from annotations.survey.language import language_codes
@@ -166,7 +168,20 @@ def assignment_skip(request, pk: int):
     )
     if gate := _consent_gate_for(request, annotator, assignment):
         return gate
-    services.assignment_skip(assignment=assignment)
+    try:
+        services.assignment_skip(assignment=assignment)
+    except ValidationError as exc:
+        form = AnswerForm()
+        # An unbound form that shows the refusal: no field errors, one message.
+        form.cleaned_data, form._errors = {}, ErrorDict()
+        form.add_error(None, exc)
+        template = "annotations/item.html#survey" if request.htmx else "annotations/item.html"
+        return render(
+            request,
+            template,
+            survey_context(annotator, assignment, form),
+            status=200 if request.htmx else 400,
+        )
     return _go_next(request, annotator, assignment)
 
 
@@ -210,10 +225,7 @@ def item_image(request, pk: int, which: str = "image"):
     if which not in ("image", "source_image"):
         raise Http404("no such image")
     item = selectors.item_image_for_user(user=request.user, item_id=pk, which=which)
-    response = FileResponse(getattr(item, which).open("rb"))
-    response["Cache-Control"] = "private, max-age=3600"
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+    return image_response(getattr(item, which))
 
 
 @require_POST

@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
+from django.conf import settings
 from django.db import transaction
 from django.utils.text import slugify
 
+from annotations.common.image_files import image_decoded
 from annotations.common.jobs import Progress
+from annotations.common.media import image_store
 from generation import backends
 from generation.faces import FaceBox, detect_face_box, edit_leakage, load_face_protocol
 from generation.models import FaceEdit, FaceSet, FaceTemplate
@@ -100,7 +101,10 @@ def face_templates_import(*, face_set: FaceSet, sources: str | Path) -> int:
             continue
         pixels = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
         box = detect_face_box(pixels)
-        stored = _store(f"face_sets/{face_set.slug}/sources/{digest}{path.suffix.lower()}", data)
+        checked = image_decoded(data, max_pixels=settings.ACRB_MAX_IMAGE_PIXELS, name=path.name)
+        stored = image_store(
+            data=data, image=checked, folder=f"face_sets/{face_set.slug}/sources", reuse=True
+        )
         FaceTemplate.objects.update_or_create(
             face_set=face_set,
             occupation=occupation,
@@ -113,10 +117,6 @@ def face_templates_import(*, face_set: FaceSet, sources: str | Path) -> int:
         )
         changed += 1
     return changed
-
-
-def _store(name: str, data: bytes) -> str:
-    return name if default_storage.exists(name) else default_storage.save(name, ContentFile(data))
 
 
 def face_edits_create(*, face_set: FaceSet) -> int:
@@ -191,7 +191,9 @@ def face_edit_record(
         edit.save()
         return edit
     digest = result.content_sha256 or backends.content_sha256(result.image)
-    edit.image.name = _store(f"face_sets/{face_set.slug}/edits/{digest}.png", result.image)
+    edit.image.name = image_store(
+        data=result.image, folder=f"face_sets/{face_set.slug}/edits", reuse=True
+    )
     box = FaceBox(**template.face_box) if template.face_box else None
     # Without a stored box edit_leakage looks for the face again, and flags "no_face".
     qc = edit_leakage(_pixels(source), _pixels(result.image), face_box=box, **face_set.qc_options)

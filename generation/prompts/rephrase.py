@@ -12,9 +12,7 @@ backends file, :class:`RewriterConfig`); docs/generation.md ("Boundary rephrasin
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import re
 from collections.abc import Iterable
@@ -24,6 +22,7 @@ from typing import Any
 
 import requests
 
+from annotations.common.csv_writer import csv_text
 from generation.prompts.base_prompts import BasePrompt
 from generation.prompts.rewriters import (
     DEFAULT_INSTRUCTION,
@@ -270,11 +269,7 @@ def records_jsonl(records: Iterable[RephraseRecord]) -> str:
 
 
 def records_csv(records: Iterable[RephraseRecord]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=RECORD_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(record_rows(records))
-    return buffer.getvalue()
+    return csv_text(record_rows(records), list(RECORD_COLUMNS), lineterminator="\n")
 
 
 RECORD_FORMATS = {"csv": records_csv, "jsonl": records_jsonl}

@@ -17,16 +17,16 @@ import socket
 import threading
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotations.common.image_files import ImageRefused
+from annotations.common.media import image_store
 from annotations.models import Item
 from generation import backends
 from generation.models import GenerationRequest, ProviderSlot, StudyGenerator
@@ -283,7 +283,12 @@ def generation_result_record(
     refusal has no image and carries the provider's code and message); an error leaves the
     request pending for a retry, or ``error`` when ``final``."""
     row = GenerationRequest.objects.select_related("study").get(pk=request_id)
-    image_name = _image_store(row.study.slug, result) if result.status == backends.OK else ""
+    image_name = ""
+    if result.status == backends.OK:
+        try:
+            image_name = _image_store(row.study.slug, result)
+        except ImageRefused as exc:
+            result = replace(result, status=backends.ERROR, error=f"generator output: {exc}")
     with transaction.atomic():
         row = (
             GenerationRequest.objects.select_for_update(of=("self",))
@@ -308,12 +313,9 @@ def generation_result_record(
 
 
 def _image_store(study_slug: str, result: backends.GenerationResult) -> str:
-    digest = result.content_sha256 or backends.content_sha256(result.image)
-    extension = EXTENSIONS.get(result.mime_type, "png")
-    name = f"studies/{study_slug}/generated/{digest}.{extension}"
-    if not default_storage.exists(name):
-        name = default_storage.save(name, ContentFile(result.image))
-    return name
+    """Content-addressed, named from the format the bytes' header names (never the backend's
+    declared MIME type); bytes of no stored image format are refused (annotations.common.media)."""
+    return image_store(data=result.image, folder=f"studies/{study_slug}/generated", reuse=True)
 
 
 def _params(row: GenerationRequest, result: backends.GenerationResult) -> dict:

@@ -19,8 +19,6 @@ def study_annotator_quality(*, study: Study) -> list[dict]:
 
 
 def _state(annotator: Annotator) -> dict:
-    try:
-        exclusion = annotator.label_exclusion
-    except Annotator.label_exclusion.RelatedObjectDoesNotExist:
-        exclusion = None
-    return {"paused": not annotator.is_active, "exclusion": exclusion}
+    # quality.study_annotators loads the annotator's exclusion in this study only.
+    exclusions = getattr(annotator, "study_label_exclusions", None) or [None]
+    return {"paused": not annotator.is_active, "exclusion": exclusions[0]}

@@ -86,11 +86,11 @@ ACTIONS = {
     ),
     "exclude": (
         RequiredReasonForm,
-        lambda a, s, u, r: quality.annotator_labels_exclude(annotator=a, user=u, reason=r),
+        lambda a, s, u, r: quality.annotator_labels_exclude(annotator=a, study=s, user=u, reason=r),
     ),
     "include": (
         ReasonForm,
-        lambda a, s, u, r: quality.annotator_labels_include(annotator=a, user=u, reason=r),
+        lambda a, s, u, r: quality.annotator_labels_include(annotator=a, study=s, user=u, reason=r),
     ),
     "grant": (
         ReasonForm,

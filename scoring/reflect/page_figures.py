@@ -8,14 +8,12 @@ matplotlib is imported inside the functions; figures are drawn without pyplot
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from pathlib import Path
 from typing import Any
 
+from annotations.common.csv_writer import csv_text
+
 # The project's one CSV-injection guard (docs/deployment.md#security).
-from annotations.exports.writers import spreadsheet_safe
 from scoring.report import plotting
 from scoring.report.reflect.figure_4 import FIGURE_4_VIEWS, figure_4_figure, figure_4_rows
 from scoring.report.reflect.tables import (  # noqa: F401  (TABLE_BUILDERS: the page's downloads)
@@ -27,19 +25,10 @@ from scoring.stats.reflect.vocabulary import RACES
 
 
 def table_csv(rows: list[dict]) -> str:
-    buffer = io.StringIO()
+    """The rows under the first row's columns, through the one CSV writer."""
     if not rows:
         return ""
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow(
-            {
-                k: spreadsheet_safe(json.dumps(v) if isinstance(v, list) else v)
-                for k, v in row.items()
-            }
-        )
-    return buffer.getvalue()
+    return csv_text(rows, list(rows[0]), lineterminator="\n")
 
 
 def _save(fig, fmt: str) -> bytes:

@@ -12,12 +12,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils.text import slugify
 
+from annotations.common.image_files import image_decoded
+from annotations.common.media import image_store
 from generation.faces.services import face_edit_png, face_set_complete_templates, race_file_stem
 from generation.models import FaceSet, FaceTemplate
 from scoring.judges.images import image_sha256
@@ -27,7 +30,7 @@ from scoring.reflect.biographies import read_biographies
 from scoring.reflect.execution import AnswerResult, execute_requests, run_decoding
 from scoring.reflect.layout import FaceImageRecord, read_face_set
 from scoring.reflect.manifest import read_manifest
-from scoring.reflect.models import Biography, FaceImage, ReflectRun
+from scoring.reflect.models import Biography, FaceImage, ReflectRun, face_image_path
 from scoring.reflect.models import ReflectAnswer as Answer
 from scoring.reflect.protocol import TASKS, VARIANTS, TaskPrompts, protocol_copy, task_prompts
 from scoring.storage import local_file_paths
@@ -127,11 +130,11 @@ def _image_store(template: FaceTemplate, image, variant: str, content: File | No
     )
     target.sha256 = image.sha256
     target.qc_flags, target.accepted = flags, not flags  # a flagged image is not asked about
-    if content is not None:
-        target.file.save(image.path.name, content, save=False)
-    else:
-        with image.path.open("rb") as handle:
-            target.file.save(image.path.name, File(handle), save=False)
+    data = content.read() if content is not None else image.path.read_bytes()
+    checked = image_decoded(data, max_pixels=settings.ACRB_MAX_IMAGE_PIXELS, name=image.path.name)
+    target.file.name = image_store(
+        data=data, image=checked, folder=face_image_path(target, "x").rsplit("/", 1)[0]
+    )
     target.save()
 
 

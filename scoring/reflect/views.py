@@ -9,10 +9,11 @@ import json
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import FileResponse, Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from annotations.common.media import image_response
 from annotations.common.permissions import staff_required
 from generation.models import FaceSet
 from scoring.reflect import reports, selectors
@@ -168,7 +169,4 @@ def run_answers(request, slug: str, run_id: int):
 @require_GET
 def face_image(request, pk: int):
     image = get_object_or_404(FaceImage, pk=pk)
-    response = FileResponse(image.file.open("rb"))
-    response["Cache-Control"] = "private, max-age=3600"
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+    return image_response(image.file)

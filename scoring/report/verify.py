@@ -54,9 +54,20 @@ def verify_folder(folder: Path) -> tuple[list[str], list[str]]:
 
 
 def hash_mismatches(folder: Path, manifest: dict) -> list[str]:
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict):
+        return [f"malformed: {bundle.MANIFEST} has no 'files' object"]
     out = []
-    for relative, entry in sorted((manifest.get("files") or {}).items()):
+    root = folder.resolve()
+    for relative, entry in sorted(files.items()):
         path = folder / relative
+        # A forged manifest could name /etc/passwd or ../../secret: hash only the folder's files.
+        if Path(relative).is_absolute() or not path.resolve().is_relative_to(root):
+            out.append(f"refused: {relative} (outside the report folder)")
+            continue
+        if not isinstance(entry, dict):
+            out.append(f"malformed: {relative} (its {bundle.MANIFEST} entry is not an object)")
+            continue
         if not path.is_file():
             out.append(f"missing: {relative} (listed in {bundle.MANIFEST})")
             continue

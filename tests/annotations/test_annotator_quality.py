@@ -84,8 +84,12 @@ def test_excluded_labels_stay_in_the_export_and_leave_statistics(batch, annotato
     _answer_all(annotators[0], batch)
     _answer_all(annotators[1], batch, cue="erased")
     with pytest.raises(ValidationError, match="reason"):
-        quality.annotator_labels_exclude(annotator=annotators[1], reason="", user=staff_user)
-    quality.annotator_labels_exclude(annotator=annotators[1], reason="spam", user=staff_user)
+        quality.annotator_labels_exclude(
+            annotator=annotators[1], study=study, reason="", user=staff_user
+        )
+    quality.annotator_labels_exclude(
+        annotator=annotators[1], study=study, reason="spam", user=staff_user
+    )
     rows = exports.annotation_dataset(study=study)
     assert len(rows) == 12
     assert {r["annotator"] for r in rows if r["annotator_labels_excluded"]} == {"ann1"}
@@ -94,7 +98,7 @@ def test_excluded_labels_stay_in_the_export_and_leave_statistics(batch, annotato
     document = metrics.metrics_document(study=study, n_resamples=0, label_models=())
     assert [a["annotator"] for a in document["labels"]["excluded_annotators"]] == ["ann1"]
     fingerprint = selectors.study_data_fingerprint(study=study)
-    quality.annotator_labels_include(annotator=annotators[1], user=staff_user)
+    quality.annotator_labels_include(annotator=annotators[1], study=study, user=staff_user)
     assert selectors.study_data_fingerprint(study=study) != fingerprint
     frame, _ = metrics.study_metric_frames(study=study)
     assert len(frame) == 12
@@ -129,6 +133,7 @@ def test_page_actions_exclude_and_grant(batch, annotators, staff_client):
     assert not AnnotatorReview.objects.exists()
     assert staff_client.post(url("exclude"), {"reason": "too fast"}).status_code == 302
     assert AnnotatorReview.objects.get().action == "exclude"
+    _answer_all(ann1, batch)  # a grant waits until their own items are answered (blinding)
     assert staff_client.post(url("grant")).status_code == 302
     queue = client_for(ann1).get(reverse("adjudication:queue", args=[study.slug]))
     assert queue.status_code == 200

@@ -1,7 +1,7 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations import services
-from annotations.management.helpers import study_or_error
+from annotations.management.helpers import BaseCommand, study_or_error
 from annotations.models import Annotator, Batch
 from annotations.policies import PolicyError
 from annotations.staff import batch_subset

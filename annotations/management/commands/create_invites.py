@@ -1,6 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from annotations.management.helpers import study_or_error
+from annotations.management.helpers import BaseCommand, study_or_error
 from annotations.recruitment.invites import invite_links_create
 from annotations.recruitment.rules import DEFAULT_INVITE_DAYS, RecruitmentError
 

@@ -2,14 +2,13 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from annotations import services
 from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
 from annotations.imports.uploads import UploadInvalid, unpack_upload
-from annotations.management.helpers import file_error, study_or_error
+from annotations.management.helpers import BaseCommand, file_error, study_or_error
 from annotations.models import Study
 
 

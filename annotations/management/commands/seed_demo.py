@@ -1,16 +1,19 @@
+import datetime as dt
 import secrets
 import tempfile
 from pathlib import Path
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
+from django.utils import timezone
 
 from annotations import services
 from annotations.adjudication import disputes as adjudication
 from annotations.imports import importers
 from annotations.management import demo
+from annotations.management.helpers import BaseCommand
 from annotations.models import Annotator, Assignment, Batch, Item, Study
 from annotations.recruitment import consent, enrolment, invites, panels
 
@@ -173,6 +176,11 @@ class Command(BaseCommand):
         rows = Assignment.objects.filter(
             annotator__in=annotators, item__study=study
         ).select_related("item", "batch__study")
+        # Simulated annotators loaded each item before answering: an answer to an item never
+        # served would be flagged too fast (docs/annotation.md).
+        rows.filter(served_at__isnull=True).update(
+            served_at=timezone.now() - dt.timedelta(seconds=20)
+        )
         for assignment in rows:
             refusal, cue = demo.simulated_answer(truth[assignment.item.item_id], rng)
             services.annotation_submit(assignment=assignment, hard_refusal=refusal, cue_label=cue)

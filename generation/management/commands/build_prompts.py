@@ -3,8 +3,9 @@ optionally rephrased toward the safety boundary by a configured rewriter first."
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from annotations.management.helpers import BaseCommand
 from generation.prompts import (
     DEFAULT_HARMFUL_SHARE,
     BasePromptError,

@@ -2,9 +2,10 @@
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
+from annotations.management.helpers import BaseCommand
 from generation import selectors
 from generation.faces import services as face_services
 

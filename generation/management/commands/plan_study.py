@@ -1,9 +1,10 @@
 """Store a study plan (Stage I) in a study, creating the study if asked."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from annotations import services as annotation_services
+from annotations.management.helpers import BaseCommand
 from annotations.models import Study
 from generation import selectors, services
 from generation.prompts.controls import DEFAULT_HARMFUL_SHARE

@@ -2,9 +2,9 @@ import sys
 import time
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from annotations.management.helpers import study_or_error
+from annotations.management.helpers import BaseCommand, study_or_error
 from scoring.reflect.management.commands._common import face_set_or_error
 from scoring.report import bundle, pdf
 from scoring.report.dataset import DEFAULTS

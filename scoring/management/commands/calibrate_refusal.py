@@ -1,9 +1,9 @@
 """Choose the CLIP refusal threshold τ per generator from human labels, and store it."""
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from annotations.management.helpers import study_or_error
+from annotations.management.helpers import BaseCommand, study_or_error
 from scoring import services
 from scoring.selectors import JudgeNotConfigured
 

@@ -1,10 +1,10 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.exports import datasets as export_datasets
 from annotations.exports import formats as export_formats
-from annotations.management.helpers import study_or_error
+from annotations.management.helpers import BaseCommand, study_or_error
 from scoring.metrics.document import aggregated_label_export
 from scoring.stats.label_models import METHODS
 

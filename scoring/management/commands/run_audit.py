@@ -4,9 +4,10 @@ the headline disparities. The YAML format is in docs/judges.md ("run_audit")."""
 from pathlib import Path
 
 import yaml
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
+from annotations.management.helpers import BaseCommand
 from generation import selectors as generation_selectors
 from generation import services as generation_services
 from generation.prompts.rephrase import RephraseError

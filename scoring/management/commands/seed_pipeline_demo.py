@@ -4,11 +4,12 @@ items → a batch. The pipeline has random weights: its images are noise, and it
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 from tqdm import tqdm
 
 from annotations import services as annotation_services
+from annotations.management.helpers import BaseCommand
 from annotations.models import Annotator, Batch, Study
 from generation import services
 from generation.prompts.controls import DEFAULT_HARMFUL_SHARE

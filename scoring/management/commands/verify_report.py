@@ -1,7 +1,8 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from annotations.management.helpers import BaseCommand
 from scoring.report import bundle
 from scoring.report.verify import verify_folder
 

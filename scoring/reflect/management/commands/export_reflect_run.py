@@ -1,7 +1,8 @@
 """python manage.py export_reflect_run --set NAME [--model LABEL] --out answers.jsonl"""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from annotations.management.helpers import BaseCommand
 from scoring.reflect import selectors
 from scoring.reflect.dump import write_dump
 

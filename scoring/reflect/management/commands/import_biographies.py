@@ -1,7 +1,8 @@
 """python manage.py import_biographies FILE.jsonl --set NAME [--occupation NAME]"""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from annotations.management.helpers import BaseCommand
 from scoring.reflect import services
 from scoring.reflect.biographies import BiographyFileError
 

@@ -2,8 +2,9 @@
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from annotations.management.helpers import BaseCommand
 from scoring.reflect import selectors, services
 from scoring.reflect.layout import FaceSetLayoutError
 from scoring.reflect.protocol import VARIANTS, ProtocolError

@@ -1,7 +1,8 @@
 """python manage.py publish_face_set --set NAME"""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from annotations.management.helpers import BaseCommand
 from scoring.reflect import selectors, services
 
 from ._common import face_set_or_error

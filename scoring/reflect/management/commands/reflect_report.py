@@ -4,8 +4,9 @@ import sys
 import time
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from annotations.management.helpers import BaseCommand
 from scoring.reflect.dump import read_dump
 from scoring.reflect.page_figures import write_report_bundle
 from scoring.report import bundle, pdf

@@ -6,9 +6,10 @@ listing what is still missing (rerun to ask only those).
 """
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
+from annotations.management.helpers import BaseCommand
 from scoring.reflect import selectors, services
 from scoring.reflect.backends import BackendConfigError, inline_choice, model_choice
 from scoring.reflect.protocol import TASKS
