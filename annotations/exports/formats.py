@@ -19,6 +19,7 @@ from collections.abc import Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from annotations.common.csv_writer import write_csv
 from annotations.common.row_fields import ANNOTATION_ROW, JUDGMENT_ROW
 from annotations.exports import writers as exports
 
@@ -91,6 +92,6 @@ def render_rows(
         write_parquet(rows, buffer, fields, dataset=dataset)
         return buffer.getvalue()
     text = io.StringIO()
-    writer = exports.write_csv if fmt == "csv" else exports.write_jsonl
+    writer = write_csv if fmt == "csv" else exports.write_jsonl
     writer(rows, text, list(fields))
     return text.getvalue().encode("utf-8")

@@ -16,6 +16,7 @@ from django.db import connection, transaction
 from django.urls import reverse
 
 from annotations import selectors, services
+from annotations.imports import importers
 from annotations.models import Annotation, Assignment, Batch
 from tests.support.django_fixtures import client_for
 
@@ -150,7 +151,7 @@ def test_the_survey_tells_the_annotator_plainly(batch, annotators, monkeypatch):
 
 @pytest.mark.django_db
 def test_imported_labels_take_no_answer_or_skip_on_any_path(batch, annotators):
-    services.annotations_import(
+    importers.annotations_import(
         study=batch.study, csv_text=HEADER + "item-0,ann2,,true,\nitem-5,ann2,,true,\n"
     )
     imported = Assignment.objects.filter(batch__policy=Batch.Policy.IMPORTED).first()

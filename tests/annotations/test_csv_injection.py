@@ -9,7 +9,8 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotations import services
-from annotations.exports.writers import render_rows_csv, spreadsheet_safe
+from annotations.common.csv_writer import spreadsheet_safe
+from annotations.exports.writers import render_rows_csv
 from annotations.models import Assignment
 from scoring.reflect.page_figures import table_csv
 from tests.support.django_fixtures import client_for

@@ -61,14 +61,13 @@ def rephrase_record(**changes):
 
 def writer_outputs() -> dict[str, str]:
     """The text of every CSV-producing function, for one row holding formulas."""
-    from annotations.exports.writers import render_annotations, render_rows_csv
+    from annotations.exports.writers import render_rows_csv
     from generation.prompts.rephrase import records_csv
     from scoring.reflect.page_figures import table_csv
 
     row = {"item_id": FORMULA, "note": "-2+3", "a": FORMULA}
     return {
         "render_rows_csv": render_rows_csv([row], ["a"]),
-        "render_annotations": render_annotations([row], "csv"),
         "table_csv": table_csv([{"a": FORMULA}]),
         "records_csv": records_csv([rephrase_record()]),
     }

@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 
 from annotations import services
+from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
 from annotations.imports.uploads import UploadInvalid, unpack_upload
 from annotations.models import Item
@@ -64,7 +65,7 @@ def test_manifest_images_are_stored_under_the_decoded_format(study, staff_client
             manifest_line("b", image="page.html", value="US", source_image="x.js", mode="t2i"),
         ],
     )
-    services.items_import(study=study, manifest=manifest)
+    importers.items_import(study=study, manifest=manifest)
     for item in Item.objects.filter(study=study):
         for field in (item.image, item.source_image):
             if field:
@@ -85,7 +86,7 @@ def test_zip_members_are_stored_under_the_decoded_format(study, tmp_path):
         bundle.writestr("manifest.jsonl", manifest + "\n")
         bundle.writestr("x.js", gif_bytes() + SCRIPT)
     path = unpack_upload(archive, tmp_path / "out")
-    services.items_import(study=study, manifest=path)
+    importers.items_import(study=study, manifest=path)
     assert Item.objects.get(study=study).image.name.endswith(".gif")
 
 
@@ -102,7 +103,7 @@ def test_text_with_an_image_name_is_refused(study, tmp_path):
     path.write_bytes(b"<script>alert(1)</script>")
     manifest = write_manifest(tmp_path / "bundle", [manifest_line("a", image="x.png")])
     with pytest.raises(ManifestInvalid, match="not a readable image"):
-        services.items_import(study=study, manifest=manifest)
+        importers.items_import(study=study, manifest=manifest)
 
 
 def test_a_stored_file_that_is_not_an_image_is_never_served(imported_study, staff_client):
@@ -149,7 +150,7 @@ def test_an_animated_gif_over_the_budget_is_refused_on_import(study, tmp_path, s
     path.write_bytes(gif_bytes(size=(200, 200), frames=50))
     manifest = write_manifest(tmp_path / "bundle", [manifest_line("a", image="anim.gif")])
     with pytest.raises(ManifestInvalid, match="pixels, over the limit"):
-        services.items_import(study=study, manifest=manifest)
+        importers.items_import(study=study, manifest=manifest)
 
 
 def truncated_png(size=(256, 256)) -> bytes:
@@ -180,7 +181,7 @@ def test_a_truncated_png_is_refused(study, tmp_path):
     path.write_bytes(truncated_png())
     manifest = write_manifest(tmp_path / "bundle", [manifest_line("a", image="cut.png")])
     with pytest.raises(ManifestInvalid, match="cut.png is not a readable image"):
-        services.items_import(study=study, manifest=manifest)
+        importers.items_import(study=study, manifest=manifest)
 
 
 def test_zip_members_are_streamed_against_the_budget(tmp_path):

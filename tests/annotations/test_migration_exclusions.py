@@ -15,9 +15,10 @@ AFTER = [("annotations", "0014_annotator_label_exclusion_study_required")]
 @pytest.mark.django_db(transaction=True)
 def test_an_old_exclusion_becomes_one_per_study(batch, annotators, make_manifest):
     from annotations import services
+    from annotations.imports import importers
 
     second = services.study_create(name="Second", slug="second")
-    services.items_import(study=second, manifest=make_manifest(folder="second"))
+    importers.items_import(study=second, manifest=make_manifest(folder="second"))
     services.batch_create(
         study=second, name="b2", policy="k_overlap", annotators=annotators[:1], overlap_k=1, seed=1
     )

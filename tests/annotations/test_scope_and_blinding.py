@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from annotations import adjudication, quality, services
+from annotations.imports import importers
 from annotations.models import AnnotatorReview, Assignment
 from scoring.metrics import document as metrics
 from tests.support.django_fixtures import client_for
@@ -22,7 +23,7 @@ def _answer_all(annotator, batch, cue="retained"):
 @pytest.fixture
 def second_study(annotators, make_manifest):
     study = services.study_create(name="Second", slug="second", min_seconds_per_item=0.0)
-    services.items_import(study=study, manifest=make_manifest(folder="second"))
+    importers.items_import(study=study, manifest=make_manifest(folder="second"))
     batch = services.batch_create(
         study=study, name="b2", policy="k_overlap", annotators=annotators[:2], overlap_k=2, seed=3
     )
