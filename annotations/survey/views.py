@@ -149,13 +149,7 @@ def assignment_answer(request, pk: int):
             form.add_error(None, exc)
     if not form.is_valid():
         services.assignment_mark_served(assignment=assignment)
-        template = "annotations/item.html#survey" if request.htmx else "annotations/item.html"
-        return render(
-            request,
-            template,
-            survey_context(annotator, assignment, form),
-            status=200 if request.htmx else 400,
-        )
+        return _item_with_errors(request, annotator, assignment, form)
     return _go_next(request, annotator, assignment)
 
 
@@ -175,14 +169,19 @@ def assignment_skip(request, pk: int):
         # An unbound form that shows the refusal: no field errors, one message.
         form.cleaned_data, form._errors = {}, ErrorDict()
         form.add_error(None, exc)
-        template = "annotations/item.html#survey" if request.htmx else "annotations/item.html"
-        return render(
-            request,
-            template,
-            survey_context(annotator, assignment, form),
-            status=200 if request.htmx else 400,
-        )
+        return _item_with_errors(request, annotator, assignment, form)
     return _go_next(request, annotator, assignment)
+
+
+def _item_with_errors(request, annotator, assignment, form):
+    """The same item again with what was refused (400 for a plain form post, 200 for htmx)."""
+    template = "annotations/item.html#survey" if request.htmx else "annotations/item.html"
+    return render(
+        request,
+        template,
+        survey_context(annotator, assignment, form),
+        status=200 if request.htmx else 400,
+    )
 
 
 @login_required
