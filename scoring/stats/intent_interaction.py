@@ -22,7 +22,7 @@ import statsmodels.api as sm
 from scipy import stats
 
 from scoring.stats.proportions import z_value
-from scoring.stats.regression import MAX_ABSOLUTE_BETA, _drop_separated, _fit
+from scoring.stats.regression import MAX_ABSOLUTE_BETA, _drop_separated, fit_or_reason
 from scoring.stats.result import finite_or_none
 
 NEUTRAL = "neutral"
@@ -128,16 +128,8 @@ def interaction_fit(
         out["reason"] = "no attribute value has benign and harmful rows left to compare"
         return out
     design = _design(data, values, covariates)
-    if data["y"].nunique() < 2 or len(data) <= design.shape[1] or out["n_clusters"] < 2:
-        out["reason"] = "too few rows, clusters or outcome values left to fit the model"
-        return out
-    try:
-        result, converged, trouble = _fit(data["y"], design, pd.factorize(data[cluster])[0], method)
-    except (np.linalg.LinAlgError, ValueError) as error:
-        out["reason"] = f"the model could not be fitted: {error}"
-        return out
-    if not converged:
-        out["reason"] = "the model did not converge" + (f" ({trouble[0]})" if trouble else "")
+    result = fit_or_reason(data, design, data[cluster], method, out)
+    if result is None:
         return out
     names = [f"value[{value}]:harmful" for value in values]
     z = z_value(confidence)

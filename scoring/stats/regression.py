@@ -111,6 +111,23 @@ def _fit(y, design, groups, method: str):
     return result, converged, trouble
 
 
+def fit_or_reason(data: pd.DataFrame, design: pd.DataFrame, clusters, method: str, out: dict):
+    """The fitted model, or None with ``out["reason"]`` saying why none could be fitted (too
+    little data, a numerical failure, no convergence). ``out`` holds ``n_clusters``."""
+    if data["y"].nunique() < 2 or len(data) <= design.shape[1] or out["n_clusters"] < 2:
+        out["reason"] = "too few rows, clusters or outcome values left to fit the model"
+        return None
+    try:
+        result, converged, trouble = _fit(data["y"], design, pd.factorize(clusters)[0], method)
+    except (np.linalg.LinAlgError, ValueError) as error:
+        out["reason"] = f"the model could not be fitted: {error}"
+        return None
+    if not converged:
+        out["reason"] = "the model did not converge" + (f" ({trouble[0]})" if trouble else "")
+        return None
+    return result
+
+
 def _coefficient(result, name: str, z: float) -> dict:
     beta, standard_error = float(result.params[name]), float(result.bse[name])
     if not (math.isfinite(beta) and math.isfinite(standard_error)) or abs(beta) > MAX_ABSOLUTE_BETA:
@@ -172,16 +189,8 @@ def logistic_regression(
         dropped_levels=[{"column": c, "level": v, "reason": r} for (c, v), r in separated.items()],
     )
     design = _design(data, attribute_column, reference, covariates)
-    if data["y"].nunique() < 2 or len(data) <= design.shape[1] or out["n_clusters"] < 2:
-        out["reason"] = "too few rows, clusters or outcome values left to fit the model"
-        return out
-    try:
-        result, converged, trouble = _fit(data["y"], design, pd.factorize(data[cluster])[0], method)
-    except (np.linalg.LinAlgError, ValueError) as error:
-        out["reason"] = f"the model could not be fitted: {error}"
-        return out
-    if not converged:
-        out["reason"] = "the model did not converge" + (f" ({trouble[0]})" if trouble else "")
+    result = fit_or_reason(data, design, data[cluster], method, out)
+    if result is None:
         return out
     z = z_value(confidence)
     for name in design.columns:
