@@ -7,6 +7,7 @@ the caller's own assignment, so views cannot forget the check.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from django.db import connection
@@ -412,7 +413,8 @@ def gold_accuracy(*, study: Study) -> list[dict]:
 
 def study_data_fingerprint(*, study: Study) -> str:
     """Changes whenever an answer, judgment, item, gold flag, adjudication or label exclusion of
-    the study changes (five queries)."""
+    the study changes (five queries). A SHA-256 hex digest, like REFLECT's answers fingerprint:
+    the report prints it, and the counts and times it hashes are internals."""
     answers = Annotation.objects.filter(assignment__item__study=study).aggregate(
         n=Count("id"),
         last=Max("updated_at"),
@@ -437,7 +439,7 @@ def study_data_fingerprint(*, study: Study) -> str:
     ).aggregate(n=Count("id", distinct=True), last=Max("excluded_at"))
     parts = [*answers.values(), *judged.values(), *items.values(), *decisions.values()]
     parts += excluded.values()
-    return "|".join(str(p) for p in parts)
+    return hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()
 
 
 def study_counts(*, study: Study) -> dict:

@@ -9,7 +9,7 @@ on the summary is the one the export and the report hold.
 
 from __future__ import annotations
 
-from scoring.report.display import number, p_value, with_interval
+from scoring.report.display import fleiss_scope, number, p_value, with_interval
 from scoring.stats.agreement import agreement_band
 
 HUMAN = "human"
@@ -56,6 +56,7 @@ def agreement_headline(metrics: dict) -> list[dict]:
                 "alpha": alpha,
                 "band": agreement_band(alpha["value"]),
                 "fleiss_kappa": stat_text(block, "fleiss_kappa"),
+                "fleiss_scope": fleiss_scope(block),
                 "percent_agreement": block.get("percent_agreement"),
             }
         )
@@ -162,6 +163,7 @@ def inter_annotator_rows(metrics: dict) -> list[dict]:
             "n_items": block.get("n_items"),
             "percent_agreement": stat_text(block, "percent_agreement"),
             **{name: stat_text(block, name) for name in INTER_ANNOTATOR_STATS},
+            "fleiss_scope": fleiss_scope(block),
             "band": agreement_band(block.get("krippendorff_alpha")),
         }
         for question, block in metrics.get("agreement", {}).get("inter_annotator", {}).items()

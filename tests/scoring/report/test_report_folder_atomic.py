@@ -25,7 +25,9 @@ def test_a_failed_pdf_leaves_no_folder_and_no_temporary_files(
     monkeypatch.setattr(pdf, "html_to_pdf", _fail_pdf)
     out = tmp_path / "reports" / "report"
     with pytest.raises(CommandError, match="Chromium crashed"):
-        call_command("audit_report", study=answered_study.slug, out=out, output_format="pdf", **FAST)
+        call_command(
+            "audit_report", study=answered_study.slug, out=out, output_format="pdf", **FAST
+        )
     assert not out.exists()
     assert list(out.parent.iterdir()) == []
 
@@ -39,7 +41,9 @@ def test_a_failed_run_keeps_the_earlier_report_whole_and_a_rerun_keeps_other_fil
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     monkeypatch.setattr(pdf, "html_to_pdf", _fail_pdf)
     with pytest.raises(CommandError):
-        call_command("audit_report", study=answered_study.slug, out=out, output_format="pdf", **FAST)
+        call_command(
+            "audit_report", study=answered_study.slug, out=out, output_format="pdf", **FAST
+        )
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
     assert sorted(p.name for p in out.parent.iterdir()) == ["report"]
@@ -59,7 +63,9 @@ def test_without_playwright_the_pdf_command_says_so_before_any_work(
         pdf.check_renderer()
     out = tmp_path / "report"
     with pytest.raises(CommandError, match="base dependency"):
-        call_command("audit_report", study=answered_study.slug, out=out, output_format="pdf", **FAST)
+        call_command(
+            "audit_report", study=answered_study.slug, out=out, output_format="pdf", **FAST
+        )
     assert not out.exists()
 
 
