@@ -442,6 +442,17 @@ def study_data_fingerprint(*, study: Study) -> str:
     return hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()
 
 
+def items_per_attribute_value(*, study: Study) -> dict[str, int]:
+    """Non-gold items per attribute value: what an expertise-matched batch matches on."""
+    rows = (
+        Item.objects.filter(study=study, is_gold=False)
+        .values_list("attribute_value__value")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {value: n for value, n in rows if value}
+
+
 def study_counts(*, study: Study) -> dict:
     items = Item.objects.filter(study=study).aggregate(
         items=Count("id"),

@@ -128,7 +128,11 @@ def batch_create(
             "item_id", "annotator_id"
         )
     )
-    pairs = _policy_pairs(policy, items, pool, k, rng, existing, manual_pairs)
+    try:
+        pairs = _policy_pairs(policy, items, pool, k, rng, existing, manual_pairs)
+    except policies.ItemPolicyError as error:  # name the item as the study does, not its id
+        item_id = Item.objects.filter(pk=error.item).values_list("item_id", flat=True).first()
+        raise policies.PolicyError(f"item {item_id or error.item!r}: {error.reason}") from None
     if gold_per_annotator:
         gold = list(Item.objects.filter(study=study, is_gold=True).values_list("pk", flat=True))
         pairs += policies.gold_pairs(gold, pool, gold_per_annotator, rng, existing_pairs=existing)

@@ -14,8 +14,12 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True)
         parser.add_argument(
             "--policy",
-            choices=[Batch.Policy.K_OVERLAP, Batch.Policy.EXPERTISE],
-            default=Batch.Policy.K_OVERLAP,
+            # Plain strings: argparse prints choices with repr(), which for the enum members
+            # read "Batch.Policy.K_OVERLAP".
+            choices=[str(Batch.Policy.K_OVERLAP.value), str(Batch.Policy.EXPERTISE.value)],
+            default=str(Batch.Policy.K_OVERLAP.value),
+            help="k_overlap: every item to k annotators, even workloads; expertise: items whose "
+            "attribute value equals an annotator group go to k annotators of that group",
         )
         parser.add_argument(
             "--annotators", required=True, help="comma-separated usernames, or 'all'"

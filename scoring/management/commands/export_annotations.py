@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations import export_datasets, export_formats
-from annotations.management.helpers import study_or_error
+from annotations.management.helpers import output_file_or_error, study_or_error
 from scoring.metrics import aggregated_label_export
 from scoring.stats.label_models import METHODS
 
@@ -31,8 +31,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, study, format, out, aggregate, judgments, seed, **options):
         study = study_or_error(study)
-        if not out.parent.is_dir():
-            raise CommandError(f"cannot write {out}: folder {out.parent} does not exist")
+        out = output_file_or_error(out)
         if aggregate:
             dataset = aggregated_label_export(study=study, method=aggregate, seed=seed)
         elif judgments:
