@@ -109,6 +109,9 @@ def display_report(report: dict) -> dict:
         "regression": [_regression(table) for table in report["regression"]],
         "validation_rows": [_validation(row) for row in report["validation"]["human_vs_auto"]],
         "inter_annotator": _inter_annotator(report["validation"]["inter_annotator"]),
+        "inter_annotator_without_items": _scopes_without_items(
+            report["validation"]["inter_annotator"]
+        ),
         "measures": detection_measures(report),
     }
 
@@ -250,9 +253,7 @@ def _agreement_row(scope: str, name: str, question: str, block: dict) -> dict:
         "n_annotators": block.get("n_annotators"),
         "percent_agreement": percent(block.get("percent_agreement")),
         "kappa": number(block.get("cohen_kappa_pairwise_mean")),
-        "fleiss": " ".join(
-            filter(None, [number(block.get("fleiss_kappa")), _parenthesised(fleiss_scope(block))])
-        ),
+        "fleiss": number(block.get("fleiss_kappa")),
         "alpha": with_interval(
             block.get("krippendorff_alpha"),
             block.get("krippendorff_alpha_ci_low"),
@@ -262,14 +263,13 @@ def _agreement_row(scope: str, name: str, question: str, block: dict) -> dict:
         "reason": block.get("krippendorff_alpha_reason")
         or block.get("cohen_kappa_pairwise_mean_reason")
         or _ci_reason(block, "krippendorff_alpha"),
+        "fleiss_scope": fleiss_scope(block),
     }
 
 
-def _parenthesised(text: str) -> str:
-    return f"({text})" if text else ""
-
-
 def _inter_annotator(section: dict) -> list[dict]:
+    """The rows of the agreement table; an attribute value or annotator group in which no item
+    has two answers gets no row of zeros (``_scopes_without_items`` names them once)."""
     rows = [
         _agreement_row("overall", "all", question, block)
         for question, block in section["overall"].items()
@@ -279,5 +279,17 @@ def _inter_annotator(section: dict) -> list[dict]:
             rows.extend(
                 _agreement_row(scope, name, question, block)
                 for question, block in questions.items()
+                if block.get("n_items")
             )
     return rows
+
+
+def _scopes_without_items(section: dict) -> list[str]:
+    """``annotator group Korean``, ... : the scopes left out of the table, none of whose items
+    has two answers within the scope."""
+    return [
+        f"{scope} {name or '(no group)'}"
+        for scope, key in (("attribute", "by_attribute"), ("annotator group", "by_annotator_group"))
+        for name, questions in section[key].items()
+        if not any(block.get("n_items") for block in questions.values())
+    ]

@@ -53,10 +53,9 @@ def test_fleiss_kappa_names_the_items_it_rests_on_wherever_it_is_shown():
     assert agreement_headline(metrics)[0]["fleiss_scope"] == scope
     assert inter_annotator_rows(metrics)[0]["fleiss_scope"] == scope
     row = display._agreement_row("overall", "all", "cue", BLOCK)
-    assert row["fleiss"] == f"0.681 ({scope})"
+    assert row["fleiss"] == "0.681" and row["fleiss_scope"] == scope  # the report's row note
     same = {**BLOCK, "fleiss_kappa_n_items": 99}
     assert display.fleiss_scope(same) == ""
-    assert display._agreement_row("overall", "all", "cue", same)["fleiss"] == "0.681"
 
 
 def test_a_zero_width_interval_is_never_printed_as_an_interval():
@@ -90,3 +89,19 @@ def test_the_annotator_quality_page_never_prints_question_marks_for_a_missing_in
     assert "[" not in render_to_string("scoring/partials/quality_stat.html", {"stat": zero})
     shown = Stat(value=0.5, ci_low=0.3, ci_high=0.7, n=12)
     assert "[0.30–0.70]" in render_to_string("scoring/partials/quality_stat.html", {"stat": shown})
+
+
+def test_the_agreement_table_has_no_rows_of_zeros_for_scopes_without_items():
+    empty = {"cue": {"n_items": 0, "n_annotators": 1}, "hard_refusal": {"n_items": 0}}
+    section = {
+        "overall": {"cue": BLOCK},
+        "by_attribute": {"Korean": {"cue": BLOCK}},
+        "by_annotator_group": {"Korean": empty, "US": {"cue": BLOCK}},
+    }
+    rows = display._inter_annotator(section)
+    assert [(r["scope"], r["name"]) for r in rows] == [
+        ("overall", "all"),
+        ("attribute", "Korean"),
+        ("annotator group", "US"),
+    ]
+    assert display._scopes_without_items(section) == ["annotator group Korean"]
