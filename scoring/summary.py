@@ -106,15 +106,18 @@ def warnings(
             found.append(_warning("too_fast", f"{row['username']}: {row['too_fast']} of {row['done']} answers "
                                   f"({share:.0%}) faster than the study's minimum time per item.", "progress"))  # fmt: skip
     for row in validation_rows:
-        if row["scope"] != "overall":
+        # Before any human answer there is nothing to disagree with (issue 21: a red
+        # "disagrees with the humans … over 0 items" on a study nobody had labelled yet).
+        if row["scope"] != "overall" or not row.get("n"):
             continue
         kappa = row.get("cohen_kappa")
-        if kappa is None or kappa < JUDGE_MIN_KAPPA:
-            said = (
-                "undefined" if kappa is None else f"κ = {number(kappa)} ({agreement_band(kappa)})"
-            )
+        if kappa is None:
+            found.append(_warning("judge", f"{row['judge']} cannot be checked against the humans on "
+                                  f"{row['question']}: κ is undefined over {row['n']} items.", "validation"))  # fmt: skip
+        elif kappa < JUDGE_MIN_KAPPA:
+            said = f"κ = {number(kappa)} ({agreement_band(kappa)})"
             found.append(_warning("judge", f"{row['judge']} disagrees with the humans on {row['question']}: "
-                                  f"{said} over {row.get('n') or 0} items.", "validation"))  # fmt: skip
+                                  f"{said} over {row['n']} items.", "validation"))  # fmt: skip
     found += _interval_warnings(metrics, report)
     if audit_context_missing:
         found.append(_warning("audit_context", f"Audit context not stated: {', '.join(audit_context_missing)}. "
