@@ -90,6 +90,7 @@ SURVEY_FIELDS = (
     *("served_at", "skipped_at", "answered_at"),
     *("item__item_id", "item__image", "item__source_image", "item__prompt", "item__cue"),
     *("item__attribute_value", "item__attribute_value__cue_description"),
+    "item__attribute_value__is_neutral",  # a neutral baseline says what to judge
     *("batch__name", "batch__study", "batch__study__name"),
     *("annotation__assignment", "annotation__hard_refusal", "annotation__cue_label"),
     *("annotation__note", "annotation__broken_image", "annotation__revision"),
