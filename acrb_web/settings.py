@@ -114,7 +114,7 @@ AUTH_PASSWORD_VALIDATORS = [
 # django-axes first: it refuses a locked-out login before any password is checked.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "annotations.auth.UserWithAnnotatorBackend",
+    "annotations.common.auth.UserWithAnnotatorBackend",
 ]
 # Sessions are read from the cache and written through to the database: a survey request then
 # needs no session query. Several app servers must share the cache (ACRB_CACHE_URL), or a
@@ -250,7 +250,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
-        "annotations.api_renderers.CSPBrowsableAPIRenderer",
+        "annotations.api.renderers.CSPBrowsableAPIRenderer",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
@@ -293,7 +293,7 @@ else:
     }
 # A broker or database restart is survived, not fatal: workers reconnect to the broker
 # forever (also when it is down at start), publishing a task waits out a broker restart of up
-# to about a minute, and tasks retry on database connection errors (annotations.jobs).
+# to about a minute, and tasks retry on database connection errors (annotations.common.jobs).
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_PUBLISH_RETRY_POLICY = {

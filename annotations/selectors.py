@@ -333,7 +333,7 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
         "annotator_group": "assignment__annotator__group",
         "batch": "assignment__batch__name",
         "is_gold": "assignment__item__is_gold",
-        # Kept in the export; statistics leave these rows out (scoring.metrics.study_metric_frames).
+        # Kept in the export; statistics leave these rows out (scoring.metrics.document.study_metric_frames).
         "annotator_labels_excluded": "assignment__annotator__label_exclusion__excluded_at",
     }
     rows = qs.values(

@@ -538,7 +538,7 @@ def item_image_replace(*, item: Item, image: Path, user, reason: str = "") -> It
 
 def __getattr__(name: str):
     """Imports are writes too; they live in imports.py and belong to this API. Resolved on first
-    use, so importing ``annotations.imports`` first (it imports this module) is no cycle."""
+    use, so importing ``annotations.imports.importers`` first (it imports this module) is no cycle."""
     if name in ("annotations_import", "items_import"):
         from . import imports
 

@@ -2,7 +2,7 @@
 "Staff pages").
 
 Django-free. It picks and orders numbers from the metrics document
-(``scoring.metrics.metrics_document``) and the audit report (``scoring.report.dataset``) and a
+(``scoring.metrics.document.metrics_document``) and the audit report (``scoring.report.dataset``) and a
 few counts ``annotations.selectors`` reads; it computes no statistic of its own, so every number
 on the summary is the one the export and the report hold.
 """
@@ -174,7 +174,7 @@ def inter_annotator_rows(metrics: dict) -> list[dict]:
 
 
 def validation_display_rows(validation_rows: list[dict]) -> list[dict]:
-    """The human-vs-judge rows (``scoring.metrics.validation_table``) with κ's interval or the
+    """The human-vs-judge rows (``scoring.metrics.document.validation_table``) with κ's interval or the
     reason it has none, and Landis & Koch's band."""
     return [
         {

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from scoring.judges.backends.base import DecodingConfig, VLMBackend, VLMRequest, VLMResponse
-from scoring.reflect.parsing import ERROR, parse_answer
+from scoring.reflect.answer_parsing import ERROR, parse_answer
 from scoring.reflect.planning import PlannedRequest, answer_options
 from scoring.reflect.protocol import TaskPrompts
 

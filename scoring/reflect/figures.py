@@ -3,7 +3,7 @@
 The rows come from ``scoring.report.reflect.tables`` (one place builds each table); the staff page, the CSV downloads, the
 figures and ``reflect_report --out`` all format those rows (dataset → formatter → writer).
 matplotlib is imported inside the functions; figures are drawn without pyplot
-(``scoring.plotting``: safe in threaded views and tasks).
+(``scoring.report.plotting``: safe in threaded views and tasks).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scoring import plotting
+from scoring.report import plotting
 from scoring.report.reflect.figure_4 import FIGURE_4_VIEWS, figure_4_figure, figure_4_rows
 from scoring.report.reflect.tables import (  # noqa: F401  (TABLE_BUILDERS: the page's downloads)
     TABLE_BUILDERS,
@@ -27,7 +27,7 @@ from scoring.stats.reflect.vocabulary import RACES
 def table_csv(rows: list[dict]) -> str:
     # The project's one CSV-injection guard (docs/deployment.md#security); imported here, not at
     # the top, so this module still loads without the annotations app.
-    from annotations.exports import spreadsheet_safe
+    from annotations.exports.writers import spreadsheet_safe
 
     buffer = io.StringIO()
     if not rows:

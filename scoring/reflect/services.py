@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils.text import slugify
 
-from generation.face_services import face_edit_png, face_set_complete_templates, race_file_stem
+from generation.faces.services import face_edit_png, face_set_complete_templates, race_file_stem
 from generation.models import FaceSet, FaceTemplate
 from scoring.judges.images import image_sha256
 from scoring.reflect import selectors
@@ -302,7 +302,7 @@ def answers_store(*, run: ReflectRun, results: list[AnswerResult], model_version
 
 def run_start(*, face_set: FaceSet, choice: ModelChoice, tasks: list[str], created_by=None):
     """The staff button: the run, one BackgroundJob per task, queued after commit."""
-    from annotations import jobs
+    from annotations.common import jobs
     from scoring.reflect.tasks import run_queue, run_task
 
     unknown = sorted(set(tasks) - set(TASKS))
@@ -331,7 +331,7 @@ def run_start(*, face_set: FaceSet, choice: ModelChoice, tasks: list[str], creat
 def report_request(*, face_set: FaceSet, created_by=None, link: dict | None = None):
     """Queue the report computation of a set; the job page shows its progress, and ``link``
     (``{"url", "label"}``, the page that shows the result) once it is done."""
-    from annotations import jobs
+    from annotations.common import jobs
     from scoring.reflect.tasks import report_task
 
     params = {"face_set": face_set.pk, **({"link": link} if link else {})}

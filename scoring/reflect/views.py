@@ -14,11 +14,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotations.permissions import staff_required
+from annotations.common.permissions import staff_required
 from generation.models import FaceSet
 from scoring.reflect import reports, selectors, services
 from scoring.reflect.backends import BackendConfigError, model_choice
-from scoring.reflect.figures import (
+from scoring.reflect.page_figures import (
     TABLE_BUILDERS,
     figure_4_charts,
     figure_bytes,

@@ -8,7 +8,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotations import policies, services
-from annotations.manifest import ManifestInvalid
+from annotations.imports.manifest import ManifestInvalid
 from annotations.models import Annotation, Batch, Item, Study
 from tests.support.django_fixtures import manifest_line, write_image, write_manifest
 

@@ -17,7 +17,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotations import services
-from annotations.manifest import UnknownAnnotators
+from annotations.imports.manifest import UnknownAnnotators
 from annotations.models import Annotation, BackgroundJob, Batch, Item
 from tests.support.celery_worker import worker_database_url
 from tests.support.django_fixtures import client_for, manifest_line, write_image, write_manifest

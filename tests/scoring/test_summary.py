@@ -1,9 +1,9 @@
-"""The staff summary (scoring.summary): Landis & Koch bands at their published boundaries, and
+"""The staff summary (scoring.metrics.headlines): Landis & Koch bands at their published boundaries, and
 the summary's picks from hand-made metrics and report documents. Django-free."""
 
 import pytest
 
-from scoring import summary
+from scoring.metrics import headlines as summary
 from scoring.stats.agreement import agreement_band
 
 
@@ -122,7 +122,7 @@ def test_warnings_name_what_needs_action():
 
 def test_no_judge_warning_before_any_human_answer_and_undefined_is_not_disagreement():
     """Issue 21 §1.4: the pipeline demo showed "disagrees with the humans … over 0 items"."""
-    from scoring.summary import warnings
+    from scoring.metrics.headlines import warnings
 
     def texts(rows):
         found = warnings(metrics={}, report={"disparities": [], "settings": {}},

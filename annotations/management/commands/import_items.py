@@ -8,9 +8,9 @@ from tqdm import tqdm
 
 from annotations import services
 from annotations.management.helpers import file_error, study_or_error
-from annotations.manifest import ManifestInvalid
+from annotations.imports.manifest import ManifestInvalid
 from annotations.models import Study
-from annotations.uploads import UploadInvalid, unpack_upload
+from annotations.imports.uploads import UploadInvalid, unpack_upload
 
 
 class Command(BaseCommand):

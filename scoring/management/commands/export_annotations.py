@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotations import export_datasets, export_formats
 from annotations.management.helpers import output_file_or_error, study_or_error
-from scoring.metrics import aggregated_label_export
+from scoring.metrics.document import aggregated_label_export
 from scoring.stats.label_models import METHODS
 
 

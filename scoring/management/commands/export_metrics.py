@@ -2,9 +2,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotations.exports import render_metrics
+from annotations.exports.writers import render_metrics
 from annotations.management.helpers import output_file_or_error, study_or_error
-from scoring.metrics import DEFAULT_LABEL_MODELS, metrics_document
+from scoring.metrics.document import DEFAULT_LABEL_MODELS, metrics_document
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_models import METHODS
 from scoring.stats.label_sources import LABEL_SOURCES, POOLED

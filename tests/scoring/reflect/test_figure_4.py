@@ -6,7 +6,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from scoring.reflect import reports, selectors
-from scoring.reflect.figures import figure_4_charts, figure_list
+from scoring.reflect.page_figures import figure_4_charts, figure_list
 from scoring.report.reflect.dataset import answer_frames
 from scoring.report.reflect.figure_4 import (
     FIGURE_4_VIEWS,

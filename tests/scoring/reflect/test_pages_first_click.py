@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from generation.models import FaceSet
-from scoring.reflect import figures
+from scoring.reflect import page_figures as figures
 from tests.scoring.reflect.fakes import write_face_set
 
 pytestmark = pytest.mark.django_db

@@ -5,8 +5,8 @@ import re
 import pytest
 
 from scoring.report import display
-from scoring.report.summary import evidence
-from scoring.summary import agreement_headline, inter_annotator_rows
+from scoring.report.executive_summary import evidence
+from scoring.metrics.headlines import agreement_headline, inter_annotator_rows
 
 
 def _report(sizes: list[int], *, min_n: int = 30) -> dict:

@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from scoring.reflect.dump import read_dump
-from scoring.reflect.figures import write_report_bundle
+from scoring.reflect.page_figures import write_report_bundle
 from scoring.report import bundle, pdf
 from scoring.report.folder import add_format_argument, write_report_folder
 from scoring.report.inputs import reflect_inputs
