@@ -11,7 +11,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test setup setup-ml setup-test browser lint serve clean bench
+.PHONY: demo test setup setup-ml setup-test browser pdf-browser lint serve clean bench
 
 $(VENV)/.base-installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,9 +44,17 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver poppler-utils; \
 	  else echo "Install Debian's chromium, chromium-driver and poppler-utils (sudo apt-get install chromium chromium-driver poppler-utils)"; exit 1; fi; }
 
+# Debian's chromium alone, for the report's PDF (`make demo`): installed with apt-get when root,
+# or with sudo when it needs no password; otherwise one line says how, and the demo goes on.
+pdf-browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  elif sudo -n true 2>/dev/null; then sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "The report's PDF needs Debian's chromium: sudo apt-get install chromium (everything else works without it)"; fi; }
+
 # PIPELINE_DEMO=1 also builds a study end to end with a tiny random-weight generator
 # (taxonomy -> prompts -> generation -> judges -> batch); it installs the ml extra for that.
-demo: setup $(if $(PIPELINE_DEMO),setup-ml)
+demo: setup pdf-browser $(if $(PIPELINE_DEMO),setup-ml)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput -v 0
 	$(PY) manage.py seed_demo --base-url http://$(HOST):$(PORT) $(if $(DEMO_RESET),--reset)

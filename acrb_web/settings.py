@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served from our static files (/api/docs/)
     "django_htmx",
     "template_partials",
     "axes",
@@ -302,6 +303,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # The schema lists every staff endpoint: staff only, like the API it describes.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],
+    # The readable docs page (/api/docs/, staff only like the schema): Swagger UI from the
+    # drf-spectacular-sidecar package's static files, never a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
 }
 
 CELERY_DATA_DIR = VAR_DIR / "celery"

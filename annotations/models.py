@@ -368,6 +368,7 @@ class AnnotationHistory(models.Model):
     recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
 
     class Meta:
+        verbose_name_plural = "annotation history"
         constraints = [
             models.UniqueConstraint(
                 fields=["annotation", "revision"], name="one_history_row_per_revision"

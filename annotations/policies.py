@@ -7,7 +7,8 @@ orders positions by ``priority``). See docs/annotation.md#assignment-policies.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,6 +16,29 @@ import numpy as np
 
 class PolicyError(ValueError):
     """The policy cannot satisfy the request (e.g. k larger than the number of annotators)."""
+
+
+class ItemPolicyError(PolicyError):
+    """One item cannot get its k annotators. ``item`` is the policy's key (a database id in the
+    app), which the caller turns into a name a reader knows (``services.batch_create``)."""
+
+    def __init__(self, item: Hashable, reason: str):
+        self.item, self.reason = item, reason
+        super().__init__(f"item {item!r}: {reason}")
+
+
+def expertise_shortfalls(
+    items_per_key: Mapping[str, int], annotators_per_group: Mapping[str, int], k: int
+) -> list[str]:
+    """Why an expertise-matched batch is impossible before it is tried: every annotator group
+    that items match (their match key, e.g. the culture "Korean") needs k annotators, as
+    ``expertise_matched`` sends those items to that group only. One line per short group."""
+    return [
+        f"group {key!r} has {annotators_per_group[key]} annotator(s) selected, but its "
+        f"{items_per_key[key]} item(s) need k={k} annotators of that group"
+        for key in sorted(items_per_key)
+        if 0 < annotators_per_group.get(key, 0) < k
+    ]
 
 
 @dataclass(frozen=True)
@@ -65,8 +89,8 @@ def k_overlap_balanced(
         item = items[index].item
         chosen = _pick_least_loaded(list(load), load, k, rng, have.get(item, set()))
         if chosen is None:
-            raise PolicyError(
-                f"item {item!r}: fewer than {k} annotators left who do not already have it"
+            raise ItemPolicyError(
+                item, f"fewer than {k} annotators left who do not already have it"
             )
         for annotator in chosen:
             load[annotator] += 1
@@ -93,6 +117,11 @@ def expertise_matched(
     for a in annotators:
         if a.group:
             groups.setdefault(a.group, []).append(a.annotator)
+    shortfalls = expertise_shortfalls(
+        Counter(i.match_key for i in items), {g: len(m) for g, m in groups.items()}, k
+    )
+    if shortfalls:
+        raise PolicyError("; ".join(shortfalls))
     load = {a.annotator: a.load for a in annotators}
     have = _pairs_by_item(existing_pairs)
     matched = [i for i in items if i.match_key in groups]
@@ -107,9 +136,10 @@ def expertise_matched(
             pool = pool_of(policy_item)
             chosen = _pick_least_loaded(pool, load, k, rng, have.get(policy_item.item, set()))
             if chosen is None:
-                raise PolicyError(
-                    f"item {policy_item.item!r} (group {policy_item.match_key or 'none'}): "
-                    f"fewer than {k} eligible annotators"
+                raise ItemPolicyError(
+                    policy_item.item,
+                    f"group {policy_item.match_key or 'none'}: fewer than {k} eligible "
+                    "annotators who do not already have it",
                 )
             for annotator in chosen:
                 load[annotator] += 1

@@ -7,6 +7,7 @@ the caller's own assignment, so views cannot forget the check.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from django.core.paginator import Paginator
@@ -94,6 +95,7 @@ SURVEY_FIELDS = (
     *("item__item_id", "item__image", "item__source_image", "item__prompt", "item__cue"),
     "item__intent",  # a harmful control shows a content warning
     *("item__attribute_value", "item__attribute_value__cue_description"),
+    "item__attribute_value__is_neutral",  # a neutral baseline says what to judge
     *("batch__name", "batch__study", "batch__study__name", "batch__study__slug"),
     *("annotation__assignment", "annotation__hard_refusal", "annotation__cue_label"),
     *("annotation__note", "annotation__broken_image", "annotation__revision"),
@@ -500,7 +502,8 @@ def gold_accuracy(*, study: Study) -> list[dict]:
 
 def study_data_fingerprint(*, study: Study) -> str:
     """Changes whenever an answer, judgment, item, gold flag, adjudication or label exclusion of
-    the study changes (five queries)."""
+    the study changes (five queries). A SHA-256 hex digest, like REFLECT's answers fingerprint:
+    the report prints it, and the counts and times it hashes are internals."""
     answers = Annotation.objects.filter(assignment__item__study=study).aggregate(
         n=Count("id"),
         last=Max("updated_at"),
@@ -525,7 +528,18 @@ def study_data_fingerprint(*, study: Study) -> str:
     )
     parts = [*answers.values(), *judged.values(), *items.values(), *decisions.values()]
     parts += excluded.values()
-    return "|".join(str(p) for p in parts)
+    return hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()
+
+
+def items_per_attribute_value(*, study: Study) -> dict[str, int]:
+    """Non-gold items per attribute value: what an expertise-matched batch matches on."""
+    rows = (
+        Item.objects.filter(study=study, is_gold=False)
+        .values_list("attribute_value__value")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {value: n for value, n in rows if value}
 
 
 def study_counts(*, study: Study) -> dict:

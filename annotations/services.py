@@ -148,7 +148,11 @@ def batch_plan(
     if design is not None:
         chosen = set(design.chosen)
         items = [i for i in items if i.item in chosen]
-    pairs = _policy_pairs(policy, items, pool, k, rng, existing, manual_pairs)
+    try:
+        pairs = _policy_pairs(policy, items, pool, k, rng, existing, manual_pairs)
+    except policies.ItemPolicyError as error:  # name the item as the study does, not its id
+        item_id = Item.objects.filter(pk=error.item).values_list("item_id", flat=True).first()
+        raise policies.PolicyError(f"item {item_id or error.item!r}: {error.reason}") from None
     gold_items = (
         list(Item.objects.filter(study=study, is_gold=True).values_list("pk", flat=True))
         if gold_per_annotator or gold_rate

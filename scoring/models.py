@@ -50,6 +50,7 @@ class ScoringBatch(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name_plural = "scoring batches"
         constraints = [
             models.UniqueConstraint(fields=["job", "index"], name="one_scoring_batch_per_index")
         ]

@@ -53,6 +53,8 @@ EXPECTED = {
     "logout": ("post", (SIGNED_OUT, SIGNED_OUT, SIGNED_OUT, SIGNED_OUT)),
     "admin:index": ("get", (LOGIN, LOGIN, LOGIN, ALLOWED)),
     "api-schema": staff_only(),
+    "api-docs": staff_only(),
+    "favicon": ("get", (ALLOWED, ALLOWED, ALLOWED, ALLOWED)),
     "api:study_list": staff_only(),
     "api:study_detail": staff_only(),
     "api:study_items": staff_only(),

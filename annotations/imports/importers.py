@@ -35,6 +35,10 @@ from annotations.models import (
 )
 
 
+def _line(error: RecordError) -> int:
+    return error.line
+
+
 def _store_file(path: Path, study: Study, written: list[str]) -> str:
     # Checked in full by the manifest parser; stored under a name the server chooses.
     name = image_store(data=path.read_bytes(), folder=f"studies/{study.slug}")
@@ -48,24 +52,20 @@ def items_import(*, study: Study, manifest: Path, progress: Progress = None) -> 
     Files are copied into storage inside the transaction; if anything fails the copies are
     deleted, so a failed import leaves neither rows nor files behind.
     """
-    records = parse_manifest(manifest, services.image_limits())
-    existing = set(
-        Item.objects.filter(study=study, item_id__in=[r.item_id for r in records]).values_list(
-            "item_id", flat=True
-        )
-    )
-    clashes = [
-        RecordError(r.line, "item_id", f"{r.item_id!r} is already in study {study.slug}")
-        for r in records
-        if r.item_id in existing
-    ]
-    mismatched = [
-        RecordError(r.line, "mode", f"{r.mode!r} differs from the study's mode {study.mode!r}")
-        for r in records
-        if r.mode != study.mode
-    ]
-    if clashes or mismatched:
-        raise ManifestInvalid(clashes + mismatched)
+    existing = set(Item.objects.filter(study=study).values_list("item_id", flat=True))
+
+    def against_study(record: ItemRecord) -> list[RecordError]:
+        problems = []
+        if record.item_id in existing:
+            message = f"{record.item_id!r} is already in study {study.slug}"
+            problems.append(RecordError(record.line, "item_id", message))
+        if record.mode != study.mode:
+            message = f"{record.mode!r} differs from the study's mode {study.mode!r}"
+            problems.append(RecordError(record.line, "mode", message))
+        return problems
+
+    # Every problem at once: the study's checks run on each valid line during the parse.
+    records = parse_manifest(manifest, services.image_limits(), check=against_study)
     written: list[str] = []
     try:
         with transaction.atomic():
@@ -139,29 +139,31 @@ def annotations_import(
     (UnknownAnnotators lists them all) unless ``create_annotators``: a typo would otherwise
     become a new account that then shows up in every batch form.
     """
-    records = parse_annotation_csv(csv_text)
-    items = dict(
-        Item.objects.filter(study=study, item_id__in={r.item_id for r in records}).values_list(
-            "item_id", "pk"
-        )
-    )
-    errors = [
-        RecordError(r.line, "item_id", f"{r.item_id!r} is not in study {study.slug}")
-        for r in records
-        if r.item_id not in items
-    ]
-    if errors:
-        raise ManifestInvalid(errors)
+    items = dict(Item.objects.filter(study=study).values_list("item_id", "pk"))
     user_model = get_user_model()
+    known = set(user_model.objects.values_list("username", flat=True))
     first_lines: dict[str, int] = {}
-    for r in records:
-        first_lines.setdefault(r.annotator, r.line)
-    known = set(
-        user_model.objects.filter(username__in=first_lines).values_list("username", flat=True)
-    )
-    unknown = [name for name in first_lines if name not in known]
-    if unknown and not create_annotators:
-        raise UnknownAnnotators(unknown, {name: first_lines[name] for name in unknown})
+
+    def against_study(record) -> list[RecordError]:
+        if record.annotator not in known:
+            first_lines.setdefault(record.annotator, record.line)
+        if record.item_id in items:
+            return []
+        message = f"{record.item_id!r} is not in study {study.slug}"
+        return [RecordError(record.line, "item_id", message)]
+
+    # Every problem at once: unknown item_ids are listed with the file's own problems, and
+    # unknown annotators with both (alone, they are UnknownAnnotators: the page offers to
+    # create them).
+    try:
+        records = parse_annotation_csv(csv_text, check=against_study)
+    except ManifestInvalid as invalid:
+        if first_lines and not create_annotators:
+            unknown = UnknownAnnotators(list(first_lines), first_lines)
+            raise ManifestInvalid(sorted(invalid.errors + unknown.errors, key=_line)) from None
+        raise
+    if first_lines and not create_annotators:
+        raise UnknownAnnotators(list(first_lines), first_lines)
     now = timezone.now()
     with transaction.atomic():
         annotators = {

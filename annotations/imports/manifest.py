@@ -322,8 +322,12 @@ def parse_item_line(obj: dict, line: int, root: Path, limits: ImageLimits) -> It
     )
 
 
-def parse_manifest(path: Path, limits: ImageLimits, *, progress=None) -> list[ItemRecord]:
-    """Every line parsed, or ManifestInvalid listing every problem found."""
+def parse_manifest(
+    path: Path, limits: ImageLimits, *, progress=None, check=None
+) -> list[ItemRecord]:
+    """Every line parsed, or ManifestInvalid listing every problem found. ``check(record)``
+    returns the problems a valid line has against the target study (its mode, an item_id the
+    study already holds), so they are listed with the rest, all at once."""
     root = path.resolve().parent
     records, errors, seen = [], [], {}
     # Decoded whole, so a zip or a Latin-1 file is one clear error, not a traceback mid-loop.
@@ -355,6 +359,8 @@ def parse_manifest(path: Path, limits: ImageLimits, *, progress=None) -> list[It
             )
             continue
         seen[record.item_id] = line_no
+        if check is not None:
+            errors.extend(check(record))
         records.append(record)
     if errors:
         raise ManifestInvalid(errors)
@@ -376,15 +382,17 @@ class AnnotationRecord:
 ANNOTATION_COLUMNS = ("item_id", "annotator", "annotator_group", "hard_refusal", "cue")
 
 
-def parse_annotation_csv(text: str) -> list[AnnotationRecord]:
+def parse_annotation_csv(text: str, *, check=None) -> list[AnnotationRecord]:
+    """Every row parsed, or ManifestInvalid listing every problem; ``check(record)`` adds a
+    valid row's problems against the study (an unknown item_id), listed with the rest."""
     reader = csv.DictReader(io.StringIO(text))
     try:
-        return _annotation_records(reader)
+        return _annotation_records(reader, check)
     except csv.Error as exc:  # e.g. a NUL byte or an unclosed quote
         raise ManifestInvalid([RecordError(reader.line_num, "(csv)", str(exc))]) from None
 
 
-def _annotation_records(reader: csv.DictReader) -> list[AnnotationRecord]:
+def _annotation_records(reader: csv.DictReader, check=None) -> list[AnnotationRecord]:
     missing = [c for c in ANNOTATION_COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
         raise ManifestInvalid([RecordError(1, c, "column is missing") for c in missing])
@@ -424,11 +432,12 @@ def _annotation_records(reader: csv.DictReader) -> list[AnnotationRecord]:
             )
             continue
         seen[key] = line
-        records.append(
-            AnnotationRecord(
-                line, item_id, annotator, (row["annotator_group"] or "").strip(), refusal, cue
-            )
+        record = AnnotationRecord(
+            line, item_id, annotator, (row["annotator_group"] or "").strip(), refusal, cue
         )
+        if check is not None:
+            errors.extend(check(record))
+        records.append(record)
     if errors:
         raise ManifestInvalid(errors)
     return records

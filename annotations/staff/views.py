@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 from django.conf import settings
@@ -18,7 +19,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotations import selectors, services
+from annotations import policies, selectors, services
 from annotations.common import jobs
 from annotations.common.http import download_response
 from annotations.common.permissions import staff_required
@@ -197,6 +198,14 @@ def _batch_options(study, data, *, created_by) -> dict:
         raise ValidationError(
             f"overlap k={data['overlap_k']} needs at least {data['overlap_k']} annotators; {len(annotators)} selected"
         )
+    if data["policy"] == Batch.Policy.EXPERTISE:  # refused here, not in the background job
+        shortfalls = policies.expertise_shortfalls(
+            selectors.items_per_attribute_value(study=study),
+            Counter(a.group for a in annotators if a.group),
+            data["overlap_k"],
+        )
+        if shortfalls:
+            raise ValidationError(["Expertise-matched batch impossible: " + "; ".join(shortfalls)])
     return {
         "name": data["name"],
         "policy": data["policy"],

@@ -9,7 +9,7 @@ on the summary is the one the export and the report hold.
 
 from __future__ import annotations
 
-from scoring.report.display import number, p_value, with_interval
+from scoring.report.display import fleiss_scope, number, p_value, with_interval
 from scoring.report.text import differential_errors, judge_only_cautions, ppi_deltas
 from scoring.stats.agreement import agreement_band
 
@@ -58,6 +58,7 @@ def agreement_headline(metrics: dict) -> list[dict]:
                 "alpha": alpha,
                 "band": agreement_band(alpha["value"]),
                 "fleiss_kappa": stat_text(block, "fleiss_kappa"),
+                "fleiss_scope": fleiss_scope(block),
                 "percent_agreement": block.get("percent_agreement"),
             }
         )
@@ -107,15 +108,18 @@ def warnings(
             found.append(_warning("too_fast", f"{row['username']}: {row['too_fast']} of {row['done']} answers "
                                   f"({share:.0%}) faster than the study's minimum time per item.", "progress"))  # fmt: skip
     for row in validation_rows:
-        if row["scope"] != "overall":
+        # Before any human answer there is nothing to disagree with (issue 21: a red
+        # "disagrees with the humans … over 0 items" on a study nobody had labelled yet).
+        if row["scope"] != "overall" or not row.get("n"):
             continue
         kappa = row.get("cohen_kappa")
-        if kappa is None or kappa < JUDGE_MIN_KAPPA:
-            said = (
-                "undefined" if kappa is None else f"κ = {number(kappa)} ({agreement_band(kappa)})"
-            )
+        if kappa is None:
+            found.append(_warning("judge", f"{row['judge']} cannot be checked against the humans on "
+                                  f"{row['question']}: κ is undefined over {row['n']} items.", "validation"))  # fmt: skip
+        elif kappa < JUDGE_MIN_KAPPA:
+            said = f"κ = {number(kappa)} ({agreement_band(kappa)})"
             found.append(_warning("judge", f"{row['judge']} disagrees with the humans on {row['question']}: "
-                                  f"{said} over {row.get('n') or 0} items.", "validation"))  # fmt: skip
+                                  f"{said} over {row['n']} items.", "validation"))  # fmt: skip
     found += _interval_warnings(metrics, report)
     if audit_context_missing:
         found.append(_warning("audit_context", f"Audit context not stated: {', '.join(audit_context_missing)}. "
@@ -164,6 +168,7 @@ def inter_annotator_rows(metrics: dict) -> list[dict]:
             "n_items": block.get("n_items"),
             "percent_agreement": stat_text(block, "percent_agreement"),
             **{name: stat_text(block, name) for name in INTER_ANNOTATOR_STATS},
+            "fleiss_scope": fleiss_scope(block),
             "band": agreement_band(block.get("krippendorff_alpha")),
         }
         for question, block in metrics.get("agreement", {}).get("inter_annotator", {}).items()

@@ -19,6 +19,27 @@ from scoring.reflect.planning import PlannedRequest, answer_options
 from scoring.reflect.protocol import TaskPrompts
 
 DEFAULT_CHUNK_SIZE = 64
+# A run stops after this many transport errors in a row (docs/reflect.md, "Running"): an
+# endpoint that is down fails every request, and asking hundreds more only stores errors.
+MAX_CONSECUTIVE_TRANSPORT_ERRORS = 20
+# What a backend's error says when the request never got an answer from the model (the
+# OpenAI-compatible client's wording): a transport failure, not a problem of one request.
+TRANSPORT_ERRORS = (
+    "connection failed", "timed out", "gave up after retries", "HTTP 401", "HTTP 403", "HTTP 404",
+)  # fmt: skip
+
+
+class BackendUnavailable(RuntimeError):
+    """The backend cannot be reached: the pre-flight request failed, or too many requests in a
+    row failed in transport. The message is one line for the user; ``stored`` answers were kept."""
+
+    def __init__(self, message: str, *, stored: int = 0):
+        super().__init__(message)
+        self.stored = stored
+
+
+def is_transport_error(error: str | None) -> bool:
+    return bool(error) and error.startswith(TRANSPORT_ERRORS)
 
 
 @dataclass(frozen=True)
@@ -92,16 +113,23 @@ def execute_requests(
     store: Callable[[list[AnswerResult]], None],
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     progress: Callable[[int], None] | None = None,
+    preflight: bool = True,
+    max_consecutive_errors: int | None = MAX_CONSECUTIVE_TRANSPORT_ERRORS,
 ) -> dict[str, int]:
     """Ask every planned request, storing chunk by chunk; counts of answers by status.
 
-    The next chunk is already being asked (in one helper thread, which touches no database)
-    while this one is stored, so the backend never idles during a write.
+    With ``preflight`` the first request is asked alone: if it fails in transport (the
+    endpoint is down, the model name is wrong), ``BackendUnavailable`` says so at once and
+    nothing is stored. After ``max_consecutive_errors`` transport errors in a row the run
+    stops the same way, keeping what was stored. The next chunk is already being asked (in one
+    helper thread, which touches no database) while this one is stored, so the backend never
+    idles during a write; a KeyboardInterrupt leaves at once, without waiting for the chunk in
+    flight (the stored chunks are committed).
     """
     if chunk_size < 1:
         raise ValueError("chunk_size must be >= 1")
-    chunks = [planned[start : start + chunk_size] for start in range(0, len(planned), chunk_size)]
     counts: dict[str, int] = {}
+    state = {"stored": 0, "in_a_row": 0, "last_error": ""}
 
     def ask(chunk: Sequence[PlannedRequest]) -> list[AnswerResult]:
         sent = [vlm_request(request, decoding, prompts) for request in chunk]
@@ -112,15 +140,52 @@ def execute_requests(
             )
         return [answer_result(r, s, a) for r, s, a in zip(chunk, sent, responses, strict=True)]
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="reflect-ask") as asker:
+    def keep(results: list[AnswerResult]) -> None:
+        for result in results:
+            counts[result.status] = counts.get(result.status, 0) + 1
+        store(results)
+        state["stored"] += len(results)
+        if progress is not None:
+            progress(len(results))
+
+    def too_many_errors(results: list[AnswerResult]) -> bool:
+        for result in results:
+            if is_transport_error(result.error):
+                state["in_a_row"] += 1
+                state["last_error"] = result.error
+            else:
+                state["in_a_row"] = 0
+        return max_consecutive_errors is not None and state["in_a_row"] >= max_consecutive_errors
+
+    planned = list(planned)
+    if preflight and planned:
+        first = ask(planned[:1])
+        if is_transport_error(first[0].error):
+            raise BackendUnavailable(
+                f"pre-flight request to {backend.name} failed: {first[0].error}; nothing was "
+                "asked or stored"
+            )
+        keep(first)
+        planned = planned[1:]
+    chunks = [planned[start : start + chunk_size] for start in range(0, len(planned), chunk_size)]
+    asker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reflect-ask")
+    try:
         pending = asker.submit(ask, chunks[0]) if chunks else None
         for index in range(len(chunks)):
             results = pending.result()
-            if index + 1 < len(chunks):
+            stop = too_many_errors(results)
+            if index + 1 < len(chunks) and not stop:
                 pending = asker.submit(ask, chunks[index + 1])
-            for result in results:
-                counts[result.status] = counts.get(result.status, 0) + 1
-            store(results)
-            if progress is not None:
-                progress(len(results))
+            keep(results)
+            if stop:
+                raise BackendUnavailable(
+                    f"stopped after {state['in_a_row']} transport errors in a row (last: "
+                    f"{state['last_error']}); {state['stored']} answers stored, errors "
+                    "included; rerun the same command to ask the rest",
+                    stored=state["stored"],
+                )
+    finally:
+        # Never wait for a chunk in flight (a Ctrl-C, or the stop above): its answers are not
+        # stored, and a rerun asks them again.
+        asker.shutdown(wait=False, cancel_futures=True)
     return counts

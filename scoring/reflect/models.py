@@ -59,6 +59,7 @@ class Biography(models.Model):
     accepted = models.BooleanField(default=True)
 
     class Meta:
+        verbose_name_plural = "biographies"
         ordering = ["occupation", "key"]
         constraints = [
             models.UniqueConstraint(

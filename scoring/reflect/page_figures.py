@@ -35,21 +35,39 @@ def _save(fig, fmt: str) -> bytes:
     return plotting.figure_bytes(fig, fmt, metadata={"Date": None} if fmt == "svg" else None)
 
 
+EMPTY_CELL = "#c8c8c8"  # grey: unlike 0.50, which RdBu_r draws near-white
+
+
+def win_matrix_colours():
+    """RdBu_r with empty cells (no kept comparison, NaN) in grey, never the white of 0.50."""
+    import matplotlib
+
+    return matplotlib.colormaps["RdBu_r"].with_extremes(bad=EMPTY_CELL)
+
+
+def cell_text_colour(value: float) -> str:
+    """White on the dark ends of RdBu_r (dark red, navy), black on the light middle and grey."""
+    if value != value:
+        return "#444444"
+    return "white" if abs(value - 0.5) > 0.3 else "black"
+
+
 def win_matrix_figure(report: dict, *, model: str, scenario: str, fmt: str = "svg") -> bytes:
     """The 10×10 heatmap: row group's win rate against the column group (kept comparisons)."""
     matrix = report["models"][model]["2afc"][scenario]["win_matrix"]
     values = [[float("nan") if v is None else v for v in row] for row in matrix["cells"]]
     fig = plotting.new_figure(figsize=(7.0, 6.0))
     ax = fig.subplots()
-    image = ax.imshow(values, vmin=0.0, vmax=1.0, cmap="RdBu_r")
+    image = ax.imshow(values, vmin=0.0, vmax=1.0, cmap=win_matrix_colours())
     ticks = range(len(matrix["groups"]))
     labels = [plotting.plain_text(g.replace("|", " ")) for g in matrix["groups"]]
     ax.set_xticks(list(ticks), labels, rotation=60, ha="right", fontsize=8)
     ax.set_yticks(list(ticks), labels, fontsize=8)
     for i, row in enumerate(values):
         for j, value in enumerate(row):
-            if value == value:  # not NaN
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=6)
+            text = "n/a" if value != value else f"{value:.2f}"  # NaN: no kept comparison
+            ax.text(j, i, text, ha="center", va="center", fontsize=6,
+                    color=cell_text_colour(value))  # fmt: skip
     ax.set_xlabel("opponent")
     ax.set_ylabel("group (wins against the column)")
     ax.set_title(plotting.plain_text(f"2AFC win rates — {model}, {scenario}"))
@@ -120,7 +138,20 @@ def figure_list(report: dict) -> list[dict[str, Any]]:
             figures.append(
                 {"name": f"jsd__{safe}", "kind": "jsd", "model": model, "scenario": None}
             )
-    return figures
+    return [{**figure, "caption": _caption(figure)} for figure in figures]
+
+
+CAPTIONS = {
+    "win_matrix": "2AFC win matrix (row image chosen over column image)",
+    "figure_4": "2AFC win rates within a gender and within a race",
+    "jsd": "MCQ: Jensen–Shannon divergence of each group's answers from the pooled ones",
+}
+
+
+def _caption(figure: dict[str, Any]) -> str:
+    """What a reader sees under a figure, instead of its file name."""
+    where = f", {figure['scenario']}" if figure.get("scenario") else ""
+    return f"{CAPTIONS[figure['kind']]} — {figure['model']}{where}"
 
 
 def figure_bytes(report: dict, figure: dict[str, Any], fmt: str) -> bytes:
@@ -185,6 +216,7 @@ def figure_4_charts(report: dict) -> list[dict[str, Any]]:
     return [
         {
             "name": _figure_4_name(model, scenario),
+            "caption": _caption({"kind": "figure_4", "model": model, "scenario": scenario}),
             "model": model,
             "scenario": scenario,
             "views": list(FIGURE_4_VIEWS),

@@ -89,12 +89,11 @@ def run_start(*, face_set: FaceSet, choice: ModelChoice, tasks: list[str], creat
     return run, created
 
 
-def report_request(*, face_set: FaceSet, created_by=None):
-    """Queue the report computation of a set; the job page shows its progress."""
-
+def report_request(*, face_set: FaceSet, created_by=None, link: dict | None = None):
+    """Queue the report computation of a set; the job page shows its progress, and ``link``
+    (``{"url", "label"}``, the page that shows the result) once it is done."""
+    params = {"face_set": face_set.pk, **({"link": link} if link else {})}
     with transaction.atomic():
-        job = jobs.job_create(
-            kind="reflect report", created_by=created_by, params={"face_set": face_set.pk}
-        )
+        job = jobs.job_create(kind="reflect report", created_by=created_by, params=params)
         transaction.on_commit(lambda: report_task.delay(job.pk, face_set.pk))
     return job

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations.common.media import image_response
@@ -90,7 +91,11 @@ def run_start(request, slug: str):
 @require_POST
 def report_refresh(request, slug: str):
     face_set = get_object_or_404(FaceSet, slug=slug)
-    job = reflect_tasks.report_request(face_set=face_set, created_by=request.user)
+    link = {
+        "url": reverse("reflect:face_set_detail", args=[face_set.slug]) + "#report",
+        "label": f"Open the report of {face_set.name}",
+    }
+    job = reflect_tasks.report_request(face_set=face_set, created_by=request.user, link=link)
     return redirect("staff:job_detail", pk=job.pk)
 
 

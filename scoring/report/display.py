@@ -45,6 +45,8 @@ def ratio_number(value) -> str:
 def ratio_with_interval(value, low, high) -> str:
     if low is None or high is None:
         return ratio_number(value)
+    if low == high:
+        return f"{ratio_number(value)} {ZERO_WIDTH}"
     return f"{ratio_number(value)} [{ratio_number(low)}, {ratio_number(high)}]"
 
 
@@ -53,9 +55,16 @@ CORRECTIONS = {
 }
 
 
+# docs/metrics.md, "Intervals that cannot carry uncertainty": never "0.000 [0.000, 0.000]".
+ZERO_WIDTH = "(no interval: every resample gave the same value)"
+
+
 def interval(low, high, digits: int = 3, *, as_percent: bool = False) -> str:
+    """``[low, high]``; "" without bounds; the reason instead of a zero-width interval."""
     if low is None or high is None:
         return ""
+    if low == high:
+        return ZERO_WIDTH
     show = (lambda v: percent(v, digits - 2)) if as_percent else (lambda v: number(v, digits))
     return f"[{show(low)}, {show(high)}]"
 
@@ -63,6 +72,19 @@ def interval(low, high, digits: int = 3, *, as_percent: bool = False) -> str:
 def with_interval(value, low, high, digits: int = 3, *, as_percent: bool = False) -> str:
     point = percent(value, digits - 2) if as_percent else number(value, digits)
     return f"{point} {interval(low, high, digits, as_percent=as_percent)}".strip()
+
+
+def fleiss_scope(block: dict) -> str:
+    """Which items Fleiss' κ rests on, when fewer than the block's ``n_items``: it needs the same
+    number of annotations per item, so it uses the items with the most common number
+    (docs/metrics.md, "Fleiss' kappa"). One wording for the dashboard, the summary and the report,
+    so "Fleiss' κ … · 99 items" never contradicts the export's ``fleiss_kappa_n_items: 67``."""
+    n_fleiss, n_items = block.get("fleiss_kappa_n_items"), block.get("n_items")
+    if block.get("fleiss_kappa") is None or not n_fleiss or n_fleiss == n_items:
+        return ""
+    per_item = block.get("fleiss_kappa_annotations_per_item")
+    each = f", those with {per_item} annotations each" if per_item else ""
+    return f"on {n_fleiss} of {n_items} items{each}"
 
 
 def _ci_reason(row: dict, name: str) -> str:
@@ -87,6 +109,9 @@ def display_report(report: dict) -> dict:
         "regression": [_regression(table) for table in report["regression"]],
         "validation_rows": [_validation(row) for row in report["validation"]["human_vs_auto"]],
         "inter_annotator": _inter_annotator(report["validation"]["inter_annotator"]),
+        "inter_annotator_without_items": _scopes_without_items(
+            report["validation"]["inter_annotator"]
+        ),
         "measures": detection_measures(report),
         "ppi": display_ppi(report),
     }
@@ -239,10 +264,13 @@ def _agreement_row(scope: str, name: str, question: str, block: dict) -> dict:
         "reason": block.get("krippendorff_alpha_reason")
         or block.get("cohen_kappa_pairwise_mean_reason")
         or _ci_reason(block, "krippendorff_alpha"),
+        "fleiss_scope": fleiss_scope(block),
     }
 
 
 def _inter_annotator(section: dict) -> list[dict]:
+    """The rows of the agreement table; an attribute value or annotator group in which no item
+    has two answers gets no row of zeros (``_scopes_without_items`` names them once)."""
     rows = [
         _agreement_row("overall", "all", question, block)
         for question, block in section["overall"].items()
@@ -252,6 +280,7 @@ def _inter_annotator(section: dict) -> list[dict]:
             rows.extend(
                 _agreement_row(scope, name, question, block)
                 for question, block in questions.items()
+                if block.get("n_items")
             )
     return rows
 
@@ -355,3 +384,14 @@ def display_ppi(report: dict) -> dict:
             ],
         })  # fmt: skip
     return {"judges": judges, "findings": ppi_findings(report), "present": bool(judges)}
+
+
+def _scopes_without_items(section: dict) -> list[str]:
+    """``annotator group Korean``, ... : the scopes left out of the table, none of whose items
+    has two answers within the scope."""
+    return [
+        f"{scope} {name or '(no group)'}"
+        for scope, key in (("attribute", "by_attribute"), ("annotator group", "by_annotator_group"))
+        for name, questions in section[key].items()
+        if not any(block.get("n_items") for block in questions.values())
+    ]

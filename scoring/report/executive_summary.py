@@ -254,10 +254,16 @@ def evidence(report: dict) -> list[str]:
         )
     small = [where for n, where in sizes if n < settings["min_n"]]
     if small:
-        share = "All" if len(small) == len(sizes) else f"{len(small)} of"
+        if len(sizes) == 1:
+            which = "The only rate rests"
+        elif len(small) == len(sizes):
+            which = f"All {len(sizes)} rates rest"
+        else:  # "92 of the 96 rates rest", "1 of the 96 rates rests"
+            which = (
+                f"{len(small)} of the {len(sizes)} rates {'rests' if len(small) == 1 else 'rest'}"
+            )
         out.append(
-            f"{share} {_count(len(small), 'rate')}{'' if share == 'All' else f' of {len(sizes)}'} rest on fewer than {settings['min_n']} "
-            "observations; their intervals are wide."
+            f"{which} on fewer than {settings['min_n']} observations; their intervals are wide."
         )
     out.extend(_degenerate_intervals(report))
     n_prompts = clusters.get("n_base_prompts", 0)

@@ -1,7 +1,8 @@
 """The report as PDF: the self-contained HTML printed by headless Chromium (docs/report.md, "PDF").
 
 Debian's Chromium, driven by Playwright (the browser the end-to-end tests use; Playwright never
-downloads one here). The print stylesheet (static/css/report.css) starts each section on a new
+downloads one here). Both are part of the base install: ``playwright`` is a base dependency and
+``make demo`` installs Debian's ``chromium`` (docs/report.md, "PDF", says why this engine). The print stylesheet (static/css/report.css) starts each section on a new
 page; Chromium's header/footer template adds the page numbers. Django-free.
 """
 
@@ -33,13 +34,25 @@ def chromium_path() -> str:
     return path
 
 
-def html_to_pdf(html: str, *, title: str = "") -> bytes:
-    """A4 PDF of a self-contained HTML document, with page numbers in the footer."""
+def check_renderer() -> str:
+    """The Chromium path, after checking that everything the PDF needs is installed
+    (``PdfRendererMissing`` with the fix otherwise). Commands call it before their long work."""
     executable = chromium_path()
     try:
-        from playwright.sync_api import sync_playwright
+        import playwright.sync_api  # noqa: F401
     except ImportError as error:
-        raise PdfRendererMissing(f"PDF needs the playwright package: {error}") from error
+        raise PdfRendererMissing(
+            f"PDF needs the playwright package ({error}): reinstall with `make setup` "
+            "(it is a base dependency; it uses Debian's chromium, never a downloaded browser)"
+        ) from error
+    return executable
+
+
+def html_to_pdf(html: str, *, title: str = "") -> bytes:
+    """A4 PDF of a self-contained HTML document, with page numbers in the footer."""
+    executable = check_renderer()
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=executable, headless=True, args=CHROMIUM_ARGS

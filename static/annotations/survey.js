@@ -28,13 +28,26 @@
       case "ArrowRight": { const a = root.querySelector("#nav-next"); if (a) { a.click(); } break; }
       case "s": case "S": root.querySelector("#skip").click(); break;
       case "b": case "B": { const box = root.querySelector('input[name="broken_image"]'); box.checked = !box.checked; break; }
-      case "z": case "Z": { const img = root.querySelector("#item-image"); if (img) { img.classList.toggle("zoomed"); } break; }
+      case "z": case "Z": { const img = root.querySelector("#item-image"); if (img) { toggleZoom(img); } break; }
       default: return;
     }
   });
 
+  // Zoom is at least twice the fitted size (a 512 px image fitted to 608 px used to shrink to
+  // its natural 512 px), or the natural size when that is larger.
+  function toggleZoom(img) {
+    if (img.classList.contains("zoomed")) {
+      img.classList.remove("zoomed");
+      img.style.width = "";
+      return;
+    }
+    const width = Math.max(img.naturalWidth, 2 * img.getBoundingClientRect().width);
+    img.classList.add("zoomed");
+    img.style.width = Math.round(width) + "px";
+  }
+
   document.addEventListener("click", function (event) {
-    if (event.target.id === "item-image") { event.target.classList.toggle("zoomed"); }
+    if (event.target.id === "item-image") { toggleZoom(event.target); }
   });
 
   // Keep the tab title in step with the swapped-in item (the page gives it in its language).

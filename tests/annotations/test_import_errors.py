@@ -196,7 +196,11 @@ def test_web_label_errors_name_the_file_one_per_message(imported_study, annotato
     text = (HEADER + "ghost,ann0,,true,\nitem-1,ann0,,maybe,\n").encode()
     shown = _upload_labels(staff_client, imported_study, text)
     assert shown[0] == "Nothing was imported from team-labels.csv."
-    assert shown[1:] == ["team-labels.csv: line 3: hard_refusal: " + shown[1].split(": ", 3)[3]]
+    # every problem at once (issue 21): the unknown item and the bad value
+    assert shown[1:] == [
+        "team-labels.csv: line 2: item_id: 'ghost' is not in study test-study",
+        "team-labels.csv: line 3: hard_refusal: " + shown[2].split(": ", 3)[3],
+    ]
     shown = _upload_labels(staff_client, imported_study, "é".encode("latin-1"), name="x.csv")
     assert shown[1].startswith("x.csv: line 1: (file): not UTF-8 text")
 

@@ -74,7 +74,7 @@ def test_expertise_matched_sends_matched_items_to_their_group_only():
 
 
 def test_expertise_group_smaller_than_k_is_an_error():
-    with pytest.raises(PolicyError, match="group Korean"):
+    with pytest.raises(PolicyError, match="group 'Korean' has 1 annotator"):
         policies.expertise_matched(
             [PolicyItem(1, "Korean")], _annotators(["Korean", "US"]), 2, np.random.default_rng(0)
         )

@@ -36,6 +36,7 @@ def test_second_run_keeps_the_study_and_its_answers_and_prints_working_logins(cl
 
     second = seed()
     assert "kept" in second
+    assert "make demo DEMO_RESET=1" in second  # the command the user ran, not manage.py
     assert Study.objects.get(slug="demo").pk == study.pk
     assert Annotation.objects.filter(assignment__item__study=study).count() == answers
     staff_line = next(line for line in second.splitlines() if "demo-staff" in line)

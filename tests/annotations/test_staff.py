@@ -109,7 +109,7 @@ def test_staff_creates_an_expertise_batch_as_a_job(
             assert a.annotator.group == a.item.attribute_value.value
 
 
-def test_batch_policy_error_fails_the_job_and_creates_nothing(
+def test_an_impossible_expertise_batch_is_refused_by_the_form_and_creates_nothing(
     imported_study, annotators, staff_client, django_capture_on_commit_callbacks
 ):
     data = {
@@ -120,9 +120,12 @@ def test_batch_policy_error_fails_the_job_and_creates_nothing(
         "gold_per_annotator": 0,
     }
     with django_capture_on_commit_callbacks(execute=True):
-        staff_client.post(reverse("staff:batch_create", args=[imported_study.slug]), data)
-    job = BackgroundJob.objects.get(kind="batch_create")
-    assert job.status == "failed" and "group Korean" in job.errors[0]
+        response = staff_client.post(
+            reverse("staff:batch_create", args=[imported_study.slug]), data
+        )
+    # refused by the form (issue 21), not in the background job
+    assert response.status_code == 400 and "group &#x27;Korean&#x27;" in response.content.decode()
+    assert not BackgroundJob.objects.filter(kind="batch_create").exists()
     assert Batch.objects.count() == 0
 
 

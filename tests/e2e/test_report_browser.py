@@ -83,3 +83,21 @@ def test_pdf_opens_with_summary_on_page_one(report, tmp_path):
         check=True,
     ).stdout
     assert "Contents" in second and "Stated limitations" in second
+
+
+@pytest.mark.parametrize("width, height", [(1280, 720), (1366, 768)])
+def test_the_agreement_table_is_not_clipped_on_a_laptop(report, chromium, width, height):
+    """Issue 21 §1.4: AC1 and the notes were hidden at 1280 and 1366, behind a scrollbar
+    screens below; now the table fits and scopes without items have no rows of zeros."""
+    page = chromium.new_page(viewport={"width": width, "height": height})
+    page.set_content(render_report_html(report), wait_until="load")
+    table = page.locator("table.agreement")
+    table.scroll_into_view_if_needed()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"report-agreement-{width}.png"))
+    hidden = table.evaluate("t => t.scrollWidth - t.clientWidth")
+    assert hidden <= 0, f"{width}px: {hidden} px of the agreement table are scrolled out of view"
+    items = table.evaluate(
+        "t => [...t.querySelectorAll('tbody tr:not(.row-note)')].map(r => r.cells[3].innerText)"
+    )
+    assert items and "0" not in items

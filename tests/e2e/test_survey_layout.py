@@ -106,10 +106,12 @@ def test_laptop_shows_the_whole_image_the_questions_and_submit(page, survey_url,
     )
     assert no_sideways_scroll(page)
 
-    page.keyboard.press("z")  # full resolution: one image pixel per CSS pixel
+    fitted = box(page, "#item-image")["width"]
+    page.keyboard.press("z")  # full resolution, or twice the fitted size: never smaller
     zoomed = box(page, "#item-image")
     natural = page.evaluate("document.querySelector('#item-image').naturalWidth")
-    assert abs(zoomed["width"] - natural) < 1
+    expected = natural if natural > fitted else round(2 * fitted)
+    assert abs(zoomed["width"] - expected) <= 1 and zoomed["width"] > fitted
     if size == LAPTOPS[0]:
         page.screenshot(path=str(SCREENSHOTS / f"survey-{size[0]}x{size[1]}-zoomed.png"))
 
@@ -140,3 +142,37 @@ def test_phone_fits_the_width_keeps_submit_reachable_and_targets_large(
         name = "home" if path == "/" else "guidelines"
         page.screenshot(path=str(SCREENSHOTS / f"{name}-390x844.png"), full_page=True)
         assert no_sideways_scroll(page), f"{path} scrolls sideways at 390 px"
+
+
+def test_on_a_phone_each_item_opens_at_the_top_zoom_enlarges_and_nothing_scrolls_sideways(
+    page, survey_url, live_server
+):
+    """Issue 21 §1.3 at 390×844: after Submit the next item opened scrolled down (the image
+    top and the progress bar off-screen); Z made a 512 px image smaller than fitted; the
+    batches page scrolled sideways; a finished batch still offered "Continue"."""
+    from tests.e2e.test_survey_browser import answer_with_keys
+
+    page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
+    page.goto(survey_url)
+    page.locator("#item-image").evaluate("img => img.decode()")
+    fitted = page.locator("#item-image").bounding_box()["width"]
+    page.keyboard.press("z")
+    zoomed = page.locator("#item-image").bounding_box()["width"]
+    assert zoomed >= max(512, 1.9 * fitted), (fitted, zoomed)
+    page.keyboard.press("z")
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    assert page.evaluate("window.scrollY") > 0  # the phone layout scrolls: Submit is below
+    answer_with_keys(page, "2")
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.scrollY") == 0
+    assert page.locator("#progress").bounding_box()["y"] >= 0
+    page.screenshot(path=str(SCREENSHOTS / "survey-phone-next-item.png"))
+    answer_with_keys(page, "2")
+    page.keyboard.press("2")
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(1500)  # the last answer: the batch's done page
+    page.goto(f"{live_server.url}/")
+    page.screenshot(path=str(SCREENSHOTS / "batches-phone.png"), full_page=True)
+    assert no_sideways_scroll(page)
+    text = page.inner_text("main")
+    assert "Finished" in text and "Continue" not in text and "before you start" not in text

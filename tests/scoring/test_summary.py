@@ -101,10 +101,11 @@ def test_warnings_name_what_needs_action():
     found = summary.warnings(metrics=metrics, report=report, validation_rows=validation,
                              annotators=annotators, flags_waiting=2)  # fmt: skip
     kinds = [w["kind"] for w in found]
-    assert kinds == ["flags", "too_fast", "judge", "judge", "degenerate", "degenerate", "small_n"]
+    # none@1 has no human answer to compare with yet: no warning (issue 21)
+    assert kinds == ["flags", "too_fast", "judge", "degenerate", "degenerate", "small_n"]
     texts = " | ".join(w["text"] for w in found)
     assert "2 item(s) flagged" in texts and "quick: 5 of 20 answers (25%)" in texts
-    assert "bad@1" in texts and "κ = 0.300 (fair)" in texts and "none@1" in texts
+    assert "bad@1" in texts and "κ = 0.300 (fair)" in texts and "none@1" not in texts
     assert "good@1" not in texts and "careful" not in texts
     assert "2 statistic(s) have no interval: one base prompt per domain" in texts
     assert "1 statistic(s) have no interval: fewer than 5 pairable items" in texts
@@ -118,3 +119,20 @@ def test_warnings_name_what_needs_action():
                                 audit_context_missing=["system kind", "annotator pay"])  # fmt: skip
     assert [w["kind"] for w in unstated] == ["audit_context"]
     assert unstated[0]["text"].startswith("Audit context not stated: system kind, annotator pay.")
+
+
+def test_no_judge_warning_before_any_human_answer_and_undefined_is_not_disagreement():
+    """Issue 21 §1.4: the pipeline demo showed "disagrees with the humans … over 0 items"."""
+    from scoring.metrics.headlines import warnings
+
+    def texts(rows):
+        found = warnings(metrics={}, report={"disparities": [], "settings": {}},
+                         validation_rows=rows, annotators=[], flags_waiting=0)  # fmt: skip
+        return [w["text"] for w in found if w["kind"] == "judge"]
+
+    row = {"scope": "overall", "judge": "demo-rules", "question": "hard_refusal"}
+    assert texts([{**row, "n": 0, "cohen_kappa": None}]) == []
+    assert texts([{**row, "n": 12, "cohen_kappa": None}]) == [
+        "demo-rules cannot be checked against the humans on hard_refusal: κ is undefined over 12 items."
+    ]
+    assert "disagrees" in texts([{**row, "n": 12, "cohen_kappa": 0.1}])[0]

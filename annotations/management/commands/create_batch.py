@@ -18,9 +18,18 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True)
         parser.add_argument(
             "--policy",
+            # Plain strings: argparse prints choices with repr(), which for the enum members
+            # read "Batch.Policy.K_OVERLAP".
             type=lambda text: text.replace("-", "_"),
-            choices=[Batch.Policy.K_OVERLAP, Batch.Policy.EXPERTISE, Batch.Policy.VALIDATE_JUDGE],
-            default=Batch.Policy.K_OVERLAP,
+            choices=[
+                str(p.value)
+                for p in (
+                    Batch.Policy.K_OVERLAP,
+                    Batch.Policy.EXPERTISE,
+                    Batch.Policy.VALIDATE_JUDGE,
+                )
+            ],
+            default=str(Batch.Policy.K_OVERLAP.value),
             help="validate-judge draws --budget items, more often where the judges are unsure",
         )
         parser.add_argument(

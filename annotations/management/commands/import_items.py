@@ -2,6 +2,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from django.db import transaction
 from tqdm import tqdm
 
 from annotations import services
@@ -32,21 +33,25 @@ class Command(BaseCommand):
         manifest = Path(manifest)
         if not manifest.is_file():
             raise file_error(str(manifest), "no such file")
-        if create and not Study.objects.filter(slug=study).exists():
-            target = services.study_create(
-                name=name or study, slug=study, mode=mode, overlap_k=overlap_k
-            )
-        else:
-            target = study_or_error(study)
-        with tempfile.TemporaryDirectory(prefix="acrb-import-") as workdir:
-            try:
-                count = self._import(target, manifest, Path(workdir), options["verbosity"])
-            except ManifestInvalid as exc:
-                raise file_error(str(manifest), exc) from None
-            except UploadInvalid as exc:
-                raise file_error(str(manifest), str(exc).removeprefix(f"{manifest}: ")) from None
-            except OSError as exc:
-                raise file_error(str(manifest), exc.strerror or exc) from None
+        # One transaction: a study made by --create is rolled back with a failed import, so
+        # "nothing was imported" leaves no empty study behind either.
+        with transaction.atomic():
+            if create and not Study.objects.filter(slug=study).exists():
+                target = services.study_create(
+                    name=name or study, slug=study, mode=mode, overlap_k=overlap_k
+                )
+            else:
+                target = study_or_error(study)
+            with tempfile.TemporaryDirectory(prefix="acrb-import-") as workdir:
+                try:
+                    count = self._import(target, manifest, Path(workdir), options["verbosity"])
+                except ManifestInvalid as exc:
+                    raise file_error(str(manifest), exc) from None
+                except UploadInvalid as exc:
+                    message = str(exc).removeprefix(f"{manifest}: ")
+                    raise file_error(str(manifest), message) from None
+                except OSError as exc:
+                    raise file_error(str(manifest), exc.strerror or exc) from None
         self.stdout.write(self.style.SUCCESS(f"imported {count} items into {target.slug}"))
 
     def _import(self, study: Study, manifest: Path, workdir: Path, verbosity: int) -> int:

@@ -69,7 +69,7 @@ class Command(BaseCommand):
             self.stdout.write(
                 self.style.WARNING(
                     f"Demo study '{DEMO_SLUG}' kept as it was (SYNTHETIC data); "
-                    "`manage.py seed_demo --reset` rebuilds it."
+                    "`make demo DEMO_RESET=1` rebuilds it."
                 )
             )
         else:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotations.management.helpers import BaseCommand
+from annotations.management.helpers import BaseCommand, output_file_or_error
 from generation.prompts import (
     DEFAULT_HARMFUL_SHARE,
     BasePromptError,
@@ -67,6 +67,7 @@ class Command(BaseCommand):
     def handle(self, *args, taxonomy, base, out, missing_slot, sample_size, sample_seed,
                rephrase, rephrase_out, rephrase_cache, harmful_controls, harmful_seed,
                **options):  # fmt: skip
+        output_file_or_error(out)
         records_path = rephrase_out or Path(f"{out}.rephrase.jsonl")
         if rephrase and records_path.suffix.lower().lstrip(".") not in RECORD_FORMATS:
             raise CommandError(f"--rephrase-out {records_path}: use a .csv or .jsonl file")

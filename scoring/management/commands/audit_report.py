@@ -92,7 +92,7 @@ class Command(BaseCommand):
         references = dict(_reference(text) for text in reference)
         if output_format == "pdf":
             try:
-                pdf.chromium_path()  # fail before minutes of resampling, not after
+                pdf.check_renderer()  # fail before minutes of resampling, not after
             except PdfRendererMissing as error:
                 raise CommandError(str(error)) from None
         started = time.perf_counter()

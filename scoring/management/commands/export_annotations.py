@@ -4,7 +4,7 @@ from django.core.management.base import CommandError
 
 from annotations.exports import datasets as export_datasets
 from annotations.exports import formats as export_formats
-from annotations.management.helpers import BaseCommand, study_or_error
+from annotations.management.helpers import BaseCommand, output_file_or_error, study_or_error
 from scoring.metrics.document import aggregated_label_export
 from scoring.stats.label_models import METHODS
 
@@ -32,8 +32,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, study, format, out, aggregate, judgments, seed, **options):
         study = study_or_error(study)
-        if not out.parent.is_dir():
-            raise CommandError(f"cannot write {out}: folder {out.parent} does not exist")
+        out = output_file_or_error(out)
         if aggregate:
             dataset = aggregated_label_export(study=study, method=aggregate, seed=seed)
         elif judgments:

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from annotations.exports.writers import render_metrics
-from annotations.management.helpers import BaseCommand, study_or_error
+from annotations.management.helpers import BaseCommand, output_file_or_error, study_or_error
 from scoring.metrics.document import DEFAULT_LABEL_MODELS, metrics_document
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_models import METHODS
@@ -54,12 +54,18 @@ class Command(BaseCommand):
     def handle(self, *args, study, out, n_resamples, seed, label_models, labels, **options):
         if n_resamples < 0:
             raise CommandError(f"--resamples must be 0 or more, got {n_resamples}")
+        out = output_file_or_error(out)  # before the computing, not after
+        target = study_or_error(study)
+        models = _label_models(label_models)
         document = metrics_document(
-            study=study_or_error(study),
+            study=target,
             n_resamples=n_resamples,
             seed=seed,
-            label_models=_label_models(label_models),
+            label_models=models,
             labels=labels,
         )
-        Path(out).write_text(render_metrics(document), encoding="utf-8")
+        try:
+            out.write_text(render_metrics(document), encoding="utf-8")
+        except OSError as error:
+            raise CommandError(f"cannot write {out}: {error.strerror or error}") from None
         self.stdout.write(self.style.SUCCESS(f"wrote {out}"))

@@ -1,6 +1,7 @@
 """A study built end to end by the tiny local pipeline: taxonomy → prompts → generation →
 items → a batch. The pipeline has random weights: its images are noise, and it says so."""
 
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
@@ -46,7 +47,8 @@ class Command(BaseCommand):
         folder = folder or Path(settings.VAR_DIR) / "tiny_t2i"
         if not (folder / "model_index.json").exists():
             self.stdout.write(f"Building a tiny random-weight pipeline in {folder} …")
-            build_tiny_text2image(folder)
+            with _quiet_model_libraries():
+                build_tiny_text2image(folder)
         with transaction.atomic():
             for existing in Study.objects.filter(slug=slug):
                 annotation_services.study_delete(study=existing)
@@ -67,7 +69,7 @@ class Command(BaseCommand):
             services.study_generator_attach(
                 study=study, name="tiny-t2i", config=tiny_config(folder), seeds=[seed]
             )
-        with tqdm(desc="generating", unit="img", disable=None) as bar:
+        with tqdm(desc="generating", unit="img", disable=None) as bar, _quiet_model_libraries():
 
             def progress(done, total):
                 bar.total, bar.n = total, done
@@ -105,6 +107,31 @@ class Command(BaseCommand):
             study=study, name="Pipeline demo batch", policy=Batch.Policy.K_OVERLAP,
             annotators=annotators, overlap_k=min(2, len(annotators)), seed=seed,
         )  # fmt: skip
+
+
+@contextmanager
+def _quiet_model_libraries():
+    """The tiny pipeline's tokenizer holds 32 tokens, so diffusers warns "truncated because CLIP
+    can only handle sequences up to 32 tokens: [... <|endoftext|>]" for every prompt, and the
+    libraries draw their own loading bars: a flood in the demo's terminal that says nothing
+    about the demo. Errors still show. Through the libraries' own logging modules, which
+    configure their loggers on first use (a plain ``logging`` level set earlier is reset)."""
+    from diffusers.utils import logging as diffusers_logging
+    from transformers.utils import logging as transformers_logging
+
+    modules = (diffusers_logging, transformers_logging)
+    levels = [module.get_verbosity() for module in modules]
+    bars = [module.is_progress_bar_enabled() for module in modules]
+    for module in modules:
+        module.set_verbosity_error()
+        module.disable_progress_bar()
+    try:
+        yield
+    finally:
+        for module, level, bar in zip(modules, levels, bars, strict=True):
+            module.set_verbosity(level)
+            if bar:
+                module.enable_progress_bar()
 
 
 DEMO_JUDGE = {"kind": "hard_refusal", "name": "demo-rules", "version": "1", "clip": None}

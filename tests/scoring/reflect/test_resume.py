@@ -37,14 +37,15 @@ def test_crash_midway_then_resume_fills_only_the_gaps(face_set, serve):
     dying = DiesAfter(build_backend(choice), calls=3)
     with pytest.raises(KeyboardInterrupt):
         services.run_execute(run=run, choice=choice, task="2afc", backend=dying, chunk_size=50)
-    assert ReflectAnswer.objects.count() == 150 == len(server.requests)
+    # three calls: the pre-flight request alone, then two chunks of 50
+    assert ReflectAnswer.objects.count() == 101 == len(server.requests)
     stored_before = set(ReflectAnswer.objects.values_list("request_key", flat=True))
 
     run_reflect(server, tasks="2afc")
     planned = {p.request_key for p in selectors.run_planned_requests(run=run, task="2afc")}
     assert len(server.requests) == len(planned) == 540
     assert set(ReflectAnswer.objects.values_list("request_key", flat=True)) == planned
-    assert ReflectAnswer.objects.filter(request_key__in=stored_before).count() == 150
+    assert ReflectAnswer.objects.filter(request_key__in=stored_before).count() == 101
 
 
 def test_transport_errors_are_kept_then_retried_and_the_command_fails_until_complete(

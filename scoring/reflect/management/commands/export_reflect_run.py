@@ -2,7 +2,7 @@
 
 from django.core.management.base import CommandError
 
-from annotations.management.helpers import BaseCommand
+from annotations.management.helpers import BaseCommand, output_file_or_error
 from scoring.reflect import selectors
 from scoring.reflect.dump import write_dump
 
@@ -18,6 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True)
 
     def handle(self, *args, **options):
+        output_file_or_error(options["out"])
         face_set = face_set_or_error(options["name"])
         run = None
         if options["model"]:

@@ -64,7 +64,7 @@ class Command(BaseCommand):
             raise CommandError("give --set NAME or --answers DUMP.jsonl")
         if options["output_format"] == "pdf":
             try:
-                pdf.chromium_path()  # fail before the resampling, not after
+                pdf.check_renderer()  # fail before the resampling, not after
             except PdfRendererMissing as error:
                 raise CommandError(str(error)) from None
         started = time.perf_counter()
