@@ -330,7 +330,8 @@ def validate_judge_design(
             f"of {min_per_stratum} items (needs {sum(minimum.values())})"
         )
     mean = float(uncertainty.mean())
-    weights = uncertainty + (UNCERTAINTY_FLOOR_SHARE * mean if mean > 0 else 1.0)
+    # A mean too small to divide by (subnormal uncertainties) counts as nobody being uncertain.
+    weights = uncertainty + (UNCERTAINTY_FLOOR_SHARE * mean if mean > 1e-12 else 1.0)
     expected = _stratum_shares(weights, members, minimum, budget)
     # Whole stratum sizes: ⌊t_s⌋, plus one for strata drawn with probability t_s − ⌊t_s⌋ (the
     # fractions sum to a whole number; systematic sampling draws exactly that many).

@@ -394,8 +394,6 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
         # The design's probability of drawing the item (null: no design chose it); the PPI
         # estimates weight by its inverse (docs/annotation.md, "Validate the judge").
         "inclusion_probability": "assignment__inclusion_probability",
-        # Kept in the export; statistics leave these rows out (scoring.metrics.document.study_metric_frames).
-        "annotator_labels_excluded": "assignment__annotator__label_exclusion__excluded_at",
     }
     # Kept in the export; statistics leave these rows out (scoring.metrics.document.study_metric_frames).
     qs = qs.annotate(

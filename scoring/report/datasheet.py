@@ -131,8 +131,11 @@ def _batch(batch: dict, annotation_records: list[dict]) -> dict:
 
 
 def guidelines_text(html: str) -> str:
-    """The guidelines page's template as plain text: tags and template tags dropped."""
-    text = re.sub(r"{%.*?%}|{{.*?}}", "", html, flags=re.S)
+    """The guidelines page's template as plain text in its source language (English): the text
+    of ``{% translate "…" %}`` and ``{% blocktranslate %}`` kept, other tags dropped."""
+    text = re.sub(r"""{%\s*(?:translate|trans)\s+(["'])(.*?)\1.*?%}""", r"\2", html, flags=re.S)
+    text = re.sub(r"{%\s*(?:end)?blocktrans(?:late)?\b.*?%}", "", text, flags=re.S)
+    text = re.sub(r"{%.*?%}|{{.*?}}", "", text, flags=re.S)
     text = re.sub(r"<(br|/p|/li|/h\d|/dt|/dd)\s*/?>", "\n", text)
     text = unescape(re.sub(r"<[^>]+>", "", text))
     return "\n".join(line.strip() for line in text.splitlines() if line.strip())

@@ -8,6 +8,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotations import policies, services
+from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
 from annotations.models import Annotation, Batch, Item, Study
 from tests.support.django_fixtures import manifest_line, write_image, write_manifest
@@ -33,7 +34,7 @@ def test_every_manifest_problem_is_listed_at_once_mode_and_clash_included(import
         ],
     )
     with pytest.raises(ManifestInvalid) as caught:
-        services.items_import(study=imported_study, manifest=path)
+        importers.items_import(study=imported_study, manifest=path)
     fields = {(error.line, error.field) for error in caught.value.errors}
     assert (1, "item_id") in fields and (2, "mode") in fields
     assert any(line == 3 for line, _ in fields)
@@ -48,7 +49,7 @@ def test_every_labels_problem_is_listed_at_once_unknown_item_and_annotator_inclu
         "item-1,zoe,,maybe,retained\n"  # a bad value
     )
     with pytest.raises(ManifestInvalid) as caught:
-        services.annotations_import(study=imported_study, csv_text=csv_text)
+        importers.annotations_import(study=imported_study, csv_text=csv_text)
     text = str(caught.value)
     assert "'ghost' is not in study" in text and "hard_refusal" in text
     assert "unknown annotator(s): zoe" in text

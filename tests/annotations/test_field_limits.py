@@ -121,12 +121,12 @@ def test_the_web_import_job_fails_with_one_line_per_problem(
 def test_a_job_that_fails_unexpectedly_ends_failed_with_its_message(
     study, staff_client, django_capture_on_commit_callbacks, monkeypatch
 ):
-    from annotations import services
+    from annotations.imports import importers
 
     def broken(**kwargs):
         raise RuntimeError("value too long for type character varying(200)\nDETAIL: more")
 
-    monkeypatch.setattr(services, "items_import", broken)
+    monkeypatch.setattr(importers, "items_import", broken)
     upload = io.BytesIO((json.dumps(manifest_line("a")) + "\n").encode())
     upload.name = "items.jsonl"
     with django_capture_on_commit_callbacks(execute=True):

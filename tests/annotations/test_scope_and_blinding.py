@@ -8,9 +8,11 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from annotations import adjudication, quality, services
+from annotations import services
+from annotations.adjudication import disputes as adjudication
 from annotations.imports import importers
 from annotations.models import AnnotatorReview, Assignment
+from annotations.quality import actions as quality
 from scoring.metrics import document as metrics
 from tests.support.django_fixtures import client_for
 

@@ -3,6 +3,7 @@
 import pytest
 
 from annotations import services
+from annotations.imports import importers
 from tests.support.django_fixtures import client_for, manifest_line, write_image, write_manifest
 
 pytestmark = pytest.mark.django_db
@@ -12,7 +13,7 @@ def test_a_neutral_baseline_item_says_how_to_answer(study, tmp_path):
     write_image(tmp_path / "b" / "n.png")
     path = write_manifest(tmp_path / "b", [manifest_line("n", image="n.png", attribute="neutral",
                                                          value="neutral", cue=None)])  # fmt: skip
-    services.items_import(study=study, manifest=path)
+    importers.items_import(study=study, manifest=path)
     annotator = services.annotator_create(username="n1", password="pw-for-tests-1")
     batch = services.batch_create(study=study, name="b", policy="k_overlap",
                                   annotators=[annotator], overlap_k=1, seed=1)  # fmt: skip

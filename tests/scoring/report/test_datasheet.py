@@ -119,3 +119,15 @@ def test_shipped_sources_are_known_by_file_name():
 def test_guidelines_text_drops_tags_and_template_tags():
     html = '{% extends "b.html" %}<h1>Guide</h1><p>Answer <kbd>1</kbd> &amp; go</p>{% url "x" %}'
     assert guidelines_text(html) == "Guide\nAnswer 1 & go"
+
+
+def test_guidelines_text_keeps_the_text_of_translated_strings():
+    """The survey's templates wrap their text in translation tags: the report's copy of the
+    guidelines must keep that text (in English), not drop it with the other tags."""
+    from scoring.report.datasheet import guidelines_text
+
+    html = (
+        '<h2>{% translate "1. Is the output a refusal?" %}</h2>'
+        "<p>{% blocktranslate %}Look <b>here</b> first.{% endblocktranslate %}</p>{{ study.name }}"
+    )
+    assert guidelines_text(html) == "1. Is the output a refusal?\nLook here first."

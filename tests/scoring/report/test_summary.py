@@ -71,8 +71,12 @@ def test_flagged_disparities_lead_the_findings_and_the_verdict(report):
     target = min(changed["disparities"], key=lambda r: r.get("delta") or 1)
     target.update(flagged=True, delta=0.05, permutation_p_holm=0.01)
     summary = executive_summary(changed)
-    assert summary["findings"][0].startswith("1 of ")
-    assert target["measure"] in summary["findings"][1] and "flagged" in summary["findings"][1]
+    # The PPI sentences come first where humans validated a judge (docs/report.md); then the
+    # flagged disparities, before anything else.
+    findings = summary["findings"]
+    first = next(i for i, f in enumerate(findings) if "(PPI)" not in f and "Do not report" not in f)
+    assert findings[first].startswith("1 of ")
+    assert target["measure"] in findings[first + 1] and "flagged" in findings[first + 1]
     verdict = next(v for v in summary["verdicts"] if v["attribute"] == target["attribute"])
     assert verdict["verdict"] == "flagged" and "Holm p = 0.010" in verdict["text"]
 
