@@ -124,8 +124,6 @@ def test_guidelines_text_drops_tags_and_template_tags():
 def test_guidelines_text_keeps_the_text_of_translated_strings():
     """The survey's templates wrap their text in translation tags: the report's copy of the
     guidelines must keep that text (in English), not drop it with the other tags."""
-    from scoring.report.datasheet import guidelines_text
-
     html = (
         '<h2>{% translate "1. Is the output a refusal?" %}</h2>'
         "<p>{% blocktranslate %}Look <b>here</b> first.{% endblocktranslate %}</p>{{ study.name }}"
