@@ -1,6 +1,7 @@
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from annotations.management.helpers import BaseCommand
 from annotations.staff.people import annotator_accounts_create
 
 

@@ -1,10 +1,8 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
-
 from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
-from annotations.management.helpers import file_error, study_or_error
+from annotations.management.helpers import BaseCommand, file_error, study_or_error
 
 
 class Command(BaseCommand):

@@ -5,9 +5,9 @@ The consent text annotators agree to before invite or panel links work: the same
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from annotations.management.helpers import study_or_error
+from annotations.management.helpers import BaseCommand, study_or_error
 from annotations.recruitment.consent import consent_publish
 from annotations.recruitment.rules import RecruitmentError
 
