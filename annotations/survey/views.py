@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.forms.utils import ErrorDict
-from django.http import Http404
+from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import translation
@@ -233,16 +233,21 @@ def language_set(request):
     (when logged in) and in a cookie (before log-in: an invite or panel link's consent page)."""
     language = request.POST.get("language", "")
     next_url = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(
-        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    # Only a path on this site: no other host, no URL name, nothing past a sane length.
+    if (
+        not next_url.startswith("/")
+        or len(next_url) > 2000
+        or not url_has_allowed_host_and_scheme(
+            next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
     ):
         next_url = reverse("annotations:home")
     if language not in language_codes():
-        return redirect(next_url)
+        return HttpResponseRedirect(next_url)
     annotator = selectors.annotator_for_user(request.user)
     if annotator is not None:
         services.annotator_language_set(annotator=annotator, language=language)
-    response = redirect(next_url)
+    response = HttpResponseRedirect(next_url)
     response.set_cookie(
         settings.LANGUAGE_COOKIE_NAME,
         language,
