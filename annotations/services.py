@@ -17,6 +17,7 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from annotations.common.media import image_store
 from annotations.imports.manifest import ImageInvalid, ImageLimits, check_image
@@ -399,7 +400,8 @@ def assignment_mark_served(*, assignment: Assignment) -> None:
 
 
 # What the annotator reads when the item left their queue while they were answering it.
-NO_LONGER_YOURS = "This item was handed to someone else; your answer was not saved."
+# Shown on the survey page, in the annotator's language.
+NO_LONGER_YOURS = gettext_lazy("This item was handed to someone else; your answer was not saved.")
 
 
 def _refuse_imported(assignment: Assignment) -> None:
