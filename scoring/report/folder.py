@@ -17,9 +17,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from scoring.report import bundle, render
+from scoring.report import bundle, pdf, render
 from scoring.report.document_types import is_audit_report
-from scoring.report.pdf import html_to_pdf
 
 
 def write_report_folder(
@@ -82,7 +81,7 @@ def _write_files(
     (out / "report.html").write_text(html, encoding="utf-8")
     written = [out / "report.html", out / bundle.REPORT]
     if output_format == "pdf":
-        (out / "report.pdf").write_bytes(html_to_pdf(html, title=render.report_title(report)))
+        (out / "report.pdf").write_bytes(pdf.html_to_pdf(html, title=render.report_title(report)))
         written.append(out / "report.pdf")
     bundle.write_inputs(out, inputs)
     if extra_files is not None:

@@ -10,9 +10,9 @@ from django.contrib.staticfiles import finders
 from django.template.loader import render_to_string
 
 from scoring.report import figures as report_figures
+from scoring.report import pdf
 from scoring.report.display import display_report
 from scoring.report.executive_summary import executive_summary
-from scoring.report.pdf import html_to_pdf
 from scoring.report.reflect.display import display_part
 from scoring.report.safety import safety_display
 
@@ -104,4 +104,4 @@ def render_report_json(report: dict) -> str:
 def render_report_pdf(report: dict, *, with_figures: bool = True) -> bytes:
     """The same self-contained document printed to PDF (``scoring.report.pdf``)."""
     html = render_report_html(report, with_figures=with_figures)
-    return html_to_pdf(html, title=report_title(report))
+    return pdf.html_to_pdf(html, title=report_title(report))
