@@ -26,7 +26,8 @@ def study_summary(*, study: Study) -> dict:
     validation_rows = validation_table(metrics)
     return {
         "progress": progress,
-        "ppi": summary.ppi_headline(metrics),
+        # Three rows: the summary stays on one laptop screen; the details hold every row.
+        "ppi": summary.ppi_headline(metrics, limit=3),
         "agreement": summary.agreement_headline(metrics),
         "disparities": summary.largest_disparities(report),
         "alpha": report["settings"]["alpha"],
