@@ -27,6 +27,7 @@ ATTRIBUTE_COLUMNS = (
     "attribute_value",
     "cue",
     "source_image",
+    "intent",  # benign (default) or harmful: a harmful control (docs/generation.md)
 )
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp")
 

@@ -87,11 +87,20 @@ def test_draft_lists_every_csv_problem_at_once():
     assert len(draft.lines) == 2
     shown = [str(e) for e in draft.problems]
     assert (
-        "line 1: colour: unknown column (use image, item_id, generator, prompt, base_prompt_id, domain, attribute, attribute_value, cue, source_image)"
+        "line 1: colour: unknown column (use image, item_id, generator, prompt, base_prompt_id, domain, attribute, attribute_value, cue, source_image, intent)"
         in shown
     )
     assert "line 3: (csv): more values than there are columns" in shown
     assert "line 0: (upload): c.png is in the upload but no CSV row names it" in shown
+
+
+def test_draft_carries_each_rows_intent_to_the_manifest():
+    """A harmful control is marked in the CSV, as in a JSONL manifest (docs/formats.md)."""
+    text = "image,attribute,intent\na.png,neutral,harmful\nb.png,neutral,\n"
+    draft = manifest_draft(
+        csv_bytes=text.encode(), members=["a.png", "b.png"], defaults={}, mode="t2i"
+    )
+    assert [line.get("intent") for line in draft.lines] == ["harmful", None]
 
 
 def test_draft_refuses_a_csv_that_is_not_utf8():
