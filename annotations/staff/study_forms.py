@@ -58,7 +58,7 @@ class StudyNewForm(forms.Form):
         label="Attributes CSV",
         help_text=(
             "One row per image: image, and any of item_id, generator, prompt, base_prompt_id, "
-            "domain, attribute, attribute_value, cue, source_image. Columns left out come from "
+            "domain, attribute, attribute_value, cue, source_image, intent (benign or harmful). Columns left out come from "
             "the fields below."
         ),
         widget=forms.ClearableFileInput(attrs={"accept": ".csv,text/csv"}),
