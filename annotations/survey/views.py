@@ -130,11 +130,8 @@ def assignment_detail(request, pk: int):
 @login_required
 @require_POST
 def assignment_answer(request, pk: int):
-    annotator = selectors.annotator_for_user(request.user)
-    assignment = selectors.assignment_for_annotator(
-        annotator=annotator, assignment_id=pk, for_answer=True
-    )
-    if gate := _consent_gate_for(request, annotator, assignment):
+    annotator, assignment, gate = _posted_assignment(request, pk)
+    if gate:
         return gate
     form = AnswerForm(request.POST)
     if form.is_valid():
@@ -156,11 +153,8 @@ def assignment_answer(request, pk: int):
 @login_required
 @require_POST
 def assignment_skip(request, pk: int):
-    annotator = selectors.annotator_for_user(request.user)
-    assignment = selectors.assignment_for_annotator(
-        annotator=annotator, assignment_id=pk, for_answer=True
-    )
-    if gate := _consent_gate_for(request, annotator, assignment):
+    annotator, assignment, gate = _posted_assignment(request, pk)
+    if gate:
         return gate
     try:
         services.assignment_skip(assignment=assignment)
@@ -184,15 +178,22 @@ def _item_with_errors(request, annotator, assignment, form):
     )
 
 
-@login_required
-@require_POST
-def assignment_decline(request, pk: int):
-    """Decline a harmful control without penalty (docs/annotation.md, "Harmful controls")."""
+def _posted_assignment(request, pk: int):
+    """The annotator and their assignment an answer, skip or decline is for, and the consent
+    page to show first when the batch asks for consent not given yet (else None)."""
     annotator = selectors.annotator_for_user(request.user)
     assignment = selectors.assignment_for_annotator(
         annotator=annotator, assignment_id=pk, for_answer=True
     )
-    if gate := _consent_gate_for(request, annotator, assignment):
+    return annotator, assignment, _consent_gate_for(request, annotator, assignment)
+
+
+@login_required
+@require_POST
+def assignment_decline(request, pk: int):
+    """Decline a harmful control without penalty (docs/annotation.md, "Harmful controls")."""
+    annotator, assignment, gate = _posted_assignment(request, pk)
+    if gate:
         return gate
     try:
         services.assignment_decline_harmful(assignment=assignment)
