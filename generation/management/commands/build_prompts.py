@@ -6,8 +6,8 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from annotations.management.helpers import BaseCommand, output_file_or_error
+from generation.management.arguments import add_harmful_control_arguments
 from generation.prompts import (
-    DEFAULT_HARMFUL_SHARE,
     BasePromptError,
     TaxonomyError,
     build_prompts,
@@ -51,13 +51,7 @@ class Command(BaseCommand):
             type=Path,
             help="kept and rejected rewrites, .csv or .jsonl (default: <out>.rephrase.jsonl)",
         )
-        parser.add_argument(
-            "--harmful-controls", nargs="?", const=DEFAULT_HARMFUL_SHARE, type=float,
-            metavar="SHARE",
-            help="add harmful controls (OVERT-unsafe pairs), SHARE per domain's base prompts "
-            f"(default {DEFAULT_HARMFUL_SHARE}; docs/generation.md, 'Harmful controls')",
-        )  # fmt: skip
-        parser.add_argument("--harmful-seed", type=int, default=0, help="draws the controls")
+        add_harmful_control_arguments(parser)
         parser.add_argument(
             "--rephrase-cache",
             type=Path,

@@ -7,7 +7,7 @@ from annotations import services as annotation_services
 from annotations.management.helpers import BaseCommand
 from annotations.models import Study
 from generation import selectors, services
-from generation.prompts.controls import DEFAULT_HARMFUL_SHARE
+from generation.management.arguments import add_harmful_control_arguments
 from generation.prompts.rephrase import RephraseError
 
 
@@ -40,13 +40,7 @@ class Command(BaseCommand):
             metavar="NAME",
             help="rewrite the base prompts toward the safety boundary first (docs/generation.md)",
         )  # fmt: skip
-        parser.add_argument(
-            "--harmful-controls", nargs="?", const=DEFAULT_HARMFUL_SHARE, type=float,
-            metavar="SHARE",
-            help="add harmful controls (OVERT-unsafe pairs), SHARE per domain's base prompts "
-            f"(default {DEFAULT_HARMFUL_SHARE}; docs/generation.md, 'Harmful controls')",
-        )  # fmt: skip
-        parser.add_argument("--harmful-seed", type=int, default=0, help="draws the controls")
+        add_harmful_control_arguments(parser)
 
     def handle(self, *args, study, create, name, **options):
         record = Study.objects.filter(slug=study).first()

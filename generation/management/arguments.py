@@ -1,0 +1,18 @@
+"""Command-line arguments that more than one generation command takes."""
+
+from generation.prompts.controls import DEFAULT_HARMFUL_SHARE
+
+
+def add_harmful_control_arguments(parser) -> None:
+    """``--harmful-controls [SHARE]`` and ``--harmful-seed`` (docs/generation.md, "Harmful
+    controls"): ``build_prompts`` and ``plan_study`` plan the controls the same way."""
+    parser.add_argument(
+        "--harmful-controls",
+        nargs="?",
+        const=DEFAULT_HARMFUL_SHARE,
+        type=float,
+        metavar="SHARE",
+        help="add harmful controls (OVERT-unsafe pairs), SHARE per domain's base prompts "
+        f"(default {DEFAULT_HARMFUL_SHARE}; docs/generation.md, 'Harmful controls')",
+    )
+    parser.add_argument("--harmful-seed", type=int, default=0, help="draws the controls")
