@@ -101,6 +101,8 @@ def label_examples_by_answer(*, study: Study) -> list[AnswerExamples]:
         .annotate(
             n_assigned=Count("item__assignments", filter=Q(item__assignments__is_active=True))
         )
+        # An aggregate query has no order of its own (PostgreSQL returns any): by item id.
+        .order_by("item__item_id")
     )
     for example in rows:
         groups[example.label].examples.append(example)
