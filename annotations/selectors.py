@@ -136,12 +136,7 @@ def assignment_for_annotator(
 
 
 def batch_for_annotator(*, annotator: Annotator | None, batch_id: int) -> Batch:
-    if (
-        annotator is None
-        or not Assignment.objects.filter(batch_id=batch_id, annotator=annotator, is_active=True)
-        .exclude(batch__policy=Batch.Policy.IMPORTED)
-        .exists()
-    ):
+    if annotator is None or not _own_assignments(annotator).filter(batch_id=batch_id).exists():
         raise Http404("no such batch")
     return Batch.objects.select_related("study").get(pk=batch_id)
 

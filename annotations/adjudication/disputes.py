@@ -24,7 +24,6 @@ from annotations.models import (
     Annotation,
     Annotator,
     AnnotatorLabelExclusion,
-    Assignment,
     AutomatedJudgment,
     Item,
     Study,
@@ -76,9 +75,7 @@ def adjudicator_grant(*, study: Study, annotator: Annotator, user) -> Adjudicato
     """Let an annotator adjudicate a study; granting twice keeps the first grant. Refused
     while they have open items there: adjudication shows other annotators' answers and the
     judges' outputs, which would unblind their own answers (docs/annotation.md)."""
-    open_items = Assignment.objects.filter(
-        annotator=annotator, batch__study=study, is_active=True, answered_at__isnull=True
-    ).count()
+    open_items = open_items_of(annotator=annotator, study=study).count()
     if open_items:
         raise ValidationError(
             f"{annotator} still has {open_items} open item(s) in {study.slug}: adjudicating "

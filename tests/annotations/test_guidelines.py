@@ -2,6 +2,7 @@
 them, images only through the permission-checked image view."""
 
 import pytest
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -158,3 +159,11 @@ def test_staff_page_adds_and_removes(staff_client, imported_study):
     assert staff_client.post(remove).status_code == 404
     detail = staff_client.get(reverse("staff:study_detail", args=[imported_study.slug]))
     assert page_url in detail.content.decode()
+
+
+def test_the_study_guidelines_page_speaks_the_annotators_language(batch, annotators):
+    """An annotator page like the survey: shown in the language the annotator chose."""
+    c = client_for(annotators[0])
+    c.cookies[settings.LANGUAGE_COOKIE_NAME] = "fr"
+    body = c.get(reverse("guidelines:study", args=[batch.study.slug])).content.decode()
+    assert "Exemples de réponses" in body and "Label examples" not in body
