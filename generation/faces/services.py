@@ -87,7 +87,6 @@ def _source_files(folder: Path) -> list[tuple[str, Path]]:
 def face_templates_import(*, face_set: FaceSet, sources: str | Path) -> int:
     """Store every source photo of ``sources`` (content-addressed) with its detected face
     box; an unchanged photo is skipped. Returns how many templates were added or changed."""
-    from PIL import Image
 
     changed = 0
     for occupation, path in _source_files(Path(sources)):
@@ -99,9 +98,9 @@ def face_templates_import(*, face_set: FaceSet, sources: str | Path) -> int:
         ).first()
         if current and current.image_sha256 == digest:
             continue
-        pixels = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
-        box = detect_face_box(pixels)
+        # Checked in full (every frame, the pixel budget) before anything else decodes it.
         checked = image_decoded(data, max_pixels=settings.ACRB_MAX_IMAGE_PIXELS, name=path.name)
+        box = detect_face_box(_pixels(data))
         stored = image_store(
             data=data, image=checked, folder=f"face_sets/{face_set.slug}/sources", reuse=True
         )

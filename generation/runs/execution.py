@@ -33,7 +33,6 @@ from generation.models import GenerationRequest, ProviderSlot, StudyGenerator
 
 Status = GenerationRequest.Status
 LOCAL_KINDS = backends.GENERATORS.local_names
-EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}
 
 
 def claim_lease() -> timedelta:

@@ -136,15 +136,10 @@ def _point_from_counts(counts, *, confidence: float) -> dict:
     return point
 
 
-def frontier_point(frame: pd.DataFrame, *, confidence: float) -> dict:
-    """``{over_refusal, over_refusal_ci, under_refusal, under_refusal_ci, n_benign, n_harmful}``
-    of a set of rows (one generator's rows of one attribute value), Wilson intervals; a rate
-    without rows is null with ``<name>_reason``."""
-    return _point_from_counts(_row_counts(frame).sum(), confidence=confidence)
-
-
 def frontier(frame: pd.DataFrame, *, confidence: float) -> dict:
-    """``<generator>.<attribute>.<value>`` → ``frontier_point``; the neutral baseline is
+    """``<generator>.<attribute>.<value>`` → ``{over_refusal, over_refusal_ci, under_refusal,
+    under_refusal_ci, n_benign, n_harmful}`` (Wilson intervals; a rate without rows is null with
+    ``<name>_reason``); the neutral baseline is
     ``neutral.neutral`` and the generator's overall point ``overall.all`` (docs/metrics.md).
     One grouped sum of per-row counts, so the cost does not grow with the number of cells."""
     if len(frame) == 0:
