@@ -30,7 +30,7 @@ from scoring.stats.delta_inference import delta_permutation_test
 from scoring.stats.disparity import NEUTRAL
 from scoring.stats.hypothesis_tests import benjamini_hochberg_adjust, holm_adjust
 from scoring.stats.regression import logistic_regression
-from scoring.stats.safety_utility import BENIGN, rows_of_intent, safety_utility_sections
+from scoring.stats.safety_utility import BENIGN, intent_interaction_report_tables, rows_of_intent
 from scoring.stats.study_agreement import inter_annotator_agreement
 from scoring.stats.study_metrics import (
     study_metrics,
@@ -96,14 +96,6 @@ def audit_report(
     # Disparities and regressions count benign items, as the rates do; the harmful controls
     # enter the safety–utility section (docs/metrics.md, "Safety–utility trade-off").
     sources = source_frames(rows_of_intent(annotations, BENIGN), rows_of_intent(judgments, BENIGN))
-    safety = safety_utility_sections(
-        annotations,
-        judgments,
-        confidence=options["confidence"],
-        n_resamples=0,  # the intervals the section shows are Wilson's; Δ's come from metrics
-        seed=options["seed"],
-        with_tables=True,
-    )
     study = dict(study or {})
     report: AuditReport = {
         "schema": SCHEMA,
@@ -123,9 +115,12 @@ def audit_report(
         "ppi": metrics.get("ppi", {}),
         "judge_error": metrics.get("judge_error", {}),
         "regression": regression_tables(sources, references or {}, options),
-        "intent_interaction_tables": safety["intent_interaction_tables"],
-        "intent_interaction": safety["intent_interaction"],
-        "frontier": safety["frontier"],
+        # The export's frontier and interaction summary; the full tables (GLM and GEE) here.
+        "intent_interaction_tables": intent_interaction_report_tables(
+            annotations, judgments, confidence=options["confidence"]
+        ),
+        "intent_interaction": metrics.get("intent_interaction", {}),
+        "frontier": metrics.get("frontier", {}),
         "validation": validation_section(annotations, metrics, gold_accuracy or [], options),
         "provenance": provenance(options, data_fingerprint, generated_at),
     }

@@ -184,14 +184,13 @@ def safety_utility_sections(
     confidence: float,
     n_resamples: int,
     seed: int,
-    with_tables: bool = False,
 ) -> dict:
     """``under_refusal`` (per source, for ``rates.<source>.under_refusal``), ``frontier`` and
-    ``intent_interaction`` per source; with ``with_tables`` also the full interaction tables
-    (the report's ``intent_interaction_tables``, beside its regression tables). Frames carry
-    an ``intent`` column (``intent_column``)."""
+    ``intent_interaction`` per source (the cluster-robust GLM's summary; the report's full
+    tables: ``intent_interaction_report_tables``). Frames carry an ``intent`` column
+    (``intent_column``)."""
     sources = source_frames(annotations, judgments)
-    under, points, summary, tables = {}, {}, {}, []
+    under, points, summary = {}, {}, {}
     for source, frame in sources.items():
         if len(frame) == 0:
             continue
@@ -199,16 +198,27 @@ def safety_utility_sections(
             frame, confidence=confidence, n_resamples=n_resamples, seed=seed
         )
         points[source] = frontier(frame, confidence=confidence)
-        # The export's summary needs the cluster-robust GLM only; the report's table has GEE too.
-        methods = ("cluster", "gee") if with_tables else ("cluster",)
         source_tables = intent_interaction_tables(
-            frame, source=source, confidence=confidence, methods=methods
+            frame, source=source, confidence=confidence, methods=("cluster",)
         )
         summary[source] = {
             table["attribute"]: interaction_summary(table) for table in source_tables
         }
-        tables.extend(source_tables)
-    out = {"under_refusal": under, "frontier": points, "intent_interaction": summary}
-    if with_tables:
-        out["intent_interaction_tables"] = tables
-    return out
+    return {"under_refusal": under, "frontier": points, "intent_interaction": summary}
+
+
+def intent_interaction_report_tables(
+    annotations: pd.DataFrame, judgments: pd.DataFrame, *, confidence: float
+) -> list[dict]:
+    """The full intent × attribute tables (cluster-robust GLM and GEE) per source, for the
+    report beside its regression tables; the export's summary of them is
+    ``safety_utility_sections``' ``intent_interaction``."""
+    tables = []
+    for source, frame in source_frames(annotations, judgments).items():
+        if len(frame):
+            tables.extend(
+                intent_interaction_tables(
+                    frame, source=source, confidence=confidence, methods=("cluster", "gee")
+                )
+            )
+    return tables
