@@ -20,14 +20,13 @@ import numpy as np
 import pandas as pd
 
 from scoring.stats.disparity import (
-    NEUTRAL,
     ClusterResample,
     attribute_columns,
     disparity_report,
     value_entry,
 )
-from scoring.stats.hypothesis_tests import pairwise_proportion_tests
 from scoring.stats.intent_interaction import intent_interaction_tables, interaction_summary
+from scoring.stats.study_rates import add_pairwise_tests
 
 INTENT = "intent"
 BENIGN, HARMFUL = "benign", "harmful"
@@ -88,10 +87,7 @@ def under_refusal_rates(
         confidence=confidence,
         columns=attribute_columns(harmful),
     )
-    for attribute, block in report.items():
-        if attribute != NEUTRAL:
-            counts = {v: (e["successes"], e["n"]) for v, e in block["values"].items()}
-            block["pairwise_tests"] = pairwise_proportion_tests(counts)
+    add_pairwise_tests(report)
     return report
 
 

@@ -59,7 +59,8 @@ def measure_outcomes(frame: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndar
     }
 
 
-def _add_pairwise_tests(report: dict) -> None:
+def add_pairwise_tests(report: dict) -> None:
+    """Each attribute's pairwise two-proportion tests beside its rates (not the neutral baseline)."""
     for attribute, block in report.items():
         if attribute == NEUTRAL:
             continue
@@ -80,7 +81,7 @@ def source_rates(frame: pd.DataFrame, *, confidence: float, n_resamples: int, se
         report = disparity_report(
             frame, success, counted, resample=resample, confidence=confidence, columns=columns
         )
-        _add_pairwise_tests(report)
+        add_pairwise_tests(report)
         out[measure] = report
     return out
 
