@@ -2,6 +2,7 @@
 leave them out unless staff opt in, the content warning and declining without penalty."""
 
 import pytest
+from django.conf import settings
 from django.contrib.admin.models import LogEntry
 from django.urls import reverse
 
@@ -129,3 +130,13 @@ def test_the_api_carries_the_intent(controls_study, annotators, staff_client):
     answers = staff_client.get(reverse("api:study_annotations", args=[controls_study.slug])).json()
     rows = answers["results"] if isinstance(answers, dict) else answers
     assert {row["intent"] for row in rows} == {"benign", "harmful"}
+
+
+def test_the_content_warning_speaks_the_annotators_language(controls_study, annotators):
+    batch = opted_in_batch(controls_study, annotators)
+    harmful = Assignment.objects.filter(batch=batch, item__intent="harmful").first()
+    client = client_for(annotators[0])
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "fr"
+    page = client.get(reverse("annotations:assignment", args=[harmful.pk])).content.decode()
+    assert "Avertissement" in page and "Refuser cet élément (sans pénalité)" in page
+    assert "Content warning" not in page
