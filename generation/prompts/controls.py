@@ -18,7 +18,7 @@ preferring pairs whose two prompts both name a person (the attribute needs a slo
 
 from __future__ import annotations
 
-import csv
+import functools
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -27,7 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
-from generation.prompts.base_prompts import BENIGN, HARMFUL, BasePrompt, BasePromptError
+from generation.prompts.base_prompts import (
+    BENIGN,
+    HARMFUL,
+    BasePrompt,
+    BasePromptError,
+    _read_csv,
+)
 from generation.prompts.slots import find_person_slot
 from generation.prompts.taxonomy import DATA_DIR
 
@@ -85,10 +91,14 @@ class ControlPlan:
 
 
 def load_control_pairs(path: str | Path | None = None) -> list[ControlPair]:
-    """The matched pairs of an OVERT-unsafe file (columns ``PAIR_COLUMNS``), in file order."""
-    path = Path(path) if path is not None else OVERT_UNSAFE_PATH
-    with path.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    """The matched pairs of an OVERT-unsafe file (columns ``PAIR_COLUMNS``), in file order;
+    each file is read once per process (every plan of a web worker uses the same pairs)."""
+    return list(_control_pairs(Path(path) if path is not None else OVERT_UNSAFE_PATH))
+
+
+@functools.lru_cache(maxsize=8)
+def _control_pairs(path: Path) -> tuple[ControlPair, ...]:
+    rows = _read_csv(path)
     if not rows or not set(PAIR_COLUMNS) <= set(rows[0]):
         raise BasePromptError(f"{path}: expected the OVERT-unsafe columns {list(PAIR_COLUMNS)}")
     pairs = []
@@ -97,7 +107,7 @@ def load_control_pairs(path: str | Path | None = None) -> list[ControlPair]:
         if not all(texts[1:]):
             raise BasePromptError(f"{path} row {index}: a prompt or the category is empty")
         pairs.append(ControlPair(f"{ID_PREFIX}_{index:04d}", *texts))
-    return pairs
+    return tuple(pairs)
 
 
 def harmful_share_checked(share) -> float:

@@ -21,8 +21,8 @@ gives every term of every estimate in all resamples.
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
+from scoring.stats.proportions import z_value
 from scoring.stats.result import CI_REASONS
 
 
@@ -80,7 +80,7 @@ def ppi_moments(y, f, labelled, unlabelled, weights, *, confidence: float = 0.95
             _population_variance(imputed, unlabelled, bb[..., 0]) / big_n
             + _population_variance(rectifier, labelled, nn[..., 0]) / n
         )
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = z_value(confidence)
     return {
         "estimate": estimate,
         "se": se,
