@@ -116,12 +116,13 @@ def ordered_map(
         return
     window = max(lookahead, workers)
     if pool_kind == "thread":
-        yield from _in_order(decode_pool(workers), function, iter(items), window, 1)
+        yield from _in_order(decode_pool(workers), function, iter(items), window, chunk=None)
         return
     chunk = max(1, min(8, window // (2 * workers)))
     pool = process_pool(workers, function)
     try:
-        for results in _in_order(pool, _run_installed, iter(items), max(1, window // chunk), chunk):  # fmt: skip
+        chunks = _in_order(pool, _run_installed, iter(items), max(1, window // chunk), chunk=chunk)
+        for results in chunks:
             yield from results
     except BrokenProcessPool:  # a worker died (killed, out of memory): the next call starts anew
         with _POOLS_LOCK:
@@ -132,13 +133,14 @@ def ordered_map(
 
 
 def _in_order(
-    pool: Executor, function: Callable, items: Iterator, window: int, chunk: int
+    pool: Executor, function: Callable, items: Iterator, window: int, *, chunk: int | None
 ) -> Iterator:
-    """Submit ``function`` over ``items`` (one at a time, or lists of ``chunk``), at most
-    ``window`` submissions in flight, results in order."""
+    """Submit ``function`` over ``items`` (one at a time when ``chunk`` is None, else lists
+    of up to ``chunk``, even of one), at most ``window`` submissions in flight, results in
+    order."""
     in_flight: deque = deque()
     while True:
-        work = next(items, _END) if chunk == 1 else (list(islice(items, chunk)) or _END)
+        work = next(items, _END) if chunk is None else (list(islice(items, chunk)) or _END)
         if work is _END:
             break
         in_flight.append(pool.submit(function, work))
