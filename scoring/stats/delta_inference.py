@@ -13,23 +13,35 @@ from scoring.stats import bootstrap
 from scoring.stats.result import Stat, undefined
 
 
+def within_cluster_permutation_sums(
+    weights_sorted, labels_sorted, cluster_sorted, n_values, n_permutations, rng
+):
+    """Yield ``(start, stop, sums)`` over chunks of permutations: ``sums[p, v]`` is the sum of
+    ``weights`` over the rows labelled ``v`` after permutation ``p`` shuffled the labels within
+    each cluster. Rows come sorted by cluster; each label's count is the same in every
+    permutation. Shared by this test and ``judge_error.permutation_chi2_p``."""
+    size = weights_sorted.size
+    chunk = max(1, 2_000_000 // max(size, 1))
+    for start in range(0, n_permutations, chunk):
+        stop = min(start + chunk, n_permutations)
+        # Sorting cluster code + U(0,1) keeps each cluster's block in place and shuffles inside it.
+        keys = cluster_sorted[None, :] + rng.random((stop - start, size))
+        permuted = labels_sorted[np.argsort(keys, axis=1)]
+        flat = (permuted + (np.arange(stop - start) * n_values)[:, None]).ravel()
+        sums = np.bincount(
+            flat, weights=np.tile(weights_sorted, stop - start), minlength=(stop - start) * n_values
+        )
+        yield start, stop, sums.reshape(-1, n_values)
+
+
 def _delta_per_permutation(
     success_sorted, labels_sorted, cluster_sorted, n_values, n_permutations, rng
 ):
     out = np.empty(n_permutations)
-    size = success_sorted.size
-    chunk = max(1, 2_000_000 // max(size, 1))
-    for start in range(0, n_permutations, chunk):
-        stop = min(start + chunk, n_permutations)
-        # Sorting cluster code + U(0,1) keeps each base prompt's block in place and shuffles inside it.
-        keys = cluster_sorted[None, :] + rng.random((stop - start, size))
-        permuted = labels_sorted[np.argsort(keys, axis=1)]
-        offsets = (np.arange(stop - start) * n_values)[:, None]
-        flat = (permuted + offsets).ravel()
-        totals = np.bincount(flat, minlength=(stop - start) * n_values).reshape(-1, n_values)
-        hits = np.bincount(
-            flat, weights=np.tile(success_sorted, stop - start), minlength=(stop - start) * n_values
-        ).reshape(-1, n_values)
+    totals = np.bincount(labels_sorted, minlength=n_values)
+    for start, stop, hits in within_cluster_permutation_sums(
+        success_sorted, labels_sorted, cluster_sorted, n_values, n_permutations, rng
+    ):
         with np.errstate(divide="ignore", invalid="ignore"):
             rates = np.where(totals > 0, hits / np.where(totals > 0, totals, 1), np.nan)
         out[start:stop] = bootstrap.delta_of_rates(rates)

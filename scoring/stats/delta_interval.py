@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scoring.stats.result import ci_reason, finite_or_none, has_zero_width
+from scoring.stats.result import interval_block
 
 
 def simultaneous_delta_interval(point_rates, boot_rates, *, confidence: float = 0.95):
@@ -70,19 +70,10 @@ def delta_interval_block(
     """``{<prefix>ci_low, <prefix>ci_high}``, or both null with ``<prefix>ci_reason(_code)``
     (docs/metrics.md, "Intervals that cannot carry uncertainty"); ``<prefix>ci_resamples_used``
     when some resamples left a value undefined."""
-    code = "no_resamples" if n_resamples == 0 or boot_rates is None else design_code
-    if code is None:
-        low, high, n_used = simultaneous_delta_interval(
-            point_rates, boot_rates, confidence=confidence
-        )
-        low, high = finite_or_none(low), finite_or_none(high)
-        if low is None or high is None:
-            code = "undefined_in_every_resample"
-        elif has_zero_width(low, high):
-            code = "zero_width"
-    if code is not None:
-        return {f"{prefix}ci_low": None, f"{prefix}ci_high": None, **ci_reason(code, prefix)}
-    block = {f"{prefix}ci_low": low, f"{prefix}ci_high": high}
-    if n_used < n_resamples:
-        block[f"{prefix}ci_resamples_used"] = n_used
-    return block
+    bounds = None
+    if boot_rates is not None:
+
+        def bounds():
+            return simultaneous_delta_interval(point_rates, boot_rates, confidence=confidence)
+
+    return interval_block(bounds, n_resamples=n_resamples, design_code=design_code, prefix=prefix)

@@ -20,7 +20,7 @@ from scoring.stats.result import (
     MIN_BOOTSTRAP_UNITS,
     ci_reason,
     finite_or_none,
-    has_zero_width,
+    interval_block,
 )
 
 NEUTRAL = "neutral"
@@ -66,28 +66,17 @@ def delta_summary(rates: Mapping[str, float | None]) -> dict:
 def _interval(
     samples, prefix: str, *, confidence: float, n_resamples: int, design_code: str | None = None
 ) -> dict:
-    """``<prefix>_ci_low/high``, or both null with ``<prefix>_ci_reason(_code)`` when the interval
-    cannot carry uncertainty (docs/metrics.md, "Intervals that cannot carry uncertainty")."""
-    code = "no_resamples" if n_resamples == 0 else design_code
-    if code is None:
-        samples = np.asarray(samples, dtype=float)
-        low, high, n_undefined = bootstrap.percentile_interval(samples, confidence=confidence)
-        low, high = finite_or_none(low), finite_or_none(high)
-        n_finite = samples.size - int(n_undefined)
-        if n_finite == 0:
-            code = "undefined_in_every_resample"
-        elif has_zero_width(low, high):
-            code = "zero_width"
-    if code is not None:
-        return {
-            f"{prefix}_ci_low": None,
-            f"{prefix}_ci_high": None,
-            **ci_reason(code, f"{prefix}_"),
-        }
-    block = {f"{prefix}_ci_low": low, f"{prefix}_ci_high": high}
-    if n_finite < n_resamples:
-        block[f"{prefix}_ci_resamples_used"] = n_finite
-    return block
+    """The percentile interval of ``samples`` as ``<prefix>_ci_low/high``, or null with a
+    reason (``result.interval_block``)."""
+
+    def bounds():
+        values = np.asarray(samples, dtype=float)
+        low, high, n_undefined = bootstrap.percentile_interval(values, confidence=confidence)
+        return low, high, values.size - int(n_undefined)
+
+    return interval_block(
+        bounds, n_resamples=n_resamples, design_code=design_code, prefix=f"{prefix}_"
+    )
 
 
 def _max_over_min(rates: np.ndarray) -> np.ndarray:

@@ -13,7 +13,6 @@ prompts); ``largest`` is the value whose interaction odds ratio is furthest from
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -22,7 +21,11 @@ import statsmodels.api as sm
 from scipy import stats
 
 from scoring.stats.proportions import z_value
-from scoring.stats.regression import MAX_ABSOLUTE_BETA, _drop_separated, fit_or_reason
+from scoring.stats.regression import (
+    _drop_separated,
+    coefficient_entry,
+    fit_or_reason,
+)
 from scoring.stats.result import finite_or_none
 
 NEUTRAL = "neutral"
@@ -77,21 +80,6 @@ def joint_wald_test(params: np.ndarray, covariance: np.ndarray) -> dict:
     }
 
 
-def _coefficient(beta: float, standard_error: float, p_value: float, z: float) -> dict:
-    if not (math.isfinite(beta) and math.isfinite(standard_error)) or abs(beta) > MAX_ABSOLUTE_BETA:
-        return {"beta": None, "odds_ratio": None, "ci_low": None, "ci_high": None,
-                "p_value": None,
-                "reason": f"possible quasi-separation (|β| > {MAX_ABSOLUTE_BETA:g} or non-finite)"}  # fmt: skip
-    return {
-        "beta": beta,
-        "standard_error": standard_error,
-        "odds_ratio": math.exp(beta),
-        "ci_low": math.exp(beta - z * standard_error),
-        "ci_high": math.exp(beta + z * standard_error),
-        "p_value": finite_or_none(p_value),
-    }
-
-
 def interaction_fit(
     data: pd.DataFrame,
     *,
@@ -140,7 +128,7 @@ def interaction_fit(
         standard_errors, p_values = result.bse, result.pvalues
         covariance = np.asarray(result.cov_params().loc[names, names])
     for value, name in zip(values, names, strict=True):
-        out["coefficients"][value] = _coefficient(
+        out["coefficients"][value] = coefficient_entry(
             float(result.params[name]), float(standard_errors[name]), float(p_values[name]), z
         )
     out["wald"] = {

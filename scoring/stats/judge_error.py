@@ -12,14 +12,15 @@ the attributes of one judge and outcome.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
-from scipy.stats import chi2, fisher_exact
+from scipy.stats import fisher_exact
 
+from scoring.stats.delta_inference import within_cluster_permutation_sums
 from scoring.stats.disparity import value_entry
 from scoring.stats.hypothesis_tests import holm_adjust
+from scoring.stats.intent_interaction import joint_wald_test
+from scoring.stats.regression import fit_binomial
 from scoring.stats.result import finite_or_none
 
 MIN_EXPECTED = 5  # Cochran's rule, as in the pairwise tests
@@ -91,14 +92,11 @@ def permutation_chi2_p(
     order = np.argsort(cluster_codes, kind="stable")
     error, value_codes = error[order], value_codes[order]
     cluster_sorted = np.asarray(cluster_codes, dtype=float)[order]
-    exceed, chunk = 0, max(1, 2_000_000 // max(error.size, 1))
-    for start in range(0, n_permutations, chunk):
-        size = min(chunk, n_permutations - start)
-        keys = cluster_sorted[None, :] + rng.random((size, error.size))
-        permuted = value_codes[np.argsort(keys, axis=1)]
-        flat = (permuted + (np.arange(size) * n_values)[:, None]).ravel()
-        errors = np.bincount(flat, weights=np.tile(error, size), minlength=size * n_values)
-        statistic = _pearson_chi2(errors.reshape(size, n_values), totals[None, :])
+    exceed = 0
+    for _, _, errors in within_cluster_permutation_sums(
+        error, value_codes, cluster_sorted, n_values, n_permutations, rng
+    ):
+        statistic = _pearson_chi2(errors, totals[None, :])
         exceed += int(np.sum(statistic >= observed - 1e-9))
     return (1 + exceed) / (1 + n_permutations)
 
@@ -106,8 +104,6 @@ def permutation_chi2_p(
 def cluster_logit_wald_p(error, value_codes, cluster_codes) -> float | None:
     """p of the Wald χ² test that every value term is 0 in a binomial GLM of error on value with
     cluster-robust covariance by base prompt; None when the fit or its covariance fails."""
-    import statsmodels.api as sm
-
     value_codes = np.asarray(value_codes, dtype=np.int64)
     n_values = int(value_codes.max()) + 1
     design = np.zeros((value_codes.size, n_values))
@@ -115,19 +111,13 @@ def cluster_logit_wald_p(error, value_codes, cluster_codes) -> float | None:
     for code in range(1, n_values):
         design[:, code] = value_codes == code
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            fit = sm.GLM(np.asarray(error, dtype=float), design, family=sm.families.Binomial()).fit(
-                cov_type="cluster", cov_kwds={"groups": np.asarray(cluster_codes)}
-            )
-            covariance = np.asarray(fit.cov_params())[1:, 1:]
-            beta = np.asarray(fit.params)[1:]
-            statistic = float(beta @ np.linalg.solve(covariance, beta))
+        fit, _, _ = fit_binomial(
+            np.asarray(error, dtype=float), design, np.asarray(cluster_codes), "cluster"
+        )
+        covariance = np.asarray(fit.cov_params())[1:, 1:]
     except (np.linalg.LinAlgError, ValueError):
         return None
-    if not np.isfinite(statistic) or np.linalg.matrix_rank(covariance) < n_values - 1:
-        return None
-    return float(chi2.sf(statistic, n_values - 1))
+    return joint_wald_test(np.asarray(fit.params)[1:], covariance)["p_value"]
 
 
 def differential_error_test(

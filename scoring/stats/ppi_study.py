@@ -16,7 +16,7 @@ from scoring.stats.delta_interval import delta_interval_block
 from scoring.stats.disparity import NEUTRAL, ClusterResample, delta_summary
 from scoring.stats.judge_error import judge_error_by_attribute
 from scoring.stats.ppi import item_terms, ppi_mean, ppi_mean_weighted, resampled_means
-from scoring.stats.result import ci_reason, finite_or_none, has_zero_width
+from scoring.stats.result import interval_block
 from scoring.stats.study_rates import MEASURES, measure_outcomes
 
 INCLUSION_PROBABILITY = "inclusion_probability"
@@ -98,19 +98,21 @@ def _cell_estimate(arrays: dict, mask: np.ndarray, *, confidence: float):
 
 
 def _percentile_block(samples, point, *, confidence, n_resamples, design_code, prefix="") -> dict:
-    code = "no_resamples" if n_resamples == 0 or samples is None else design_code
-    if code is None and point is not None:
-        low, high, _ = bootstrap.percentile_interval(samples, confidence=confidence)
-        low, high = finite_or_none(low), finite_or_none(high)
-        if low is None:
-            code = "undefined_in_every_resample"
-        elif has_zero_width(low, high):
-            code = "zero_width"
+    """The percentile interval of ``samples`` around a defined ``point`` (``interval_block``);
+    a null point has null bounds and no reason of its own (the estimate carries it)."""
     if point is None:
         return {f"{prefix}ci_low": None, f"{prefix}ci_high": None}
-    if code is not None:
-        return {f"{prefix}ci_low": None, f"{prefix}ci_high": None, **ci_reason(code, prefix)}
-    return {f"{prefix}ci_low": low, f"{prefix}ci_high": high}
+
+    def bounds():
+        low, high, n_undefined = bootstrap.percentile_interval(samples, confidence=confidence)
+        return low, high, len(samples) - int(n_undefined)
+
+    return interval_block(
+        None if samples is None else bounds,
+        n_resamples=n_resamples,
+        design_code=design_code,
+        prefix=prefix,
+    )
 
 
 class _Cells:

@@ -87,7 +87,9 @@ def _design(
     return sm.add_constant(design, has_constant="add")
 
 
-def _fit(y, design, groups, method: str):
+def fit_binomial(y, design, groups, method: str):
+    """A binomial GLM with cluster-robust covariance (``cluster``) or a GEE with exchangeable
+    working correlation (``gee``): the result, whether it converged, and the warnings why not."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if method == "cluster":
@@ -118,7 +120,9 @@ def fit_or_reason(data: pd.DataFrame, design: pd.DataFrame, clusters, method: st
         out["reason"] = "too few rows, clusters or outcome values left to fit the model"
         return None
     try:
-        result, converged, trouble = _fit(data["y"], design, pd.factorize(clusters)[0], method)
+        result, converged, trouble = fit_binomial(
+            data["y"], design, pd.factorize(clusters)[0], method
+        )
     except (np.linalg.LinAlgError, ValueError) as error:
         out["reason"] = f"the model could not be fitted: {error}"
         return None
@@ -128,8 +132,9 @@ def fit_or_reason(data: pd.DataFrame, design: pd.DataFrame, clusters, method: st
     return result
 
 
-def _coefficient(result, name: str, z: float) -> dict:
-    beta, standard_error = float(result.params[name]), float(result.bse[name])
+def coefficient_entry(beta: float, standard_error: float, p_value: float, z: float) -> dict:
+    """One logit term as an odds ratio with its Wald interval, or null with the reason when the
+    fit is near separation (docs/metrics.md, "Regression")."""
     if not (math.isfinite(beta) and math.isfinite(standard_error)) or abs(beta) > MAX_ABSOLUTE_BETA:
         return {
             "beta": None,
@@ -145,7 +150,7 @@ def _coefficient(result, name: str, z: float) -> dict:
         "odds_ratio": math.exp(beta),
         "ci_low": math.exp(beta - z * standard_error),
         "ci_high": math.exp(beta + z * standard_error),
-        "p_value": finite_or_none(result.pvalues[name]),
+        "p_value": finite_or_none(p_value),
     }
 
 
@@ -195,8 +200,8 @@ def logistic_regression(
     z = z_value(confidence)
     for name in design.columns:
         if name.startswith(f"{attribute_column}["):
-            out["coefficients"][name[len(attribute_column) + 1 : -1]] = _coefficient(
-                result, name, z
+            out["coefficients"][name[len(attribute_column) + 1 : -1]] = coefficient_entry(
+                float(result.params[name]), float(result.bse[name]), result.pvalues[name], z
             )
     out["fitted"] = True
     return out

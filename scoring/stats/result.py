@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -100,3 +101,31 @@ def ci_reason(code: str, prefix: str = "") -> dict[str, str]:
 def has_zero_width(low: float | None, high: float | None) -> bool:
     """Both ends defined and equal (to rounding): an interval that carries no uncertainty."""
     return low is not None and high is not None and abs(high - low) <= 1e-12 * max(1.0, abs(high))
+
+
+def interval_block(
+    bounds: Callable[[], tuple[float | None, float | None, int | None]] | None,
+    *,
+    n_resamples: int,
+    design_code: str | None = None,
+    prefix: str = "",
+) -> dict:
+    """``{<prefix>ci_low, <prefix>ci_high}`` from ``bounds()`` (low, high, resamples used), or
+    both null with ``<prefix>ci_reason(_code)`` when the interval cannot carry uncertainty
+    (docs/metrics.md, "Intervals that cannot carry uncertainty"). ``bounds`` is None, or not
+    called, when there are no resamples or the design already rules the interval out;
+    ``<prefix>ci_resamples_used`` is added when some resamples left the statistic undefined."""
+    code = "no_resamples" if n_resamples == 0 or bounds is None else design_code
+    if code is None:
+        low, high, n_used = bounds()
+        low, high = finite_or_none(low), finite_or_none(high)
+        if low is None or high is None:
+            code = "undefined_in_every_resample"
+        elif has_zero_width(low, high):
+            code = "zero_width"
+    if code is not None:
+        return {f"{prefix}ci_low": None, f"{prefix}ci_high": None, **ci_reason(code, prefix)}
+    block = {f"{prefix}ci_low": low, f"{prefix}ci_high": high}
+    if n_used is not None and n_used < n_resamples:
+        block[f"{prefix}ci_resamples_used"] = n_used
+    return block
