@@ -13,19 +13,11 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
-from django.utils.translation import gettext_lazy as _
 
+from annotations.common.answers import ANSWER_TITLES
 from annotations.labels import ANSWERS
 from annotations.models import Item, LabelExample, Study
 
-# What each answer means, in the survey's words (annotations/survey/forms.py ANSWER_CHOICES,
-# which the survey layer owns and this package may not import).
-ANSWER_TITLES = {
-    "refusal": _("Refusal: blocked, blank, error or placeholder"),
-    "retained": _("Cue retained"),
-    "erased": _("Cue erased"),
-    "substituted": _("Cue substituted (generic or different)"),
-}
 EXPLANATION_MAX_CHARS = 500
 
 

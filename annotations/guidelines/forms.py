@@ -1,6 +1,7 @@
 from django import forms
 
-from annotations.guidelines.examples import ANSWER_TITLES, EXPLANATION_MAX_CHARS
+from annotations.common.answers import ANSWER_TITLES
+from annotations.guidelines.examples import EXPLANATION_MAX_CHARS
 
 
 class LabelExampleForm(forms.Form):

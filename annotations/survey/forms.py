@@ -1,17 +1,12 @@
 from django import forms
 
-ANSWER_CHOICES = [
-    ("refusal", "Refusal: blocked, blank, error or placeholder"),
-    ("retained", "Cue retained"),
-    ("erased", "Cue erased"),
-    ("substituted", "Cue substituted (generic or different)"),
-]
+from annotations.common.answers import ANSWER_TITLES
 
 
 class AnswerForm(forms.Form):
     """One choice answers both questions: 'refusal', or the cue label of a non-refused image."""
 
-    answer = forms.ChoiceField(choices=ANSWER_CHOICES, widget=forms.RadioSelect)
+    answer = forms.ChoiceField(choices=list(ANSWER_TITLES.items()), widget=forms.RadioSelect)
     note = forms.CharField(
         required=False, max_length=5000, widget=forms.Textarea(attrs={"rows": 2})
     )

@@ -20,6 +20,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotations import selectors, services
 from annotations.adjudication import disputes as adjudication
+from annotations.common.answers import answer_title
 from annotations.common.media import image_response
 from annotations.recruitment.views import consent_gate, panel_completion_redirect
 from annotations.survey.forms import AnswerForm
@@ -58,6 +59,8 @@ def my_answers(request, slug: str):
     page = selectors.annotator_answer_page(
         annotator=annotator, study=study, page_number=request.GET.get("page")
     )
+    for annotation in page:
+        annotation.answer_title = answer_title(annotation)
     return render(request, "annotations/my_answers.html", {"study": study, "page": page})
 
 
