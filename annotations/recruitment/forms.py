@@ -111,10 +111,9 @@ class PeopleInviteForm(forms.Form):
     def __init__(self, *args, batches, **kwargs):
         super().__init__(*args, **kwargs)
         self.batches = {batch.pk: batch for batch in batches}
-        by_study: dict[str, list] = {}
-        for batch in batches:
-            by_study.setdefault(batch.study.name, []).append((batch.pk, batch.name))
-        self.fields["batch"].choices = list(by_study.items())
+        self.fields["batch"].choices = [
+            (batch.pk, f"{batch.study.name} · {batch.name}") for batch in batches
+        ]
         if not self.is_bound:
             self.initial["request_key"] = new_secret()
 
