@@ -49,10 +49,14 @@ class InviteCreateForm(forms.Form):
         min_value=1, max_value=365, initial=DEFAULT_INVITE_DAYS, label="Expires in (days)"
     )
     note = forms.CharField(max_length=200, required=False)
+    # A one-time key per rendered form: a resubmit makes no second set of links.
+    request_key = forms.CharField(max_length=64, required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, study, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields = {"batch": _batch_field(study), **self.fields}
+        if not self.is_bound:
+            self.initial["request_key"] = new_secret()
 
 
 class PanelLinkForm(forms.Form):

@@ -5,6 +5,7 @@ form however often it is submitted, refused in one line without a consent text, 
 from __future__ import annotations
 
 import re
+from io import StringIO
 
 import pytest
 from django.db import IntegrityError, transaction
@@ -202,3 +203,42 @@ def test_invites_from_the_people_page_are_staff_only(client, open_batch, annotat
 
 def test_get_is_not_allowed(staff_client):
     assert staff_client.get(URL).status_code == 405
+
+
+def test_the_persons_own_language_choice_wins_over_the_invites(open_batch, client):
+    [(link, token)] = invites.invite_links_create(batch=open_batch, group="", language="fr")
+    url = reverse("recruitment:invite", args=[token])
+    client.cookies["django_language"] = "en"  # the switcher on the consent page, before agreeing
+    assert client.get(url)["Content-Language"] == "en"
+    client.post(url, {"agree": "yes", "consent_id": open_batch.study.consent_versions.get().pk})
+    assert Annotator.objects.get(invite_link=link).language == "en"
+
+
+def test_an_invite_without_a_language_leaves_the_browser_in_charge(open_batch, client):
+    [(link, token)] = invites.invite_links_create(batch=open_batch, group="")
+    url = reverse("recruitment:invite", args=[token])
+    page = client.get(url, headers={"Accept-Language": "fr"})
+    assert page["Content-Language"] == "fr"
+    client.post(url, {"agree": "yes", "consent_id": open_batch.study.consent_versions.get().pk})
+    assert Annotator.objects.get(invite_link=link).language == ""
+
+
+def test_the_recruitment_page_form_is_idempotent_too(staff_client, open_batch):
+    slug = open_batch.study.slug
+    page = staff_client.get(reverse("recruitment:staff_page", args=[slug]))
+    key = page.context["invite_form"].initial["request_key"]
+    data = {"batch": open_batch.pk, "count": 2, "days": 14, "request_key": key}
+    url = reverse("recruitment:staff_invites_create", args=[slug])
+    staff_client.post(url, data)
+    again = staff_client.post(url, data)
+    assert InviteLink.objects.count() == 2 and len(set(_links(again))) == 2
+
+
+def test_create_invites_command_takes_a_language(open_batch):
+    from django.core.management import CommandError, call_command
+
+    argv = ["--study", open_batch.study.slug, "--batch", "recruits", "--base-url", "http://x"]
+    call_command("create_invites", *argv, "--language", "fr", stdout=StringIO())
+    assert InviteLink.objects.get().language == "fr"
+    with pytest.raises(CommandError, match="invalid choice: 'xx'"):
+        call_command("create_invites", *argv, "--language", "xx")
