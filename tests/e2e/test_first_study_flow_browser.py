@@ -87,7 +87,7 @@ def _label_batch(page, keys: str) -> int:
     return answered
 
 
-def test_first_study_from_images_to_pdf(live_server, chromium, upload, monkeypatch):
+def test_first_study_from_images_to_pdf(live_server, chromium, upload, monkeypatch, tmp_path):
     base = live_server.url
     # README: "First, once: a staff account to log in with"
     monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "lead-pass-1")
@@ -122,6 +122,7 @@ def test_first_study_from_images_to_pdf(live_server, chromium, upload, monkeypat
     batch_form.locator("input[name=overlap_k]").fill("2")
     batch_form.locator("button[type=submit]").click()
     page.get_by_text("Recruitment batch 'round1' created").wait_for()
+    _shoot(page, "recruitment")
 
     # 3. Studies → People: invite two annotators
     page.goto(f"{base}/staff/")
@@ -172,8 +173,13 @@ def test_first_study_from_images_to_pdf(live_server, chromium, upload, monkeypat
         person.close()
     assert languages == {"ana": {"en"}, "benoit": {"fr"}}
 
+    # the People page says who accepted
+    page.goto(f"{base}/staff/people/")
+    assert page.locator("#invite-list td.invite-accepted").count() == 2
+
     # 5. Study → Audit report → Download PDF
     page.goto(f"{base}/staff/studies/doctors-and-nurses/")
+    _shoot(page, "study-dashboard")
     page.click("a:has-text('Audit report')")
     page.locator("a:has-text('Download PDF')").wait_for()
     assert "12 human annotations by 2 annotators on 6 items" in page.inner_text("main")
@@ -184,7 +190,7 @@ def test_first_study_from_images_to_pdf(live_server, chromium, upload, monkeypat
     assert response.headers["content-type"] == "application/pdf"
     body = response.body()
     assert body.startswith(b"%PDF")
-    assert _pdf_pages(body, tmp=SCREENSHOTS / "flow-report.pdf") >= 1
+    assert _pdf_pages(body, tmp=tmp_path / "report.pdf") >= 1
     lead.close()
 
 
