@@ -113,6 +113,8 @@ class PeopleInviteForm(forms.Form):
     request_key = forms.CharField(max_length=64, widget=forms.HiddenInput)
 
     def __init__(self, *args, batches, **kwargs):
+        # Its own ids: the People page also holds the accounts form, which has a group field.
+        kwargs.setdefault("auto_id", "id_invite_%s")
         super().__init__(*args, **kwargs)
         self.batches = {batch.pk: batch for batch in batches}
         self.fields["batch"].choices = [

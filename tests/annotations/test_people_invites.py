@@ -242,3 +242,10 @@ def test_create_invites_command_takes_a_language(open_batch):
     assert InviteLink.objects.get().language == "fr"
     with pytest.raises(CommandError, match="invalid choice: 'xx'"):
         call_command("create_invites", *argv, "--language", "xx")
+
+
+def test_the_two_forms_of_the_people_page_have_distinct_field_ids(staff_client, open_batch):
+    page = staff_client.get(reverse("staff:people")).content.decode()
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert 'id="id_invite_group"' in page
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
