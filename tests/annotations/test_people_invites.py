@@ -249,3 +249,43 @@ def test_the_two_forms_of_the_people_page_have_distinct_field_ids(staff_client, 
     ids = re.findall(r'\bid="([^"]+)"', page)
     assert 'id="id_invite_group"' in page
     assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+
+
+def test_each_invite_shows_pending_accepted_expired_or_revoked(staff_client, open_batch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    made = invites.invite_links_create(batch=open_batch, group="", count=4)
+    notes = ["pending one", "accepted one", "expired one", "revoked one"]
+    for (link, _), note in zip(made, notes, strict=True):
+        InviteLink.objects.filter(pk=link.pk).update(note=note)
+    invites.invite_redeem(token=made[1][1], consent_id=open_batch.study.consent_versions.get().pk)
+    InviteLink.objects.filter(pk=made[2][0].pk).update(expires_at=timezone.now() - timedelta(1))
+    invites.invite_revoke(link=made[3][0])
+    page = staff_client.get(reverse("staff:people")).content.decode()
+    rows = re.findall(r"<tr><td>([^<]+)</td>.*?class=\"invite-(\w+)\"", page, flags=re.S)
+    assert dict(rows) == {
+        "pending one": "pending",
+        "accepted one": "accepted",
+        "expired one": "expired",
+        "revoked one": "revoked",
+    }
+
+
+def test_the_people_page_reads_invites_in_a_fixed_number_of_queries(
+    staff_client, open_batch, django_assert_num_queries
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    invites.invite_links_create(batch=open_batch, group="", count=1)
+    with CaptureQueriesContext(connection) as one:
+        staff_client.get(reverse("staff:people"))
+    invites.invite_links_create(batch=open_batch, group="", count=5)
+    invites.invite_redeem(
+        token=invites.invite_links_create(batch=open_batch, group="")[0][1],
+        consent_id=open_batch.study.consent_versions.get().pk,
+    )
+    with django_assert_num_queries(len(one)):
+        staff_client.get(reverse("staff:people"))
