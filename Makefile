@@ -61,7 +61,7 @@ demo: setup pdf-browser $(if $(PIPELINE_DEMO),setup-ml)
 	$(if $(PIPELINE_DEMO),$(PY) manage.py seed_pipeline_demo)
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/serve.sh
 
-serve: setup
+serve: setup pdf-browser
 	$(PY) manage.py migrate --noinput -v 0
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/serve.sh
 

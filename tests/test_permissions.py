@@ -120,6 +120,7 @@ EXPECTED = {
     "staff:study_new_create": staff_only("post"),
     "staff:people": staff_only(),
     "staff:people_create": staff_only("post"),
+    "staff:people_invites_create": staff_only("post"),
     "staff:annotator_access_reset": staff_only("post"),
     "staff:annotator_pause": staff_only("post"),
     "staff:annotator_resume": staff_only("post"),

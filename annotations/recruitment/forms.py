@@ -1,7 +1,9 @@
 from django import forms
+from django.conf import settings
+from django.core.validators import validate_email
 
 from ..models import Batch
-from .rules import DEFAULT_INVITE_DAYS
+from .rules import DEFAULT_INVITE_DAYS, new_secret
 
 
 class ConsentPublishForm(forms.Form):
@@ -47,10 +49,14 @@ class InviteCreateForm(forms.Form):
         min_value=1, max_value=365, initial=DEFAULT_INVITE_DAYS, label="Expires in (days)"
     )
     note = forms.CharField(max_length=200, required=False)
+    # A one-time key per rendered form: a resubmit makes no second set of links.
+    request_key = forms.CharField(max_length=64, required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, study, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields = {"batch": _batch_field(study), **self.fields}
+        if not self.is_bound:
+            self.initial["request_key"] = new_secret()
 
 
 class PanelLinkForm(forms.Form):
@@ -74,3 +80,60 @@ class PanelLinkForm(forms.Form):
     def __init__(self, *args, study, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields = {"batch": _batch_field(study), **self.fields}
+
+
+# A person's name or email: one link each. Anonymous links come in larger numbers.
+MAX_PEOPLE_INVITES = 50
+
+
+class PeopleInviteForm(forms.Form):
+    """The People page's invite form: one named person, or N anonymous links, into a study's
+    recruitment batch. ``request_key`` is a one-time key per rendered form, so a resubmit
+    makes no second invite (``invites.invite_links_create``)."""
+
+    batch = forms.TypedChoiceField(coerce=int, label="Study and batch")
+    invitee = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Name or email",
+        help_text="Who the link is for (a note only: no email is sent). Empty: anonymous links.",
+    )
+    count = forms.IntegerField(
+        min_value=1, max_value=MAX_PEOPLE_INVITES, initial=1, label="How many links"
+    )
+    language = forms.ChoiceField(
+        required=False,
+        choices=[("", "their browser's language"), *settings.LANGUAGES],
+        label="Survey language",
+    )
+    group = forms.CharField(max_length=100, required=False, help_text="e.g. Nigerian")
+    days = forms.IntegerField(
+        min_value=1, max_value=365, initial=DEFAULT_INVITE_DAYS, label="Expires in (days)"
+    )
+    request_key = forms.CharField(max_length=64, widget=forms.HiddenInput)
+
+    def __init__(self, *args, batches, **kwargs):
+        # Its own ids: the People page also holds the accounts form, which has a group field.
+        kwargs.setdefault("auto_id", "id_invite_%s")
+        super().__init__(*args, **kwargs)
+        self.batches = {batch.pk: batch for batch in batches}
+        self.fields["batch"].choices = [
+            (batch.pk, f"{batch.study.name} · {batch.name}") for batch in batches
+        ]
+        if not self.is_bound:
+            self.initial["request_key"] = new_secret()
+
+    def clean_batch(self):
+        return self.batches[self.cleaned_data["batch"]]
+
+    def clean_invitee(self):
+        invitee = " ".join(self.cleaned_data["invitee"].split())
+        if "@" in invitee:
+            validate_email(invitee)
+        return invitee
+
+    def clean(self):
+        data = super().clean()
+        if data.get("invitee") and data.get("count", 1) != 1:
+            self.add_error("count", "One link per named person: leave the name empty for more.")
+        return data

@@ -9,6 +9,7 @@ See docs/annotation.md#recruitment-without-passwords.
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 
 class StudyConsent(models.Model):
@@ -73,8 +74,17 @@ class InviteLink(models.Model):
         "annotations.Batch", on_delete=models.CASCADE, related_name="invite_links"
     )
     group = models.CharField(max_length=100, blank=True)
-    note = models.CharField(max_length=200, blank=True)
+    note = models.CharField(max_length=200, blank=True, help_text="e.g. who it is for")
+    language = models.CharField(
+        max_length=10,
+        blank=True,
+        help_text="the survey language the invitee starts in; empty: their browser's",
+    )
     token_sha256 = models.CharField(max_length=64, unique=True)
+    # A staff form's one-time key and the link's place in that request: the unique constraint
+    # below makes a resubmitted form (a double click, a retried POST) make no second link.
+    request_key = models.CharField(max_length=64, blank=True)
+    request_index = models.PositiveIntegerField(default=0)
     expires_at = models.DateTimeField()
     revoked_at = models.DateTimeField(null=True, blank=True)
     used_at = models.DateTimeField(null=True, blank=True)
@@ -92,6 +102,13 @@ class InviteLink(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["request_key", "request_index"],
+                condition=~Q(request_key=""),
+                name="one_invite_per_request_slot",
+            )
+        ]
 
 
 class PanelLink(models.Model):

@@ -72,6 +72,8 @@ class LinkState:
     # filled from ``params`` (pairs), so the page can translate it.
     message: str
     params: tuple[tuple[str, str], ...] = ()
+    # One word for staff lists: pending, accepted, expired, revoked (unknown: no such link).
+    status: str = "unknown"
 
     @property
     def reason(self) -> str:
@@ -86,18 +88,24 @@ def invite_state(
 ) -> LinkState:
     """Whether an invite can still be redeemed; revoked wins over used, used over expired."""
     if revoked_at is not None:
-        return LinkState(False, gettext_noop("This invite link was revoked by the study team."))
+        return LinkState(
+            False, gettext_noop("This invite link was revoked by the study team."), (), "revoked"
+        )
     if used_at is not None:
         return LinkState(
-            False, gettext_noop("This invite link was already used; each link works once.")
+            False,
+            gettext_noop("This invite link was already used; each link works once."),
+            (),
+            "accepted",
         )
     if expires_at <= now:
         return LinkState(
             False,
             gettext_noop("This invite link expired on %(when)s UTC."),
             (("when", f"{expires_at:%Y-%m-%d %H:%M}"),),
+            "expired",
         )
-    return LinkState(True, "")
+    return LinkState(True, "", (), "pending")
 
 
 UNKNOWN_INVITE = LinkState(

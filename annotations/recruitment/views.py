@@ -7,10 +7,12 @@ own and changes nothing. The threat model for panel links is in docs/annotation.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
@@ -108,12 +110,13 @@ def invite_open(request, token: str):
     if not state.usable:
         return _refused(request, state.error(), 404 if link is None else 410)
     consent = consent_current(study_id=link.batch.study_id)
+    language = _invite_language(request, link)
     error = ""
     if request.method == "POST":
         if _agreed(request):
             try:
                 annotator, batch = invites.invite_redeem(
-                    token=token, consent_id=request.POST.get("consent_id")
+                    token=token, consent_id=request.POST.get("consent_id"), language=language
                 )
             except RecruitmentError as exc:
                 return _refused(request, exc, 409)
@@ -126,6 +129,19 @@ def invite_open(request, token: str):
         "error": error,
     }
     return render(request, "recruitment/consent.html", context, status=400 if error else 200)
+
+
+def _invite_language(request, link) -> str:
+    """The person's own choice (the switcher's cookie) first, then the language staff chose
+    for the invite; activated for this page and returned to be saved on the new annotator.
+    Empty when neither is set: the page follows the browser, and so will the survey."""
+    codes = [code for code, _ in settings.LANGUAGES]
+    chosen = request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME, "")
+    language = chosen if chosen in codes else link.language if link.language in codes else ""
+    if language:
+        translation.activate(language)
+        request.LANGUAGE_CODE = language
+    return language
 
 
 # --- panel links ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Staff pages: annotator accounts (docs/annotation.md, "People: annotator accounts").
 
-Create accounts, reset an annotator's access, pause and resume them. A password is shown once,
-on the answer to the POST that made it, never stored in a message or a URL.
+Create accounts, invite people by link, reset an annotator's access, pause and resume them. A
+password or an invite link is shown once, on the answer to the POST that made it, never stored
+in a message or a URL.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from django.views.decorators.http import require_GET, require_POST
 from annotations.common.permissions import staff_required
 from annotations.models import Annotator, Study
 from annotations.quality import actions as quality_actions
+from annotations.recruitment import invites as recruitment_invites
+from annotations.recruitment.forms import PeopleInviteForm
+from annotations.recruitment.rules import RecruitmentError
+from annotations.recruitment.selectors import people_invites_overview
 from annotations.staff import people
 
 
@@ -36,14 +41,18 @@ class PauseForm(forms.Form):
     reason = forms.CharField(max_length=2000, required=False, label="Reason (optional)")
 
 
-def _list_page(request, form, status=200):
+def _list_page(request, form, status=200, *, invite_form=None, new_invites=(), template=None):
+    overview = people_invites_overview()
     context = {
         "form": form,
         "annotators": people.annotator_list(),
         "studies": Study.objects.order_by("name"),
         "pause_form": PauseForm(),
+        "invite_form": invite_form or PeopleInviteForm(batches=overview["invite_batches"]),
+        "new_invites": new_invites,
+        **overview,
     }
-    return render(request, "staff/people.html", context, status=status)
+    return render(request, template or "staff/people.html", context, status=status)
 
 
 def _credentials_page(request, credentials, heading):
@@ -86,6 +95,47 @@ def people_create(request):
         else:
             return _credentials_page(request, made, f"{len(made)} annotator account(s) created")
     return _list_page(request, form, status=400)
+
+
+@staff_required
+@require_POST
+@never_cache
+def people_invites_create(request):
+    """Invite links from the People page (the recruitment service makes them); the answer shows
+    the new links once. htmx swaps the invite section; without JavaScript the whole page."""
+    form = PeopleInviteForm(request.POST, batches=people_invites_overview()["invite_batches"])
+    new_invites = []
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            made = recruitment_invites.invite_links_create(
+                batch=data["batch"],
+                group=data["group"],
+                count=data["count"],
+                days=data["days"],
+                note=data["invitee"],
+                language=data["language"],
+                request_key=data["request_key"],
+                created_by=request.user,
+            )
+        except RecruitmentError as refused:
+            form.add_error(None, str(refused))
+        else:
+            new_invites = [
+                (link, request.build_absolute_uri(reverse("recruitment:invite", args=[token])))
+                for link, token in made
+            ]
+    failed = bool(form.errors)
+    template = "staff/people.html#invites" if request.htmx else "staff/people.html"
+    # htmx swaps only 2xx answers; a full-page answer says 400 when something is wrong.
+    return _list_page(
+        request,
+        AnnotatorAccountsForm(),
+        status=400 if failed and not request.htmx else 200,
+        invite_form=form if failed else None,
+        new_invites=new_invites,
+        template=template,
+    )
 
 
 @staff_required

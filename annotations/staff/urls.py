@@ -9,6 +9,7 @@ urlpatterns = [
     path("studies/new/create/", study_views.study_new_create, name="study_new_create"),
     path("people/", people_views.people_list, name="people"),
     path("people/create/", people_views.people_create, name="people_create"),
+    path("people/invites/", people_views.people_invites_create, name="people_invites_create"),
     path(
         "people/<int:pk>/reset/", people_views.annotator_access_reset, name="annotator_access_reset"
     ),

@@ -37,3 +37,35 @@ def test_people_create_show_passwords_once_and_pause(live_server, django_user_mo
         page.screenshot(path=str(SCREENSHOTS / f"people-{width}x{height}.png"), full_page=True)
         assert no_sideways_scroll(page), f"the People page scrolls sideways at {width}"
     assert not Annotator.objects.get(user__username="bola").is_active
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["htmx", "no-js"])
+def test_invite_from_people_with_and_without_javascript(
+    javascript, live_server, django_user_model, chromium, imported_study
+):
+    from annotations.recruitment import enrolment
+    from annotations.recruitment.consent import consent_publish
+    from annotations.recruitment.models import InviteLink
+
+    consent_publish(study=imported_study, consent_text="You will label images.")
+    enrolment.recruitment_batch_create(
+        study=imported_study, name="round1", policy="k_overlap", overlap_k=1, items_per_annotator=2
+    )
+    django_user_model.objects.create_user(username="lead", password="lead-pass-1", is_staff=True)
+    context = chromium.new_context(java_script_enabled=javascript)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    log_in(page, live_server.url, "lead", "lead-pass-1")
+    page.goto(f"{live_server.url}/staff/people/")
+    form = page.locator("#people-invite-form")
+    form.locator("input[name=invitee]").fill("ana@example.org")
+    # a double click: htmx disables the button; without JavaScript the form's key stops it
+    form.locator("button[type=submit]").dblclick()
+    page.locator("#new-invites", has_text="ana@example.org").wait_for()
+    page.locator("#invite-list td.invite-pending").wait_for()
+    assert InviteLink.objects.filter(note="ana@example.org").count() == 1
+    url = page.locator("#new-invites .link-url").inner_text().strip()
+    assert url.startswith(f"{live_server.url}/join/")
+    page.goto(url)  # the link on screen works (a resubmit gave it a fresh token)
+    page.locator("#consent-heading").wait_for()
+    context.close()

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.core.management.base import CommandError
 
 from annotations.management.helpers import BaseCommand, study_or_error
@@ -17,14 +18,20 @@ class Command(BaseCommand):
         parser.add_argument("--group", default="", help="e.g. Nigerian")
         parser.add_argument("--count", type=int, default=1)
         parser.add_argument("--days", type=float, default=DEFAULT_INVITE_DAYS)
-        parser.add_argument("--note", default="")
+        parser.add_argument("--note", default="", help="e.g. who the link is for")
+        parser.add_argument(
+            "--language",
+            default="",
+            choices=["", *(code for code, _ in settings.LANGUAGES)],
+            help="the survey language the invitee starts in (default: their browser's)",
+        )
         parser.add_argument(
             "--base-url",
             required=True,
             help="where the app is served, e.g. https://acrb.example.org",
         )
 
-    def handle(self, *args, study, batch, group, count, days, note, base_url, **options):
+    def handle(self, *args, study, batch, group, count, days, note, language, base_url, **options):
         target = study_or_error(study)
         batches = target.batches.all()
         chosen = batches.filter(pk=int(batch)).first() if batch.isdigit() else None
@@ -33,7 +40,9 @@ class Command(BaseCommand):
             known = ", ".join(f"{b.pk} {b.name!r}" for b in batches[:20]) or "none"
             raise CommandError(f"unknown batch {batch!r} in study {target.slug!r} (known: {known})")
         try:
-            made = invite_links_create(batch=chosen, group=group, count=count, days=days, note=note)
+            made = invite_links_create(
+                batch=chosen, group=group, count=count, days=days, note=note, language=language
+            )
         except RecruitmentError as exc:
             raise CommandError(str(exc)) from None
         for _, token in made:
