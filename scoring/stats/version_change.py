@@ -34,6 +34,7 @@ from scoring.stats.hypothesis_tests import (
 )
 from scoring.stats.proportions import wilson_bounds
 from scoring.stats.result import ci_reason, finite_or_none, has_zero_width
+from scoring.stats.study_metrics import to_plain
 from scoring.stats.study_rates import MEASURES, measure_outcomes, source_rates
 
 PROMPT_KEY = ("base_prompt_id", "attribute", "attribute_value")
@@ -353,6 +354,38 @@ def version_change(
     return {**design, "rates": rate_rows, "deltas": delta_rows}
 
 
+# The keys of a rate block that the side-by-side view keeps: the rates, Δ and their intervals.
+RATE_KEYS = ("n", "successes", "rate", "ci_low", "ci_high", "ci_reason", "ci_reason_code")
+DELTA_KEYS = (
+    "delta",
+    "delta_reason",
+    "delta_ci_low",
+    "delta_ci_high",
+    "delta_ci_reason",
+    "delta_ci_reason_code",
+    "max_value",
+    "min_value",
+)
+
+
+def _compact(rates: dict) -> dict:
+    """measure → attribute → {values: {value: rate cell}, Δ keys}: the export's rate blocks
+    without the ratios and pairwise tests the comparison does not show."""
+    return {
+        measure: {
+            attribute: {
+                "values": {
+                    value: {key: cell[key] for key in RATE_KEYS if key in cell}
+                    for value, cell in block["values"].items()
+                },
+                **{key: block[key] for key in DELTA_KEYS if key in block},
+            }
+            for attribute, block in by_attribute.items()
+        }
+        for measure, by_attribute in rates.items()
+    }
+
+
 def models_side_by_side(
     frame: pd.DataFrame,
     *,
@@ -364,36 +397,71 @@ def models_side_by_side(
     seed: int = 0,
 ) -> dict:
     """One source's rates and Δ per model (``model_column``'s values), and the change from
-    ``baseline`` to ``candidate`` (null with a reason when either is missing)."""
-    models = sorted(frame[model_column].astype(str).unique().tolist())
+    ``baseline`` to ``candidate`` (null with a reason when either has no rows)."""
+    labels = frame[model_column].astype(str)
+    models = sorted(labels.unique().tolist())
     per_model = {
-        model: source_rates(
-            frame[frame[model_column].astype(str) == model].reset_index(drop=True),
-            confidence=confidence,
-            n_resamples=n_resamples,
-            seed=seed,
+        model: _compact(
+            source_rates(
+                frame[labels == model].reset_index(drop=True),
+                confidence=confidence,
+                n_resamples=n_resamples,
+                seed=seed,
+            )
         )
         for model in models
     }
-    out = {"models": models, "per_model": per_model, "measures": list(MEASURES)}
-    if baseline is None or candidate is None:
-        out["change"] = None
-        out["change_reason"] = "no two models were chosen to compare"
-        return out
+    out = {"models": models, "per_model": per_model}
     missing = [model for model in (baseline, candidate) if model not in models]
-    if missing or baseline == candidate:
-        out["change"] = None
-        out["change_reason"] = (
-            f"no rows of {', '.join(missing)} in this source"
-            if missing
-            else "the baseline and the candidate are the same model"
-        )
-        return out
+    if baseline is None or candidate is None:
+        return {**out, "change": None, "change_reason": "no two models were chosen to compare"}
+    if missing:
+        reason = f"no rows of {', '.join(missing)} in this source"
+        return {**out, "change": None, "change_reason": reason}
     out["change"] = version_change(
-        frame[frame[model_column].astype(str) == baseline].reset_index(drop=True),
-        frame[frame[model_column].astype(str) == candidate].reset_index(drop=True),
+        frame[labels == baseline].reset_index(drop=True),
+        frame[labels == candidate].reset_index(drop=True),
         confidence=confidence,
         n_resamples=n_resamples,
         seed=seed,
     )
     return out
+
+
+def comparison_by_source(
+    sources: dict[str, pd.DataFrame],
+    *,
+    model_column: str,
+    baseline: str,
+    candidate: str,
+    confidence: float = 0.95,
+    n_resamples: int = bootstrap.DEFAULT_N_RESAMPLES,
+    seed: int = 0,
+) -> dict:
+    """The "Models side by side" document section: per source (``human``, ``auto:<judge>``),
+    every model's rates and Δ and the change from ``baseline`` to ``candidate``."""
+    if baseline == candidate:
+        raise ValueError("choose two different models to compare")
+    section = {
+        "model_column": model_column,
+        "baseline": baseline,
+        "candidate": candidate,
+        "measures": list(MEASURES),
+        "confidence": confidence,
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "sources": {
+            source: models_side_by_side(
+                frame,
+                model_column=model_column,
+                baseline=baseline,
+                candidate=candidate,
+                confidence=confidence,
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+            for source, frame in sources.items()
+            if len(frame)
+        },
+    }
+    return to_plain(section)
