@@ -7,8 +7,13 @@ from django import forms
 from annotations.models import Study
 
 
+class StudyChoices(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj):
+        return f"{obj.name} ({obj.slug})"
+
+
 class ComparisonForm(forms.Form):
-    studies = forms.ModelMultipleChoiceField(
+    studies = StudyChoices(
         queryset=Study.objects.order_by("name"),
         to_field_name="slug",
         help_text="One study: its generators side by side. Two or more: the studies side by side.",

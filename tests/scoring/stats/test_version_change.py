@@ -35,6 +35,7 @@ def _frame(outcomes: dict, *, n_prompts: int, domains: int = 2, per_prompt: int 
         for value, probability in outcomes.items():
             for repeat in range(per_prompt):
                 refused = bool(rng.random() < probability)
+                cue = "erased" if rng.random() < 0.3 else "retained"
                 rows.append(
                     {
                         "item_id": f"{prompt}-{value}-{repeat}",
@@ -46,7 +47,7 @@ def _frame(outcomes: dict, *, n_prompts: int, domains: int = 2, per_prompt: int 
                         "mode": "t2i",
                         "judge": "j",
                         "hard_refusal": refused,
-                        "cue": None if refused else ("erased" if rng.random() < 0.3 else "retained"),
+                        "cue": None if refused else cue,
                     }
                 )
     return validated_frames(None, pd.DataFrame(rows))[1]
@@ -183,9 +184,7 @@ def test_one_cluster_per_stratum_and_zero_counts_are_null_with_reasons():
         ignore_index=True,
     )
     change = version_change(a, b_without, n_resamples=0)
-    erasure = next(
-        r for r in change["rates"] if r["measure"] == "erasure" and r["value"] == "male"
-    )
+    erasure = next(r for r in change["rates"] if r["measure"] == "erasure" and r["value"] == "male")
     assert erasure["difference"] is None and erasure["difference_reason"]
     assert erasure["ci_reason_code"] == "no_observations"
 
