@@ -16,6 +16,7 @@ class ComparisonForm(forms.Form):
     studies = StudyChoices(
         queryset=Study.objects.order_by("name"),
         to_field_name="slug",
+        widget=forms.CheckboxSelectMultiple,
         help_text="One study: its generators side by side. Two or more: the studies side by side.",
     )
     baseline = forms.CharField(required=False, label="Baseline (A)")

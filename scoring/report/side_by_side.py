@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from scoring.report.display import DASH, interval, number, p_value
+from scoring.report.display import DASH, ZERO_WIDTH, interval, number, p_value
 from scoring.stats.disparity import NEUTRAL
 from scoring.stats.version_change import PAIRED, comparison_by_source
 
@@ -40,45 +40,47 @@ def report_section(sources: dict[str, pd.DataFrame], options: dict) -> dict | No
     )
 
 
-def _rate_cell(cell: dict | None) -> str:
+def _rate_cell(cell: dict | None) -> dict:
+    """A model's rate: the point, and its interval and n on a second line."""
     if not cell or cell.get("rate") is None:
-        return DASH
-    text = f"{number(cell['rate'])} {interval(cell.get('ci_low'), cell.get('ci_high'))}".strip()
-    return f"{text} · n {cell['n']}"
+        return {"value": DASH, "detail": f"n {cell['n']}" if cell else ""}
+    bounds = interval(cell.get("ci_low"), cell.get("ci_high"))
+    return {"value": number(cell["rate"]), "detail": f"{bounds} · n {cell['n']}".strip(" ·")}
 
 
-def _delta_cell(block: dict | None) -> str:
+def _delta_cell(block: dict | None) -> dict:
     if not block or block.get("delta") is None:
-        return DASH
+        return {"value": DASH, "detail": ""}
     bounds = interval(block.get("delta_ci_low"), block.get("delta_ci_high"))
     if not bounds and block.get("delta_ci_reason"):
-        bounds = "(no interval)"
-    return f"{number(block['delta'])} {bounds}".strip()
+        bounds = "no interval"
+    return {"value": number(block["delta"]), "detail": bounds}
+
+
+def _missing(row: dict) -> str:
+    """Why the change, its interval or its p-value is missing, in a few words."""
+    notes = [row.get("difference_reason")]
+    if row.get("difference") is not None and row.get("ci_low") is None:
+        code = row.get("ci_reason_code")
+        notes.append(ZERO_WIDTH if code == "zero_width" else f"no interval: {row.get('ci_reason')}")
+    if row.get("difference") is not None and row.get("p_value") is None:
+        notes.append(f"no p-value: {row.get('p_value_reason')}")
+    return "; ".join(dict.fromkeys(note for note in notes if note))
 
 
 def _change(row: dict | None) -> dict:
     """The change columns: B − A with its interval, the test, p and Holm's p, and why any is
     missing."""
     if row is None:
-        return {"difference": DASH, "test": "", "p": DASH, "p_holm": DASH, "note": ""}
-    bounds = interval(row.get("ci_low"), row.get("ci_high"))
-    notes = [
-        reason
-        for reason in (
-            row.get("difference_reason"),
-            row.get("ci_reason"),
-            row.get("p_value_reason"),
-        )
-        if reason
-    ]
-    difference = DASH if row["difference"] is None else f"{row['difference']:+.3f}"
+        return {"difference": DASH, "difference_ci": "", "test": "", "p": DASH, "p_holm": DASH}
     return {
-        "difference": f"{difference} {bounds}".strip(),
+        "difference": DASH if row["difference"] is None else f"{row['difference']:+.3f}",
+        "difference_ci": interval(row.get("ci_low"), row.get("ci_high")),
         "test": TESTS.get(row.get("test") or "", row.get("test") or ""),
         "p": p_value(row.get("p_value")),
         "p_holm": p_value(row.get("p_holm")),
         "significant": row.get("p_holm") is not None and row["p_holm"] < 0.05,
-        "note": "; ".join(dict.fromkeys(notes)),
+        "note": _missing(row),
     }
 
 

@@ -42,7 +42,7 @@ def _study(slug, tmp_path, *, generators, refusal_value="Nigerian"):
                         image=image.relative_to(root).as_posix(),
                         value=value,
                         base=f"bp{prompt}",
-                        domain=f"domain{prompt % 2}",
+                        domain=f"domain{prompt // 5}",
                         generator=generator,
                         judgments=[
                             {
