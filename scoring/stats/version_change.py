@@ -179,26 +179,35 @@ def _rate(successes, totals) -> float | None:
     return float(successes / totals) if totals > 0 else None
 
 
-def _single_outcomes(union, success, counted, is_b, column: int, column_codes) -> tuple | None:
-    """Per prompt of one column, A's and B's outcome, when each model has exactly one counted
-    outcome on every prompt of that column (McNemar's design); else None."""
-    in_column = (column_codes == column) & counted
-    rows = union.loc[in_column, ["base_prompt_id"]].assign(
-        side=is_b[in_column], outcome=(success & counted)[in_column]
-    )
-    per_prompt = rows.groupby(["base_prompt_id", "side"]).outcome.agg(["size", "first"])
-    if per_prompt.empty or (per_prompt["size"] != 1).any():
-        return None
-    table = per_prompt["first"].unstack("side")
-    if table.shape[1] != 2 or table.isna().any().any():
-        return None
-    return table[False].to_numpy(dtype=bool), table[True].to_numpy(dtype=bool)
+class _PromptOutcomes:
+    """Per (column, base prompt, model): how many counted outcomes and how many successes, to
+    find the columns where McNemar's design holds (one outcome per prompt and model)."""
+
+    def __init__(self, union: pd.DataFrame, success, counted, draws: _Draws):
+        prompt_codes, prompts = pd.factorize(union["base_prompt_id"])
+        shape = (len(draws.columns), len(prompts), 2)
+        keys = np.ravel_multi_index(
+            (draws.column_codes, prompt_codes, draws.is_b.astype(np.int64)), shape
+        )
+        size = int(np.prod(shape))
+        self.counts = np.bincount(keys[counted], minlength=size).reshape(shape)
+        self.successes = np.bincount(keys[counted & success], minlength=size).reshape(shape)
+
+    def single(self, column: int) -> tuple | None:
+        """A's and B's outcome per prompt of ``column``, when each model has exactly one
+        counted outcome on every prompt either has; else None."""
+        counts = self.counts[column]
+        present = counts.sum(axis=1) > 0
+        if not present.any() or (counts[present] != 1).any():
+            return None
+        outcomes = self.successes[column][present].astype(bool)
+        return outcomes[:, 0], outcomes[:, 1]
 
 
 def _rate_change_rows(measure, union, success, counted, draws, *, paired, confidence) -> tuple:
     (successes_a, totals_a), boot_a = draws.rates(success, counted, False)
     (successes_b, totals_b), boot_b = draws.rates(success, counted, True)
-    is_b = draws.is_b
+    prompt_outcomes = _PromptOutcomes(union, success, counted, draws) if paired else None
     rows = []
     for column, (attribute, value) in enumerate(draws.columns):
         rate_a = _rate(successes_a[column], totals_a[column])
@@ -234,7 +243,7 @@ def _rate_change_rows(measure, union, success, counted, draws, *, paired, confid
             row.update(
                 _bootstrap_interval(samples, confidence=confidence, design_code=draws.design_code)
             )
-            single = _single_outcomes(union, success, counted, is_b, column, draws.column_codes)
+            single = prompt_outcomes.single(column)
             if single is not None:
                 row.update(test="mcnemar-exact", p_value=mcnemar_exact_p(*single))
             else:
