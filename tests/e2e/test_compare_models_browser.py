@@ -45,8 +45,13 @@ def test_compare_two_generators_at_three_sizes(live_server, django_user_model, c
 @pytest.fixture(scope="module")
 def report():
     annotations, judgments = synthetic_study(n_items=240, n_annotated_items=60, seed=2)
-    return audit_report(annotations, judgments, n_resamples=20, n_permutations=20,
-                        study={"slug": "s", "name": "Two generators", "mode": "t2i"})  # fmt: skip
+    return audit_report(
+        annotations,
+        judgments,
+        n_resamples=20,
+        n_permutations=20,
+        study={"slug": "s", "name": "Two generators", "mode": "t2i"},
+    )
 
 
 def test_the_report_section_fits_three_sizes(report, chromium):
@@ -66,6 +71,7 @@ def test_the_pdf_holds_the_section(report, tmp_path):
         pytest.fail("pdftotext is not installed (make browser installs Debian's poppler-utils)")
     path = tmp_path / "report.pdf"
     path.write_bytes(render_report_pdf(report, with_figures=False))
-    text = subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True,
-                          check=True).stdout  # fmt: skip
+    text = subprocess.run(
+        ["pdftotext", str(path), "-"], capture_output=True, text=True, check=True
+    ).stdout
     assert "11. Models side by side" in text and "B − A [CI]" in text

@@ -146,8 +146,9 @@ def test_the_report_has_the_section_with_several_generators(
 ):
     from scoring.report import dataset as report
 
-    monkeypatch.setattr(report, "DEFAULTS", {**report.DEFAULTS, "n_resamples": 50,
-                                             "n_permutations": 50})  # fmt: skip
+    monkeypatch.setattr(
+        report, "DEFAULTS", {**report.DEFAULTS, "n_resamples": 50, "n_permutations": 50}
+    )
     url = reverse("report:study_report_json", args=[two_generators.slug])
     document = json.loads(staff_client.get(url).content)
     assert schema.validation_errors(document) == []
@@ -160,8 +161,9 @@ def test_the_report_has_the_section_with_several_generators(
 
 def test_command_writes_the_comparison(two_versions, tmp_path):
     out = tmp_path / "comparison.json"
-    call_command("compare_models", *_study_args(["version-1", "version-2"]), out=out,
-                 n_resamples=50)  # fmt: skip
+    call_command(
+        "compare_models", *_study_args(["version-1", "version-2"]), out=out, n_resamples=50
+    )
     document = json.loads(out.read_text())
     assert schema.validation_errors(document) == []
     assert [s["slug"] for s in document["studies"]] == ["version-1", "version-2"]

@@ -149,9 +149,12 @@ def test_holm_and_bh_run_over_the_whole_comparison():
     annotations, judgments = validated_frames(*synthetic_study(n_items=480, seed=2))
     frame = judgments[judgments.judge == judgments.judge.iloc[0]].reset_index(drop=True)
     out = models_side_by_side(
-        frame, model_column="generator", baseline="generator-a", candidate="generator-b",
+        frame,
+        model_column="generator",
+        baseline="generator-a",
+        candidate="generator-b",
         n_resamples=100,
-    )  # fmt: skip
+    )
     rows = [r for r in out["change"]["rates"] + out["change"]["deltas"] if r["p_value"] is not None]
     p_values = [r["p_value"] for r in rows]
     assert [r["p_holm"] for r in rows] == pytest.approx(multipletests(p_values, method="holm")[1])
@@ -195,9 +198,12 @@ def test_the_section_lists_every_source_and_refuses_one_model_twice():
     for judge, frame in judgments.groupby("judge"):
         sources[f"auto:{judge}"] = frame.reset_index(drop=True)
     section = comparison_by_source(
-        sources, model_column="generator", baseline="generator-a", candidate="generator-b",
+        sources,
+        model_column="generator",
+        baseline="generator-a",
+        candidate="generator-b",
         n_resamples=20,
-    )  # fmt: skip
+    )
     assert list(section["sources"]) == list(sources)
     assert section["sources"]["human"]["models"] == ["generator-a", "generator-b"]
     with pytest.raises(ValueError, match="two different"):
@@ -210,8 +216,9 @@ def test_two_identical_models_are_rarely_called_different():
     rejected = {"rate": 0, "delta": 0}
     for study in range(100):
         a = _frame({"female": 0.3, "male": 0.3}, n_prompts=40, domains=3, per_prompt=2, seed=study)
-        b = _frame({"female": 0.3, "male": 0.3}, n_prompts=40, domains=3, per_prompt=2,
-                   seed=1000 + study)  # fmt: skip
+        b = _frame(
+            {"female": 0.3, "male": 0.3}, n_prompts=40, domains=3, per_prompt=2, seed=1000 + study
+        )
         change = version_change(a, b, n_resamples=200, seed=study)
         rate = next(r for r in change["rates"] if r["measure"] == "refusal")
         delta = next(r for r in change["deltas"] if r["measure"] == "refusal")
