@@ -32,6 +32,7 @@ urlpatterns = [
     path("staff/generation/", include("generation.urls")),
     path("staff/reflect/", include("scoring.reflect.urls")),
     path("staff/", include("scoring.report.urls")),
+    path("staff/", include("scoring.comparison.urls")),
     path("staff/", include("scoring.quality.urls")),
     path("staff/", include("annotations.staff.urls")),
     path("adjudicate/", include("annotations.adjudication.urls")),

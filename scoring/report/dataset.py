@@ -24,6 +24,7 @@ import pandas as pd
 
 from scoring.report.document_types import AuditReport
 from scoring.report.schema import AUDIT_REPORT
+from scoring.report.side_by_side import report_section as models_side_by_side
 from scoring.report.text import article_10_map, limitations
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.delta_inference import delta_permutation_test
@@ -124,6 +125,10 @@ def audit_report(
         "validation": validation_section(annotations, metrics, gold_accuracy or [], options),
         "provenance": provenance(options, data_fingerprint, generated_at),
     }
+    # Two or more generators: each one's rates and Δ, and the change between two of them.
+    models = models_side_by_side(sources, options)
+    if models is not None:
+        report["models_side_by_side"] = models
     report["limitations"] = limitations(report)
     report["article_10"] = article_10_map(report)
     return to_plain(report)

@@ -59,6 +59,7 @@ class AuditReport(_Extensions, total=False):
     disparities: Required[Rows]
     regression: Required[Rows]
     intent_interaction_tables: Rows
+    models_side_by_side: Section
     validation: Required[Section]
     provenance: Required[Provenance]
     limitations: Required[list[TextRow]]
@@ -99,10 +100,20 @@ class StudyMetrics(_Extensions, total=False):
     generated_at: str
 
 
+class ModelComparison(TypedDict):
+    """``acrb-model-comparison/1``: models side by side (``compare_models``, the comparison page)."""
+
+    schema: Literal["acrb-model-comparison/1"]
+    studies: Rows
+    models_side_by_side: Section
+    generated_at: str
+
+
 Report = AuditReport | ReflectReport
 
 __all__ = [
     "AuditReport",
+    "ModelComparison",
     "Provenance",
     "ReflectReport",
     "Report",

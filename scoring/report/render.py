@@ -15,6 +15,7 @@ from scoring.report.display import display_report
 from scoring.report.executive_summary import executive_summary
 from scoring.report.reflect.display import display_part
 from scoring.report.safety import safety_display
+from scoring.report.side_by_side import side_by_side_display
 
 # The report's numbered sections in page order (id, title): the table of contents. A new section
 # adds its entry here and its <h2 id="..."> block in templates/staff/report.html.
@@ -30,9 +31,13 @@ REPORT_SECTIONS = [
     ("limitations", "9. Stated limitations and data gaps"),
     ("provenance", "10. Provenance"),
 ]
-# A study report with a REFLECT part adds this section after the study's; a REFLECT-only document
-# has these sections (templates/staff/report_reflect.html).
-REFLECT_PART_SECTION = ("reflect", "11. REFLECT: decision tasks on face images")
+# Sections a report has only when its data call for them, numbered after the others in this
+# order: several generators side by side, then a REFLECT part. A REFLECT-only document has
+# REFLECT_SECTIONS (templates/staff/report_reflect.html).
+OPTIONAL_SECTIONS = [
+    ("models_side_by_side", "models", "Models side by side"),
+    ("reflect", "reflect", "REFLECT: decision tasks on face images"),
+]
 REFLECT_SECTIONS = [
     ("evidence", "1. Legal mapping"),
     ("reflect", "2. REFLECT: decision tasks on face images"),
@@ -43,7 +48,11 @@ REFLECT_SECTIONS = [
 def report_sections(report: dict) -> list[tuple[str, str]]:
     if report.get("kind") == "reflect":
         return REFLECT_SECTIONS
-    return REPORT_SECTIONS + ([REFLECT_PART_SECTION] if "reflect" in report else [])
+    present = [(key, title) for part, key, title in OPTIONAL_SECTIONS if part in report]
+    return REPORT_SECTIONS + [
+        (key, f"{len(REPORT_SECTIONS) + number}. {title}")
+        for number, (key, title) in enumerate(present, start=1)
+    ]
 
 
 def report_template(report: dict) -> str:
@@ -87,6 +96,8 @@ def report_context(
             "safety": safety_display(report) if "study" in report else None,
             "reflect": display_part(report["reflect"]) if "reflect" in report else None,
             "reflect_section": dict(report_sections(report))["reflect"] if "reflect" in report else "",
+            "models_section": dict(report_sections(report)).get("models", ""),
+            "models": side_by_side_display(report["models_side_by_side"]) if "models_side_by_side" in report else [],
             "with_figures": with_figures, "title": report_title(report), "sections": sections,
             "standalone": standalone, "report_css": _report_css()}  # fmt: skip
 

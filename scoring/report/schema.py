@@ -26,9 +26,14 @@ AUDIT_REPORT = "acrb-audit-report/1"
 REFLECT_REPORT = "acrb-reflect-report/1"
 REFLECT_PART = "acrb-reflect-part/1"
 STUDY_METRICS = "acrb-study-metrics/1"
+MODEL_COMPARISON = "acrb-model-comparison/1"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE_URI = "https://acrb.invalid/schema/"  # a name, not a place: nothing is fetched from it
-FILES = {"report": "report.schema.json", "study-metrics": "study-metrics.schema.json"}
+FILES = {
+    "report": "report.schema.json",
+    "study-metrics": "study-metrics.schema.json",
+    "model-comparison": "model-comparison.schema.json",
+}
 DOCS_DIR = Path(__file__).resolve().parents[2] / "docs" / "schema"
 
 # --- shared pieces ------------------------------------------------------------------------------
@@ -256,6 +261,73 @@ DEFS: dict[str, dict] = {
         )
     ),
 }
+# models_side_by_side.sources.<source>.change: B − A for every rate and Δ (docs/metrics.md,
+# "Models side by side")
+CHANGE = {
+    "measure": TEXT,
+    "attribute": TEXT,
+    "difference": NUMBER,
+    "ci_low": NUMBER,
+    "ci_high": NUMBER,
+    "test": TEXT_OR_NULL,
+    "p_value": NUMBER,
+    "p_holm": NUMBER,
+    "p_bh": NUMBER,
+}
+CHANGE_REQUIRED = ("measure", "attribute", "difference", "ci_low", "ci_high", "p_value", "p_holm")
+DEFS["version_change"] = record(
+    {
+        "design": {"enum": ["paired", "independent", None]},
+        "n_prompts_baseline": COUNT,
+        "n_prompts_candidate": COUNT,
+        "n_prompts_shared": COUNT,
+        "rates": rows(
+            record(
+                CHANGE
+                | {
+                    "value": TEXT,
+                    "rate_baseline": NUMBER,
+                    "rate_candidate": NUMBER,
+                    "n_baseline": COUNT,
+                    "n_candidate": COUNT,
+                },
+                (*CHANGE_REQUIRED, "value", "rate_baseline", "rate_candidate"),
+            )
+        ),
+        "deltas": rows(
+            record(
+                CHANGE | {"delta_baseline": NUMBER, "delta_candidate": NUMBER},
+                (*CHANGE_REQUIRED, "delta_baseline", "delta_candidate"),
+            )
+        ),
+    },
+    ("design", "n_prompts_shared", "rates", "deltas"),
+)
+# models_side_by_side: per source, each model's rates and Δ (model → outcome → attribute →
+# rate block) and the change from the baseline to the candidate.
+DEFS["models_side_by_side"] = record(
+    {
+        "model_column": TEXT,
+        "baseline": TEXT,
+        "candidate": TEXT,
+        "measures": TEXTS,
+        "confidence": NUMBER,
+        "n_resamples": INTEGER,
+        "seed": INTEGER,
+        "sources": mapping(
+            record(
+                {
+                    "models": TEXTS,
+                    "per_model": mapping(mapping(mapping(ref("rate_block")))),
+                    "change": {"oneOf": [{"type": "null"}, ref("version_change")]},
+                    "change_reason": TEXT,
+                },
+                ("models", "per_model", "change"),
+            )
+        ),
+    },
+    ("model_column", "baseline", "candidate", "sources"),
+)
 EXTENSIONS = {name: ref(name) for name in ("ppi", "judge_error", "frontier", "intent_interaction")}
 
 PROVENANCE = record(
@@ -354,6 +426,7 @@ def report_schema() -> dict[str, Any]:
         "disparities": rows(disparity),
         # The intent x attribute models in full (issue 23), beside the regression tables.
         "intent_interaction_tables": {"type": "array", "items": {"type": "object"}},
+        "models_side_by_side": ref("models_side_by_side"),
         "regression": rows(
             record(
                 {
@@ -493,12 +566,42 @@ def metrics_schema() -> dict[str, Any]:
     }
 
 
-BUILDERS = {"report": report_schema, "study-metrics": metrics_schema}
-BY_VERSION = {AUDIT_REPORT: "report", REFLECT_REPORT: "report", STUDY_METRICS: "study-metrics"}
+def model_comparison_schema() -> dict[str, Any]:
+    """The ``compare_models`` export and the comparison page's JSON: ``acrb-model-comparison/1``."""
+    return {
+        "$schema": DRAFT,
+        "$id": BASE_URI + FILES["model-comparison"],
+        "title": "ACRB models side by side",
+        "description": "Rates and Δ of several models or versions, and the change between two "
+        "(docs/metrics.md, 'Models side by side'). An undefined statistic is null with a "
+        "`<name>_reason` beside it.",
+        "type": "object",
+        "properties": {
+            "schema": {"const": MODEL_COMPARISON},
+            "studies": rows(record({"slug": TEXT, "name": TEXT}, ("slug",))),
+            "models_side_by_side": ref("models_side_by_side"),
+            "generated_at": TEXT,
+        },
+        "required": ["schema", "studies", "models_side_by_side", "generated_at"],
+        "$defs": DEFS,
+    }
+
+
+BUILDERS = {
+    "report": report_schema,
+    "study-metrics": metrics_schema,
+    "model-comparison": model_comparison_schema,
+}
+BY_VERSION = {
+    AUDIT_REPORT: "report",
+    REFLECT_REPORT: "report",
+    STUDY_METRICS: "study-metrics",
+    MODEL_COMPARISON: "model-comparison",
+}
 
 
 def load_schema(name: str) -> dict[str, Any]:
-    """The published schema ``name`` (``report`` or ``study-metrics``), from package data."""
+    """The published schema ``name`` (a key of ``FILES``), from package data."""
     text = resources.files("scoring.report").joinpath("data", FILES[name]).read_text("utf-8")
     return json.loads(text)
 

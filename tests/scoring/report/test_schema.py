@@ -190,6 +190,7 @@ TYPED = [
     (document.AuditReport, "report", schema.AUDIT_REPORT),
     (document.ReflectReport, "report", schema.REFLECT_REPORT),
     (document.StudyMetrics, "study-metrics", schema.STUDY_METRICS),
+    (document.ModelComparison, "model-comparison", schema.MODEL_COMPARISON),
 ]
 
 
