@@ -47,7 +47,9 @@ def test_the_shipped_face_boxes_are_what_the_face_detector_finds():
         assert found is not None
         shipped = source.face_box
         overlap_w = min(found.x + found.width, shipped.x + shipped.width) - max(found.x, shipped.x)
-        overlap_h = min(found.y + found.height, shipped.y + shipped.height) - max(found.y, shipped.y)
+        overlap_h = min(found.y + found.height, shipped.y + shipped.height) - max(
+            found.y, shipped.y
+        )
         overlap = max(0, overlap_w) * max(0, overlap_h)
         union = found.width * found.height + shipped.width * shipped.height - overlap
         assert overlap / union > 0.8

@@ -49,8 +49,7 @@ def test_the_documented_bias_shows_in_its_answers():
                  for t in templates)  # fmt: skip
     assert a_wins / len(templates) > 0.9  # σ(2 × 1.9 + 0.3) ≈ 0.98
     safety = sum(
-        ask(backend, two_afc_key("Latino|female", "Latino|male", t, "perceived_safety")).text
-        == "A"
+        ask(backend, two_afc_key("Latino|female", "Latino|male", t, "perceived_safety")).text == "A"
         for t in templates
     )
     assert safety / len(templates) > 0.6  # women read as safer: σ(2 × 1.0 + 0.3) ≈ 0.91
