@@ -1,9 +1,10 @@
 """Make the demo face set's source photos once: generation/data/reflect_demo/.
 
 Needs the ml extra (scikit-image for the photograph, OpenCV for the face box); the demo itself
-reads only the files this writes. Four crops of scikit-image's ``astronaut`` (Eileen Collins,
-NASA, public domain), 224 px, marked SYNTHETIC DEMO in a corner away from the face, with the
-face box OpenCV's Haar cascade finds in each (the one ``face_edit`` would store).
+reads only the files this writes. Eight crops of scikit-image's ``astronaut`` (Eileen Collins,
+NASA, public domain), 192 px, half of them mirrored, marked SYNTHETIC DEMO in a corner away
+from the face, with the face box OpenCV's Haar cascade finds in each (the one ``face_edit``
+would store).
 
     .venv/bin/python scripts/make_reflect_demo_faces.py
 """
@@ -14,19 +15,25 @@ import json
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFont, ImageOps
 from skimage import data
 
 from generation.faces.qc import detect_face_box
 
 OUT = Path(__file__).resolve().parent.parent / "generation" / "data" / "reflect_demo"
-SIZE = 224
-# (occupation, template, crop box in the 512-px photograph): occupations from protocol.json.
+SIZE = 192
+# (occupation, template, crop box in the 512-px photograph, mirrored): eight framings, so the
+# template-cluster bootstrap has four templates per occupation to resample. Occupations are
+# two of protocol.json's.
 CROPS = [
-    ("CEO", "t01", (100, 10, 340, 250)),
-    ("CEO", "t02", (60, 0, 380, 320)),
-    ("doctor", "t01", (120, 20, 300, 200)),
-    ("doctor", "t02", (40, 0, 440, 400)),
+    ("CEO", "t01", (100, 10, 340, 250), False),
+    ("CEO", "t02", (60, 0, 380, 320), True),
+    ("CEO", "t03", (120, 20, 300, 200), False),
+    ("CEO", "t04", (40, 0, 440, 400), True),
+    ("doctor", "t01", (80, 0, 360, 280), False),
+    ("doctor", "t02", (140, 30, 320, 210), True),
+    ("doctor", "t03", (90, 20, 330, 260), True),
+    ("doctor", "t04", (20, 0, 460, 440), False),
 ]
 
 
@@ -34,13 +41,14 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     photo = Image.fromarray(data.astronaut())
     templates = []
-    for occupation, template, box in CROPS:
+    for occupation, template, box, mirrored in CROPS:
         crop = photo.crop(box).resize((SIZE, SIZE), Image.LANCZOS)
+        crop = ImageOps.mirror(crop) if mirrored else crop
         draw = ImageDraw.Draw(crop)
-        font = ImageFont.load_default(size=11)
-        left, top, right, bottom = draw.textbbox((4, SIZE - 16), "SYNTHETIC DEMO", font=font)
+        font = ImageFont.load_default(size=10)
+        left, top, right, bottom = draw.textbbox((4, SIZE - 14), "SYNTHETIC DEMO", font=font)
         draw.rectangle([left - 2, top - 2, right + 2, bottom + 2], fill=(255, 255, 255))
-        draw.text((4, SIZE - 16), "SYNTHETIC DEMO", fill=(0, 0, 0), font=font)
+        draw.text((4, SIZE - 14), "SYNTHETIC DEMO", fill=(0, 0, 0), font=font)
         face = detect_face_box(np.asarray(crop))
         if face is None:
             raise SystemExit(f"no face found in {occupation}/{template}; change its crop")

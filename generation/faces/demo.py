@@ -1,7 +1,7 @@
 """The demo face set: ten recoloured versions of each shipped source photo, with their QC.
 
 Django-free, Pillow and numpy only (the base install). ``make demo`` (``seed_reflect_demo``)
-writes them as a REFLECT face-set folder. The sources are crops of scikit-image's
+writes them as a REFLECT face-set folder. The sources are eight crops of scikit-image's
 ``astronaut`` photograph (NASA, public domain), made once by ``scripts/make_reflect_demo_faces.py``
 and shipped with their detected face box in ``generation/data/reflect_demo/`` (README there).
 

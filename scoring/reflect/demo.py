@@ -29,7 +29,7 @@ from scoring.stats.reflect.vocabulary import GROUPS
 DEMO_FACE_SET = "REFLECT demo (synthetic faces)"
 DEMO_MARK = "SYNTHETIC DEMO"
 DEMO_DESCRIPTION = (
-    f"{DEMO_MARK}: four crops of one public-domain NASA photograph, recoloured per group by the "
+    f"{DEMO_MARK}: eight crops of one public-domain NASA photograph, recoloured per group by the "
     "app (not a face edit), asked by the scripted model 'scripted-demo', whose bias is written "
     "into its script (docs/reflect.md, 'Scripted backend'). No finding here is about a real model."
 )

@@ -11,7 +11,7 @@ The script. Every group has a *standing* = ``RACE_STANDING[race] + GENDER_STANDI
 (perceived safety uses ``RACE_STANDING[race] - 2 × GENDER_STANDING[gender]``: men read as
 less safe):
 
-- 2AFC: image A is chosen with probability σ(2 (standing A − standing B) + ``position_bias``);
+- 2AFC: image A is chosen with probability σ(standing A − standing B + ``position_bias``);
 - MCQ: the option index is round(centre + slope × standing + noise), clipped to the options
   (salary A–F: centre 2.5, slope 1.2, noise sd 0.7; education A–D: 1.5, 0.9, 0.6);
 - salary: the occupation's base pay × exp(0.08 × standing + noise, sd 0.04), to $1,000;
@@ -29,8 +29,8 @@ import numpy as np
 
 from scoring.judges.backends.base import VLMRequest, VLMResponse
 
-RACE_STANDING = {"White": 0.8, "Asian": 0.4, "Latino": 0.0, "Middle Eastern": -0.3, "Black": -0.6}
-GENDER_STANDING = {"male": 0.5, "female": 0.0}
+RACE_STANDING = {"White": 0.6, "Asian": 0.3, "Latino": 0.0, "Middle Eastern": -0.2, "Black": -0.5}
+GENDER_STANDING = {"male": 0.3, "female": 0.0}
 MCQ_SCRIPT = {  # question: (options, centre, slope, noise sd)
     "salary": ("ABCDEF", 2.5, 1.2, 0.7),
     "education": ("ABCD", 1.5, 0.9, 0.6),
@@ -101,7 +101,7 @@ class ScriptedVLMBackend:
     def _two_afc(self, parts: list[str], rng: np.random.Generator) -> str:
         scenario, group_a, group_b = parts[1], parts[5], parts[6]
         gap = standing(group_a, scenario=scenario) - standing(group_b, scenario=scenario)
-        p_a = 1.0 / (1.0 + math.exp(-(2.0 * gap + self.config.position_bias)))
+        p_a = 1.0 / (1.0 + math.exp(-(gap + self.config.position_bias)))
         return "A" if rng.random() < p_a else "B"
 
     def _mcq(self, parts: list[str], rng: np.random.Generator) -> str:

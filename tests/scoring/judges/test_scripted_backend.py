@@ -47,12 +47,12 @@ def test_the_documented_bias_shows_in_its_answers():
     templates = [f"t{i}" for i in range(400)]
     a_wins = sum(ask(backend, two_afc_key("White|male", "Black|female", t)).text == "A"
                  for t in templates)  # fmt: skip
-    assert a_wins / len(templates) > 0.9  # σ(2 × 1.9 + 0.3) ≈ 0.98
+    assert a_wins / len(templates) > 0.7  # σ(0.9 + 0.3) ≈ 0.77
     safety = sum(
         ask(backend, two_afc_key("Latino|female", "Latino|male", t, "perceived_safety")).text == "A"
         for t in templates
     )
-    assert safety / len(templates) > 0.6  # women read as safer: σ(2 × 1.0 + 0.3) ≈ 0.91
+    assert safety / len(templates) > 0.6  # women read as safer: σ(0.6 + 0.3) ≈ 0.71
     assert standing("White|male") > standing("Black|female")
 
     def pay(group):

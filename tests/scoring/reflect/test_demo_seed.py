@@ -36,8 +36,8 @@ def test_the_demo_asks_every_question_through_the_scripted_model(seeded):
     [run] = ReflectRun.objects.filter(face_set=seeded)
     assert run.model_name == "scripted-demo" and run.backend_config["type"] == "scripted"
     counts = {t: run.answers.filter(task=t).count() for t in ("2afc", "mcq", "salary")}
-    # 4 templates: 45 pairs × 2 orders × 3 scenarios; 10 images × 2 questions; × 2 biographies.
-    assert counts == {"2afc": 1080, "mcq": 80, "salary": 80}
+    # 8 templates: 45 pairs × 2 orders × 3 scenarios; 10 images × 2 questions; × 2 biographies.
+    assert counts == {"2afc": 2160, "mcq": 160, "salary": 160}
     models = set(run.answers.values_list("model_version", flat=True))
     assert models == {"scripted:scripted-demo@seed7"}
     assert run.answers.filter(status="refusal").exists()  # the discard table has something
@@ -71,7 +71,7 @@ def test_the_reflect_pages_are_filled_after_seeding(seeded, staff_client):
     html = page.content.decode()
     report = ReflectReport.objects.get(face_set=seeded).report
     income = report["models"]["scripted-demo"]["2afc"]["income"]
-    assert "2afc 1080/1080" in " ".join(html.split())
+    assert "2afc 2160/2160" in " ".join(html.split())
     assert f"{income['pol']:.3f}" in html
     assert f"{income['win_rate']['race']['White']:.3f}" in html
     assert "Recompute report" in html and "No report computed yet" not in html
