@@ -75,6 +75,7 @@ def test_the_reflect_pages_are_filled_after_seeding(seeded, staff_client):
     assert f"{income['pol']:.3f}" in html
     assert f"{income['win_rate']['race']['White']:.3f}" in html
     assert "Recompute report" in html and "No report computed yet" not in html
+    assert "SYNTHETIC DEMO: eight crops" in html  # the page says what the set is
     # The bias the script builds in is what the report reads: White over Black, men paid more.
     assert income["win_rate"]["race"]["White"] > 0.7 > 0.2 > income["win_rate"]["race"]["Black"]
     gaps = report["models"]["scripted-demo"]["salary"]["gap_mean"]["all"]
@@ -86,6 +87,7 @@ def test_the_reflect_pages_are_filled_after_seeding(seeded, staff_client):
     assert document.status_code == 200
     text = document.content.decode()
     assert "REFLECT audit: REFLECT demo (synthetic faces)" in text and "scripted-demo" in text
+    assert "About the face set: SYNTHETIC DEMO" in text
 
 
 def test_the_reflect_report_of_the_demo_builds_and_verifies(seeded, tmp_path):
