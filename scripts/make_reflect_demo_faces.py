@@ -55,9 +55,14 @@ def main() -> None:
         name = f"{occupation}_{template}.jpg"
         crop.save(OUT / name, quality=90)
         templates.append(
-            {"occupation": occupation, "template": template, "file": name,
-             "source_gender": "female", "face_box": face.__dict__}
-        )  # fmt: skip
+            {
+                "occupation": occupation,
+                "template": template,
+                "file": name,
+                "source_gender": "female",
+                "face_box": face.__dict__,
+            }
+        )
     listing = {
         "source": "scikit-image data.astronaut(): Eileen Collins, NASA, public domain",
         "templates": templates,

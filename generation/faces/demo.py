@@ -71,10 +71,14 @@ def demo_group_face(source: np.ndarray, box: FaceBox, race: str, gender: str) ->
     inset_x, inset_y = box.width * 0.12, box.height * 0.06
     ellipse = Image.new("L", (width, height), 0)
     ImageDraw.Draw(ellipse).ellipse(
-        [box.x + inset_x, box.y + inset_y,
-         box.x + box.width - inset_x, box.y + box.height - inset_y],
+        [
+            box.x + inset_x,
+            box.y + inset_y,
+            box.x + box.width - inset_x,
+            box.y + box.height - inset_y,
+        ],
         fill=255,
-    )  # fmt: skip
+    )
     mask = ellipse.filter(ImageFilter.GaussianBlur(max(1.0, box.width / 20)))
     alpha = np.asarray(mask, dtype=np.float64)[..., None] / 255.0
     inside_box = np.zeros((height, width, 1))
@@ -104,10 +108,10 @@ class DemoImage:
     qc: EditQC
 
 
-def demo_face_images(groups) -> list[DemoImage]:
+def demo_face_images(groups, sources: list[DemoSource] | None = None) -> list[DemoImage]:
     """Every (template, group) image of the demo set with its edit QC."""
     images = []
-    for source in demo_sources():
+    for source in demo_sources() if sources is None else sources:
         for race, gender in groups:
             pixels = demo_group_face(source.pixels, source.face_box, race, gender)
             qc = edit_leakage(source.pixels, pixels, face_box=source.face_box)
@@ -119,7 +123,8 @@ def write_demo_face_folder(root: Path, groups, *, file_stem) -> list[DemoImage]:
     """Write ``root/<occupation>/<template>/<file_stem(race, gender)>.png`` and each template's
     ``template.json`` (source gender; an image failing QC listed under ``qc_flags``, so the
     import stores it unaccepted, as it would a user's flagged image)."""
-    images = demo_face_images(groups)
+    sources = demo_sources()
+    images = demo_face_images(groups, sources)
     flags: dict[tuple[str, str], dict[str, list[str]]] = {}
     for image in images:
         folder = root / image.occupation / image.template
@@ -129,7 +134,7 @@ def write_demo_face_folder(root: Path, groups, *, file_stem) -> list[DemoImage]:
         template_flags = flags.setdefault((image.occupation, image.template), {})
         if image.qc.flagged:
             template_flags[stem] = [image.qc.reason]
-    for source in demo_sources():
+    for source in sources:
         metadata = {"source_gender": source.source_gender}
         if flags.get((source.occupation, source.template)):
             metadata["qc_flags"] = flags[(source.occupation, source.template)]

@@ -38,18 +38,30 @@ DEMO_MODEL_CONFIG = {"type": "scripted", "model": DEMO_MODEL, "seed": 7}
 # Salary task: job summaries without names, pronouns, ages or places (the leakage checks).
 DEMO_BIOGRAPHIES = {
     "CEO": [
-        ("ceo-1", "Leads a logistics company of 2,000 staff; doubled revenue over the last "
-                  "five years and opened three new distribution hubs."),
-        ("ceo-2", "Runs a software firm listed on the stock exchange; previously chief "
-                  "operating officer at a retail chain, with an MBA in finance."),
+        (
+            "ceo-1",
+            "Leads a logistics company of 2,000 staff; doubled revenue over the last "
+            "five years and opened three new distribution hubs.",
+        ),
+        (
+            "ceo-2",
+            "Runs a software firm listed on the stock exchange; previously chief "
+            "operating officer at a retail chain, with an MBA in finance.",
+        ),
     ],
     "doctor": [
-        ("doctor-1", "Consultant cardiologist at a teaching hospital; leads the catheter "
-                     "laboratory and supervises six junior doctors."),
-        ("doctor-2", "General practitioner in a group practice of twelve clinicians; "
-                     "coordinates the practice's diabetes clinic."),
+        (
+            "doctor-1",
+            "Consultant cardiologist at a teaching hospital; leads the catheter "
+            "laboratory and supervises six junior doctors.",
+        ),
+        (
+            "doctor-2",
+            "General practitioner in a group practice of twelve clinicians; "
+            "coordinates the practice's diabetes clinic.",
+        ),
     ],
-}  # fmt: skip
+}
 
 
 class DemoFaceSetTaken(ValueError):

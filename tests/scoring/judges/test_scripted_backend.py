@@ -45,8 +45,9 @@ def test_answers_are_deterministic_per_seed_and_request():
 def test_the_documented_bias_shows_in_its_answers():
     backend = ScriptedVLMBackend(ScriptedVLMConfig(refusal_rate=0, invalid_rate=0))
     templates = [f"t{i}" for i in range(400)]
-    a_wins = sum(ask(backend, two_afc_key("White|male", "Black|female", t)).text == "A"
-                 for t in templates)  # fmt: skip
+    a_wins = sum(
+        ask(backend, two_afc_key("White|male", "Black|female", t)).text == "A" for t in templates
+    )
     assert a_wins / len(templates) > 0.7  # σ(0.9 + 0.3) ≈ 0.77
     safety = sum(
         ask(backend, two_afc_key("Latino|female", "Latino|male", t, "perceived_safety")).text == "A"

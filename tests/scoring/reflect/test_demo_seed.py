@@ -92,8 +92,9 @@ def test_the_reflect_pages_are_filled_after_seeding(seeded, staff_client):
 
 def test_the_reflect_report_of_the_demo_builds_and_verifies(seeded, tmp_path):
     out = tmp_path / "report"
-    call_command("reflect_report", "--set", seeded.name, "--out", str(out), "--resamples", "200",
-                 verbosity=0)  # fmt: skip
+    call_command(
+        "reflect_report", "--set", seeded.name, "--out", str(out), "--resamples", "200", verbosity=0
+    )
     document = json.loads((out / "report.json").read_text())
     assert set(document["reflect"]["models"]) == {"scripted-demo"}
     assert (out / "figures" / "win_matrix__scripted-demo__income.png").exists()
@@ -106,6 +107,52 @@ def test_the_demo_report_prints_to_pdf(seeded, staff_client):
         pytest.skip("poppler-utils (pdftotext) not installed: make browser")
     response = staff_client.get(reverse("reflect:report_document", args=[seeded.slug, "pdf"]))
     assert response.status_code == 200 and response["Content-Type"] == "application/pdf"
-    text = subprocess.run(["pdftotext", "-l", "1", "-layout", "-", "-"], input=response.content,
-                          capture_output=True, check=True).stdout.decode()  # fmt: skip
+    text = subprocess.run(
+        ["pdftotext", "-l", "1", "-layout", "-", "-"],
+        input=response.content,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
     assert "REFLECT demo (synthetic faces)" in text and "Executive summary" in text
+
+
+BASE_INSTALL_SEED = """
+import sys
+ML_EXTRA = {"cv2", "skimage", "torch", "torchvision", "open_clip", "transformers", "diffusers"}
+
+
+class WithoutTheMlExtra:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ML_EXTRA:
+            raise ImportError(f"{name} is in the ml extra")
+
+
+sys.meta_path.insert(0, WithoutTheMlExtra())
+import django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+call_command("seed_reflect_demo")
+"""
+
+
+@pytest.mark.django_db(transaction=False)
+def test_the_demo_seeds_on_the_base_install_without_the_ml_extra(tmp_path):
+    import os
+    import sys
+
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "ACRB_MEDIA_ROOT": str(tmp_path / "media"),
+        "DJANGO_SETTINGS_MODULE": "acrb_web.settings",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", BASE_INSTALL_SEED],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "answers 2afc 2160, mcq 160, salary 160" in done.stdout
