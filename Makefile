@@ -1,6 +1,7 @@
 # The two commands of the README:
-#   make demo   set everything up on a fresh machine and serve the app with a demo study and a worker
-#               (safe to run again: migrations apply, the demo study is kept; DEMO_RESET=1 rebuilds it)
+#   make demo   set everything up on a fresh machine and serve the app with a demo study, a REFLECT
+#               demo audit and a worker (safe to run again: migrations apply, the demo study and
+#               REFLECT set are kept; DEMO_RESET=1 rebuilds both)
 #   make serve  serve again without touching the data; PORT=8001 (either command) picks another port
 #   make test   set everything up (ML extra and Chromium included) and run the whole test suite
 #   make bench  the CPU benchmarks in sequence (QUICK=1: smaller and fewer runs, about 10 minutes on 2 cores)
@@ -58,6 +59,7 @@ demo: setup pdf-browser $(if $(PIPELINE_DEMO),setup-ml)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput -v 0
 	$(PY) manage.py seed_demo --base-url http://$(HOST):$(PORT) $(if $(DEMO_RESET),--reset)
+	$(PY) manage.py seed_reflect_demo $(if $(DEMO_RESET),--reset)
 	$(if $(PIPELINE_DEMO),$(PY) manage.py seed_pipeline_demo)
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/serve.sh
 

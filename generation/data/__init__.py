@@ -17,3 +17,11 @@ def reflect_protocol() -> dict[str, Any]:
     face edits."""
     text = resources.files(__name__).joinpath("reflect", "protocol.json").read_text("utf-8")
     return json.loads(text)
+
+
+def reflect_demo_sources() -> tuple[dict[str, Any], Any]:
+    """The demo face set's source photos (``reflect_demo/``, README there): the listing
+    ``faces.json`` and a reader of one listed file's bytes."""
+    folder = resources.files(__name__).joinpath("reflect_demo")
+    listing = json.loads(folder.joinpath("faces.json").read_text("utf-8"))
+    return listing, lambda name: folder.joinpath(name).read_bytes()

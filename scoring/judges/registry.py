@@ -48,6 +48,7 @@ from generation.backends.registry import (
 )
 from scoring.judges.backends.base import VLMBackend
 from scoring.judges.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
+from scoring.judges.backends.scripted import ScriptedVLMBackend, ScriptedVLMConfig
 from scoring.judges.backends.transformers_vlm import TransformersVLMBackend, TransformersVLMConfig
 from scoring.judges.cache import CachedJudge, CacheStore
 from scoring.judges.records import Judge
@@ -157,11 +158,11 @@ def _build_cue_vlm(config: dict[str, Any], device: str | None, cache: CacheStore
 
 # --- VLM backends (a cue judge's ``backend``, a REFLECT model) ------------------------------
 
-_VLM_REQUIRED = {"openai": ("endpoint", "model"), "transformers": ("model",)}
+_VLM_REQUIRED = {"openai": ("endpoint", "model"), "transformers": ("model",), "scripted": ()}
 
 
 def vlm_backend_config(raw: Any, *, name: str | None = None) -> dict[str, Any]:
-    """The one parser of a ``{"type": "openai" | "transformers", ...}`` section: a registered
+    """The one parser of a ``{"type": "openai" | "transformers" | "scripted", ...}`` section: a registered
     type, the backend's own keys only, the required ones set, and no secret (the API key comes
     from the environment variable ``api_key_env`` names). ``name`` (the judge or model) goes
     into every message. Returns a copy, ``type`` included."""
@@ -206,6 +207,9 @@ VLM_BACKENDS: Registry[_VLMBuilder] = Registry(
         "transformers": Entry(
             _VLMBuilder(TransformersVLMBackend, TransformersVLMConfig), local=True
         ),
+        # Demos and tests: deterministic answers with a documented bias, no model
+        # (scoring/judges/backends/scripted.py).
+        "scripted": Entry(_VLMBuilder(ScriptedVLMBackend, ScriptedVLMConfig), local=False),
     },
 )
 

@@ -53,6 +53,8 @@ def audited(part: dict) -> list[str]:
             "biographies accepted"
         )
     out = [described + "."]
+    if face_set.get("description"):  # e.g. the demo set's SYNTHETIC DEMO notice
+        out.append(f"About the face set: {face_set['description']}")
     for run in part.get("runs", []):
         decoding = ", ".join(f"{k} {v}" for k, v in sorted((run.get("decoding") or {}).items()))
         answered = (answers.get("by_model") or {}).get(run.get("model"), {})

@@ -29,7 +29,7 @@ def test_the_kinds_are_the_registry_names():
     }
     assert GENERATORS.local_names == ("diffusers-t2i", "diffusers-edit")
     assert set(JUDGES.names) == {"hard_refusal", "cue_vlm", "cue_clip", "ensemble"}
-    assert set(VLM_BACKENDS.names) == {"openai", "transformers"}
+    assert set(VLM_BACKENDS.names) == {"openai", "transformers", "scripted"}
     assert VLM_BACKENDS.local_names == ("transformers",)
 
 
@@ -47,11 +47,11 @@ def test_the_kinds_are_the_registry_names():
         ),
         (
             lambda: load_judge({"kind": "cue_vlm", "name": "j", "backend": {"type": "magic"}}),
-            "unknown backend type 'magic'; known: openai, transformers",
+            "unknown backend type 'magic'; known: openai, scripted, transformers",
         ),
         (
             lambda: model_choice("m", {"m": {"type": "magic", "model": "x"}}),
-            "unknown backend type 'magic'; known: openai, transformers",
+            "unknown backend type 'magic'; known: openai, scripted, transformers",
         ),
     ],
 )
