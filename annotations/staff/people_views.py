@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotations.common.permissions import staff_required
 from annotations.models import Annotator, Study
+from annotations.qualification import status as qualification
 from annotations.quality import actions as quality_actions
 from annotations.staff import people
 
@@ -37,9 +38,14 @@ class PauseForm(forms.Form):
 
 
 def _list_page(request, form, status=200):
+    annotators = list(people.annotator_list())
+    # Each annotator's qualification rounds (docs/annotation.md#qualification-round).
+    rounds = qualification.people_rows()
+    for annotator in annotators:
+        annotator.qualification_rounds = rounds.get(annotator.pk, [])
     context = {
         "form": form,
-        "annotators": people.annotator_list(),
+        "annotators": annotators,
         "studies": Study.objects.order_by("name"),
         "pause_form": PauseForm(),
     }
