@@ -224,6 +224,14 @@ def batch_progress_for_annotator(*, annotator: Annotator, batch_id: int) -> Batc
     return BatchProgress(counts["done"], counts["total"])
 
 
+def qualification_progress(*, attempt_id: int) -> BatchProgress:
+    """A qualification attempt's items answered and in all: what its survey pages count."""
+    counts = Assignment.objects.filter(
+        qualification_attempt_id=attempt_id, is_active=True
+    ).aggregate(total=Count("id"), done=Count("answered_at"))
+    return BatchProgress(counts["done"], counts["total"])
+
+
 def batch_annotator_progress(*, batch: Batch) -> list[dict]:
     """Per annotator: the batch's items done and in all (qualification items apart:
     ``qualification.status.batch_rows``)."""
@@ -346,10 +354,14 @@ def item_image_for_user(*, user, item_id: int, which: str = "image") -> Item:
         annotator = annotator_for_user(user)
         if annotator is None:
             raise Http404("no such image")
-        # Their own items, any item of a study they adjudicate, or a guideline example of a study
-        # they label in (docs/annotation.md#adjudication, #guidelines-with-examples).
+        # Their own items (a batch's only once its qualification round is passed), any item of a
+        # study they adjudicate, or a guideline example of a study they label in
+        # (docs/annotation.md#adjudication, #guidelines-with-examples).
+        own = Assignment.objects.filter(
+            qualification_status.servable_q(), annotator=annotator, is_active=True
+        )
         items = items.filter(
-            Q(assignments__annotator=annotator, assignments__is_active=True)
+            Q(pk__in=own.values("item_id"))
             | Q(study__adjudicator_grants__annotator=annotator)
             | Q(label_example__isnull=False, study_id__in=_own_study_ids(annotator))
         ).distinct()

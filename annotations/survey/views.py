@@ -135,7 +135,10 @@ def survey_context(annotator, assignment, form=None, queue_head=None):
         "next_id": place.next_id,
         # The image the annotator will most likely see next, for the browser to fetch early.
         "preload": upcoming.item if upcoming and upcoming.item.image else None,
-        "progress": place.progress,
+        # A qualification item counts its round, not the batch it opens.
+        "progress": place.progress
+        if attempt is None
+        else selectors.qualification_progress(attempt_id=attempt.pk),
         # A qualification item says so: how many items, the pass mark, which attempt.
         "qualification": None
         if attempt is None

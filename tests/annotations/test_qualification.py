@@ -296,6 +296,8 @@ def test_direct_post_to_a_batch_item_is_refused(qual_batch, annotators):
     assert not Annotation.objects.filter(assignment=item).exists()
     item.refresh_from_db()
     assert item.skipped_at is None
+    image = reverse("annotations:item_image", args=[item.item_id])
+    assert client.get(image).status_code == 404
     # Nor is it shown: the page sends the annotator back to the round.
     response = client.get(reverse("annotations:assignment", args=[item.pk]))
     assert response.status_code == 302 and "batch_next" not in response["Location"]
@@ -309,6 +311,7 @@ def test_direct_post_is_taken_once_qualified(qual_batch, annotators):
     response = client.post(reverse("annotations:answer", args=[item.pk]), {"answer": "refusal"})
     assert response.status_code == 302
     assert Annotation.objects.filter(assignment=item).exists()
+    assert client.get(reverse("annotations:item_image", args=[item.item_id])).status_code == 200
 
 
 # --- the pages ----------------------------------------------------------------------------------
