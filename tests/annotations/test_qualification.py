@@ -64,6 +64,26 @@ def test_attempt_result_pass_mark_is_inclusive():
     assert not rules.attempt_result([], pass_mark=0.5).passed
 
 
+def test_attempt_score_matches_sklearn_accuracy():
+    from sklearn.metrics import accuracy_score
+
+    rng = np.random.default_rng(4)
+    labels = ("refusal", "retained", "erased", "substituted")
+    gold = rng.choice(labels, size=40)
+    given = np.where(rng.random(40) < 0.7, gold, rng.choice(labels, size=40))
+
+    def record(answer, truth):
+        return {
+            "hard_refusal": answer == "refusal",
+            "cue": None if answer == "refusal" else answer,
+            "gold_hard_refusal": truth == "refusal",
+            "gold_cue": "" if truth == "refusal" else truth,
+        }
+
+    result = rules.attempt_result(map(record, given, gold), pass_mark=0.5)
+    assert result.score == pytest.approx(accuracy_score(gold, given))
+
+
 def test_attempts_allowed_and_gold_draw():
     assert rules.attempts_allowed(1, []) == 1
     assert rules.attempts_allowed(1, [2, 3]) == 3
