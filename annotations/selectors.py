@@ -224,12 +224,22 @@ def batch_progress_for_annotator(*, annotator: Annotator, batch_id: int) -> Batc
     return BatchProgress(counts["done"], counts["total"])
 
 
-def qualification_progress(*, attempt_id: int) -> BatchProgress:
-    """A qualification attempt's items answered and in all: what its survey pages count."""
-    counts = Assignment.objects.filter(
-        qualification_attempt_id=attempt_id, is_active=True
-    ).aggregate(total=Count("id"), done=Count("answered_at"))
-    return BatchProgress(counts["done"], counts["total"])
+def qualification_place(*, assignment: Assignment) -> QueuePlace:
+    """``assignment_queue_place`` within a qualification attempt: its arrows stay among the
+    attempt's items and its progress counts the round, not the batch it opens (one query)."""
+    rows = list(
+        Assignment.objects.filter(
+            qualification_attempt_id=assignment.qualification_attempt_id, is_active=True
+        )
+        .order_by("position")
+        .values_list("pk", "position", "answered_at")
+    )
+    before = [pk for pk, position, _ in rows if position < assignment.position]
+    after = [pk for pk, position, _ in rows if position > assignment.position]
+    done = sum(1 for *_, answered_at in rows if answered_at is not None)
+    return QueuePlace(
+        before[-1] if before else None, after[0] if after else None, BatchProgress(done, len(rows))
+    )
 
 
 def batch_annotator_progress(*, batch: Batch) -> list[dict]:

@@ -117,7 +117,12 @@ def _consent_gate_for(request, annotator, assignment):
 def survey_context(annotator, assignment, form=None, queue_head=None):
     """What the survey page shows (reads only; the view records the serving first);
     ``queue_head`` (the first open assignments) when known."""
-    place = selectors.assignment_queue_place(assignment=assignment)
+    # A qualification item's arrows and progress stay within its round.
+    place = (
+        selectors.assignment_queue_place(assignment=assignment)
+        if assignment.qualification_attempt_id is None
+        else selectors.qualification_place(assignment=assignment)
+    )
     if queue_head is None:
         queue_head = selectors.assignment_queue_head(
             annotator=annotator, batch_id=assignment.batch_id
@@ -135,10 +140,7 @@ def survey_context(annotator, assignment, form=None, queue_head=None):
         "next_id": place.next_id,
         # The image the annotator will most likely see next, for the browser to fetch early.
         "preload": upcoming.item if upcoming and upcoming.item.image else None,
-        # A qualification item counts its round, not the batch it opens.
-        "progress": place.progress
-        if attempt is None
-        else selectors.qualification_progress(attempt_id=attempt.pk),
+        "progress": place.progress,
         # A qualification item says so: how many items, the pass mark, which attempt.
         "qualification": None
         if attempt is None

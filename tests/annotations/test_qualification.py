@@ -351,6 +351,7 @@ def test_survey_flow_intro_items_and_result(qual_batch, annotators):
     item_url = client.get(response["Location"])["Location"]
     item_page = client.get(item_url).content.decode()
     assert 'id="qualification-banner"' in item_page and "attempt 1" in item_page
+    assert "0 / 3" in item_page  # the round's progress, not the batch's
     attempt = QualificationAttempt.objects.get(annotator=annotator)
     rows = list(attempt.assignments.order_by("position"))
     for assignment in rows:
