@@ -168,8 +168,8 @@ EXPECTED = {
     # annotator too (tests/annotations/test_qualification.py opens a batch that has one).
     "qualification:page": ("get", (LOGIN, MISSING, MISSING, MISSING)),
     "qualification:start": ("post", (LOGIN, MISSING, MISSING, MISSING)),
-    "qualification:grant": staff_only("post"),
-    "qualification:override": staff_only("post"),
+    "qualification:staff_grant": staff_only("post"),
+    "qualification:staff_override": staff_only("post"),
     "guidelines:staff_page": staff_only(),
     "guidelines:staff_example_set": staff_only("post"),
     "guidelines:staff_example_remove": staff_only_object("post"),

@@ -13,11 +13,11 @@ urlpatterns = [
     path(
         "staff/batches/<int:batch_id>/qualification/<int:annotator_id>/grant/",
         views.qualification_grant,
-        name="grant",
+        name="staff_grant",
     ),
     path(
         "staff/batches/<int:batch_id>/qualification/<int:annotator_id>/override/",
         views.qualification_override,
-        name="override",
+        name="staff_override",
     ),
 ]

@@ -23,6 +23,7 @@ from annotations.models import (
 )
 from annotations.policies import PolicyError
 from annotations.qualification import attempts, rules, status
+from tests.annotations.test_survey_language import english_leftovers
 from tests.support.django_fixtures import client_for
 
 GOLD = 10
@@ -382,6 +383,13 @@ def test_pass_page_and_survey_in_french(qual_batch, annotators):
     other_client.cookies["django_language"] = "fr"
     intro = other_client.get(reverse("qualification:page", args=[qual_batch.pk]))
     assert "Tour de qualification" in intro.content.decode()
+    # No English sentence of the catalogue is left on the French pages, the item page included.
+    attempt = attempts.attempt_start(batch=qual_batch, annotator=other)
+    item = attempt.assignments.order_by("position").first()
+    item_page = other_client.get(reverse("annotations:assignment", args=[item.pk]))
+    assert "Tour de qualification" in item_page.content.decode()
+    for response in (page.encode(), intro.content, item_page.content):
+        assert english_leftovers(response, "fr") == []
 
 
 def test_existing_batch_serves_as_before(batch, annotators):
@@ -406,13 +414,13 @@ def test_staff_actions_over_http(qual_batch, annotators, staff_client, staff_use
     annotator = annotators[0]
     for _ in range(2):
         _answer_attempt(attempts.attempt_start(batch=qual_batch, annotator=annotator), correct=0)
-    grant = reverse("qualification:grant", args=[qual_batch.pk, annotator.pk])
+    grant = reverse("qualification:staff_grant", args=[qual_batch.pk, annotator.pk])
     staff_client.post(grant, {"attempts_allowed": "3", "reason": "unclear item"})
     staff_client.post(grant, {"attempts_allowed": "3"})  # a retried POST
     assert QualificationReview.objects.filter(action="grant_attempt").count() == 1
     response = staff_client.post(grant, {"attempts_allowed": "x"})
     assert response.status_code == 302
-    override = reverse("qualification:override", args=[qual_batch.pk, annotator.pk])
+    override = reverse("qualification:staff_override", args=[qual_batch.pk, annotator.pk])
     staff_client.post(override, {"reason": "trained in person"})
     review = QualificationReview.objects.get(action="override")
     assert review.acted_by == staff_user and review.reason == "trained in person"
