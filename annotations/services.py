@@ -383,8 +383,13 @@ def assignments_reassign(
             # answered_at, on the locked row itself, not a join to the answer: PostgreSQL
             # re-checks a waited-for row's own columns, so an answer committed while we waited
             # for its lock keeps the item where it was (annotation_submit locks the same row).
+            # A qualification attempt's gold items are its annotator's own test: never handed on.
             Assignment.objects.select_for_update(of=("self",)).filter(
-                batch=batch, annotator=from_annotator, is_active=True, answered_at__isnull=True
+                batch=batch,
+                annotator=from_annotator,
+                is_active=True,
+                answered_at__isnull=True,
+                qualification_attempt__isnull=True,
             )
         )
         loads = dict(

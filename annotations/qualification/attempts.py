@@ -116,6 +116,21 @@ def attempt_finish_if_complete(*, attempt: QualificationAttempt) -> None:
     attempt.save(update_fields=["finished_at", "correct", "answered", "passed"])
 
 
+def attempt_settle(*, batch: Batch, annotator: Annotator) -> QualificationAttempt | None:
+    """Finish the annotator's running attempt if none of its items is left open (staff excluded
+    or withdrew the last ones): scored on what was answered. The finished attempt, or None."""
+    with transaction.atomic():
+        attempt = (
+            QualificationAttempt.objects.select_for_update()
+            .filter(batch=batch, annotator=annotator, finished_at__isnull=True)
+            .first()
+        )
+        if attempt is None:
+            return None
+        attempt_finish_if_complete(attempt=attempt)
+        return attempt if attempt.finished_at is not None else None
+
+
 def attempt_grant(
     *, batch: Batch, annotator: Annotator, attempts_allowed: int, user, reason: str = ""
 ) -> QualificationReview | None:

@@ -21,6 +21,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotations import selectors, services
 from annotations.adjudication import disputes as adjudication
 from annotations.common.media import image_response
+from annotations.qualification import attempts as qualification_attempts
 from annotations.qualification import status as qualification
 from annotations.recruitment.views import consent_gate, panel_completion_redirect
 from annotations.survey.forms import AnswerForm
@@ -74,6 +75,10 @@ def batch_next(request, batch_id: int):
     if gate := _qualification_gate(annotator, batch):
         return gate
     assignment = selectors.assignment_next(annotator=annotator, batch_id=batch.pk)
+    if assignment is None and batch.qualification_items:
+        # A round whose last open items staff withdrew is scored on what was answered.
+        if qualification_attempts.attempt_settle(batch=batch, annotator=annotator):
+            return redirect("qualification:page", batch_id=batch.pk)
     if assignment is None:
         if done := panel_completion_redirect(request, annotator=annotator, batch_id=batch.pk):
             return done

@@ -114,10 +114,9 @@ def _batch(study, annotators, requirement=ROUND, **options):
         name="qualified",
         policy="k_overlap",
         annotators=annotators,
-        overlap_k=2,
         seed=11,
         qualification_requirement=requirement,
-        **options,
+        **({"overlap_k": 2} | options),
     )
 
 
@@ -270,6 +269,34 @@ def test_staff_grant_and_override_are_recorded(qual_batch, annotators, staff_use
         attempts.qualification_override(batch=qual_batch, annotator=annotator, user=staff_user)
         is None
     )
+
+
+def test_an_attempt_whose_last_item_was_excluded_is_scored(qual_batch, annotators, staff_user):
+    annotator = annotators[0]
+    attempt = attempts.attempt_start(batch=qual_batch, annotator=annotator)
+    rows = list(attempt.assignments.order_by("position"))
+    for assignment in rows[:2]:
+        services.annotation_submit(assignment=assignment, hard_refusal=False, cue_label="retained")
+    services.item_exclude(item=rows[2].item, reason="broken", user=staff_user)
+    client = client_for(annotator)
+    response = client.get(reverse("annotations:batch_next", args=[qual_batch.pk]))
+    assert response["Location"] == reverse("qualification:page", args=[qual_batch.pk])
+    attempt.refresh_from_db()
+    assert attempt.passed and (attempt.correct, attempt.answered) == (2, 2)
+
+
+def test_reassigning_leaves_a_running_attempt_alone(gold_study, annotators):
+    leaving, staying = annotators[0], annotators[1]
+    batch = _batch(gold_study, [leaving], overlap_k=1)
+    attempt = attempts.attempt_start(batch=batch, annotator=leaving)
+    moved = services.assignments_reassign(
+        batch=batch, from_annotator=leaving, to_annotators=[staying]
+    )
+    assert moved == 10  # the batch's own items, not the attempt's
+    assert attempt.assignments.filter(is_active=True).count() == 3
+    assert not Assignment.objects.filter(
+        annotator=staying, item__in=attempt.assignments.values("item_id")
+    ).exists()
 
 
 def test_qualification_answers_leave_statistics_and_gold_accuracy(gold_study, annotators):
