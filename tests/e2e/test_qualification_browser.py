@@ -16,10 +16,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SIZES = [(1280, 720), (1366, 768), (390, 844)]
 
 
-def _shoot(page, name: str) -> None:
+def _shoot(page, name: str, full_page: bool = False) -> None:
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
-        page.screenshot(path=str(SCREENSHOTS / f"qualification-{name}-{width}x{height}.png"))
+        path = SCREENSHOTS / f"qualification-{name}-{width}x{height}.png"
+        page.screenshot(path=str(path), full_page=full_page)
         assert no_sideways_scroll(page), f"{name} scrolls sideways at {width}"
 
 
@@ -96,4 +97,4 @@ def test_qualification_round_in_the_browser(
     staff.goto(f"{base}/staff/people/")
     staff.wait_for_selector("#people-list")
     assert "qualified by staff" in staff.inner_text("#people-list")
-    _shoot(staff, "people")
+    _shoot(staff, "people", full_page=True)
