@@ -27,6 +27,7 @@ urlpatterns = [
     path("", include("scoring.metrics.urls")),
     path("api/", include("annotations.api.urls")),
     path("", include("annotations.recruitment.urls")),
+    path("", include("annotations.qualification.urls")),
     path("", include("annotations.guidelines.urls")),
     path("staff/judges/", include("scoring.urls")),
     path("staff/generation/", include("generation.urls")),

@@ -10,6 +10,10 @@ from django.db import models
 from django.db.models import Q
 
 from annotations.labels import ANSWERS, CUE_LABELS
+from annotations.qualification.models import (  # noqa: F401  (registers the qualification tables)
+    QualificationAttempt,
+    QualificationReview,
+)
 from annotations.recruitment.models import (  # noqa: F401  (registers the recruitment tables)
     ConsentRecord,
     InviteLink,
@@ -261,6 +265,17 @@ class Batch(models.Model):
     overlap_k = models.PositiveSmallIntegerField(default=2)
     seed = models.BigIntegerField(default=0)
     params = models.JSONField(default=dict, blank=True)
+    # The optional qualification round (docs/annotation.md#qualification-round): 0 items = none,
+    # the batch's items are served at once, as before.
+    qualification_items = models.PositiveSmallIntegerField(
+        default=0, help_text="Gold items of the qualification round (0: no qualification)."
+    )
+    qualification_pass_mark = models.FloatField(
+        null=True, blank=True, help_text="Share of gold answers to match, in (0, 1]."
+    )
+    qualification_attempts_allowed = models.PositiveSmallIntegerField(
+        default=1, help_text="Attempts each annotator has (staff may grant more)."
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -268,6 +283,13 @@ class Batch(models.Model):
 
     class Meta:
         verbose_name_plural = "batches"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(qualification_items=0)
+                | Q(qualification_pass_mark__gt=0, qualification_pass_mark__lte=1),
+                name="qualification_has_pass_mark",
+            )
+        ]
         ordering = ["-created_at"]
 
     def __str__(self):
@@ -292,6 +314,16 @@ class Assignment(models.Model):
     # "Validate the judge"): 1 when the batch took every item, n/N for a uniform sample, π_i for
     # validate-judge; null where no design chose it (gold, manual, imported).
     inclusion_probability = models.FloatField(null=True, blank=True, editable=False)
+    # A gold item of a qualification attempt (null: an item of the batch itself); its answer is
+    # kept like any other and left out of every statistic and of gold accuracy.
+    qualification_attempt = models.ForeignKey(
+        QualificationAttempt,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="assignments",
+        editable=False,
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

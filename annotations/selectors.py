@@ -17,6 +17,7 @@ from django.http import Http404
 
 from annotations.common.row_fields import ANNOTATION_ROW, JUDGMENT_ROW
 from annotations.labels import gold_accuracy_from_records
+from annotations.qualification import status as qualification_status
 
 from .models import (
     Adjudication,
@@ -84,7 +85,10 @@ def annotator_batch_list(*, annotator: Annotator) -> list[tuple[Batch, BatchProg
 
 
 # What the survey page shows of an assignment, loaded with it in one query.
-SURVEY_RELATED = ("item", "item__attribute_value", "batch", "batch__study", "annotation")
+SURVEY_RELATED = (
+    *("item", "item__attribute_value", "batch", "batch__study", "annotation"),
+    "qualification_attempt",
+)
 # ...and only the columns it shows: a third of the 70 columns of those six tables, so each
 # request compiles and loads less, and an annotator's request never even reads an item's gold
 # answer. (tests/annotations/test_query_counts.py pins the query counts, so a template that
@@ -99,6 +103,9 @@ SURVEY_FIELDS = (
     *("batch__name", "batch__study", "batch__study__name", "batch__study__slug"),
     *("annotation__assignment", "annotation__hard_refusal", "annotation__cue_label"),
     *("annotation__note", "annotation__broken_image", "annotation__revision"),
+    # The qualification round's banner, and its gate (qualification.status.batch_item_locked).
+    *("qualification_attempt", "qualification_attempt__number"),
+    *("batch__qualification_items", "batch__qualification_pass_mark"),
 )
 # What taking an answer needs (the study's minimum time per item); the rest loads on demand.
 ANSWER_RELATED = ("batch__study",)
@@ -152,7 +159,10 @@ def assignment_queue_head(
     when too few unskipped ones are left. Two is what the survey needs: the item to show and
     the one after it, whose image the page preloads.
     """
-    open_rows = _survey_rows(annotator).filter(batch_id=batch_id, answered_at__isnull=True)
+    # The qualification gate is part of the same query: a batch's items wait until passed.
+    open_rows = _survey_rows(annotator).filter(
+        qualification_status.servable_q(), batch_id=batch_id, answered_at__isnull=True
+    )
     head = list(open_rows.filter(skipped_at__isnull=True).order_by("position")[:size])
     if len(head) < size:
         skipped = open_rows.filter(skipped_at__isnull=False).order_by("skipped_at", "position")
@@ -214,9 +224,29 @@ def batch_progress_for_annotator(*, annotator: Annotator, batch_id: int) -> Batc
     return BatchProgress(counts["done"], counts["total"])
 
 
+def qualification_place(*, assignment: Assignment) -> QueuePlace:
+    """``assignment_queue_place`` within a qualification attempt: its arrows stay among the
+    attempt's items and its progress counts the round, not the batch it opens (one query)."""
+    rows = list(
+        Assignment.objects.filter(
+            qualification_attempt_id=assignment.qualification_attempt_id, is_active=True
+        )
+        .order_by("position")
+        .values_list("pk", "position", "answered_at")
+    )
+    before = [pk for pk, position, _ in rows if position < assignment.position]
+    after = [pk for pk, position, _ in rows if position > assignment.position]
+    done = sum(1 for *_, answered_at in rows if answered_at is not None)
+    return QueuePlace(
+        before[-1] if before else None, after[0] if after else None, BatchProgress(done, len(rows))
+    )
+
+
 def batch_annotator_progress(*, batch: Batch) -> list[dict]:
+    """Per annotator: the batch's items done and in all (qualification items apart:
+    ``qualification.status.batch_rows``)."""
     rows = (
-        Assignment.objects.filter(batch=batch, is_active=True)
+        Assignment.objects.filter(batch=batch, is_active=True, qualification_attempt__isnull=True)
         .values("annotator", "annotator__user__username", "annotator__group")
         .annotate(
             total=Count("id"),
@@ -334,10 +364,14 @@ def item_image_for_user(*, user, item_id: int, which: str = "image") -> Item:
         annotator = annotator_for_user(user)
         if annotator is None:
             raise Http404("no such image")
-        # Their own items, any item of a study they adjudicate, or a guideline example of a study
-        # they label in (docs/annotation.md#adjudication, #guidelines-with-examples).
+        # Their own items (a batch's only once its qualification round is passed), any item of a
+        # study they adjudicate, or a guideline example of a study they label in
+        # (docs/annotation.md#adjudication, #guidelines-with-examples).
+        own = Assignment.objects.filter(
+            qualification_status.servable_q(), annotator=annotator, is_active=True
+        )
         items = items.filter(
-            Q(assignments__annotator=annotator, assignments__is_active=True)
+            Q(pk__in=own.values("item_id"))
             | Q(study__adjudicator_grants__annotator=annotator)
             | Q(label_example__isnull=False, study_id__in=_own_study_ids(annotator))
         ).distinct()
@@ -372,14 +406,22 @@ INCLUDED_ANSWERS = Q(assignment__item__excluded_at__isnull=True)
 INCLUDED_JUDGMENTS = Q(item__excluded_at__isnull=True)
 
 
-def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
+def annotation_rows(
+    *, study: Study, include_gold: bool = False, include_qualification: bool = False
+) -> list[dict]:
     """One dict per submitted answer of active assignments of included items, in one query;
-    the fields of ``export_fields.ANNOTATION_ROW``, in its order."""
+    the fields of ``export_fields.ANNOTATION_ROW``, in its order.
+
+    Qualification answers (gold items of a qualification attempt) only with
+    ``include_qualification``: the export shows them, no statistic and no gold accuracy counts
+    them (docs/annotation.md#qualification-round)."""
     qs = Annotation.objects.filter(
         INCLUDED_ANSWERS, assignment__item__study=study, assignment__is_active=True
     )
     if not include_gold:
         qs = qs.filter(assignment__item__is_gold=False)
+    if not include_qualification:
+        qs = qs.filter(assignment__qualification_attempt__isnull=True)
     fields = {key: f"assignment__{path}" for key, path in ITEM_FIELDS.items()}
     fields |= {
         "annotator": "assignment__annotator__user__username",
@@ -389,6 +431,7 @@ def annotation_rows(*, study: Study, include_gold: bool = False) -> list[dict]:
         # The design's probability of drawing the item (null: no design chose it); the PPI
         # estimates weight by its inverse (docs/annotation.md, "Validate the judge").
         "inclusion_probability": "assignment__inclusion_probability",
+        "qualification_attempt": "assignment__qualification_attempt__number",
     }
     # Kept in the export; statistics leave these rows out (scoring.metrics.document.study_metric_frames).
     qs = qs.annotate(
@@ -474,6 +517,8 @@ def gold_accuracy(*, study: Study) -> list[dict]:
         assignment__item__study=study,
         assignment__item__is_gold=True,
         assignment__is_active=True,
+        # A qualification round is scored on its own (its attempt's result), not here.
+        assignment__qualification_attempt__isnull=True,
     ).values(
         "assignment__annotator__user__username",
         "hard_refusal",

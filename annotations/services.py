@@ -22,6 +22,9 @@ from django.utils.translation import gettext_lazy
 from annotations.common.media import image_store
 from annotations.imports.manifest import ImageInvalid, ImageLimits, check_image
 from annotations.labels import NEUTRAL, LabelError, parse_cue_label
+from annotations.qualification import attempts as qualification
+from annotations.qualification import rules as qualification_rules
+from annotations.qualification import status as qualification_status
 
 from . import policies
 from .models import (
@@ -125,6 +128,7 @@ def batch_plan(
     gold_rate: float = 0.0,
     budget: int | None = None,
     min_per_value: int | None = None,
+    qualification_requirement: qualification_rules.Requirement | None = None,
 ) -> BatchPlan:
     """Run the policy without writing: the batch ``batch_create`` makes with the same arguments
     (and the workload preview of the new-batch page). PolicyError when it cannot be done."""
@@ -168,6 +172,8 @@ def batch_plan(
         pairs += policies.gold_pairs_at_rate(
             gold_items, pairs, pool, gold_rate, rng, existing_pairs=already
         )
+    if qualification_requirement is not None:
+        _check_qualification(study, annotators, qualification_requirement, pairs)
     positions = policies.queue_positions(pairs, {i.item: i.priority for i in items}, rng)
     return BatchPlan(
         k,
@@ -178,6 +184,20 @@ def batch_plan(
         design.inclusion_probability if design is not None else {},
         design.per_stratum if design is not None and budget is not None else None,
     )
+
+
+def _check_qualification(study, annotators, requirement, planned_pairs) -> None:
+    """PolicyError, one line per problem, unless every annotator can take a first attempt of
+    the qualification round (docs/annotation.md#qualification-round)."""
+    available = qualification_status.gold_pool(study=study).count()
+    problems = qualification_rules.requirement_problems(requirement, gold_available=available)
+    if not problems:
+        fresh = qualification_status.fresh_gold_counts(
+            study=study, annotators=annotators, planned_pairs=planned_pairs
+        )
+        problems = qualification_rules.fresh_gold_shortfalls(requirement, fresh)
+    if problems:
+        raise policies.PolicyError("\n".join(problems))
 
 
 def batch_create(
@@ -194,6 +214,7 @@ def batch_create(
     gold_rate: float = 0.0,
     budget: int | None = None,
     min_per_value: int | None = None,
+    qualification_requirement: qualification_rules.Requirement | None = None,
     created_by=None,
 ) -> Batch:
     """Create a batch with the chosen policy (all non-gold items, or ``item_ids``).
@@ -206,6 +227,9 @@ def batch_create(
     Items already assigned to an annotator are never assigned to them again: the policies
     skip existing pairs, and a unique constraint enforces it under concurrency. The seed is
     stored on the batch so the assignment can be reproduced.
+
+    ``qualification_requirement``: an optional qualification round on gold items that each
+    annotator passes before the batch's items are served (None: the items are served at once).
     """
     plan = batch_plan(
         study=study,
@@ -219,6 +243,7 @@ def batch_create(
         gold_rate=gold_rate,
         budget=budget,
         min_per_value=min_per_value,
+        qualification_requirement=qualification_requirement,
     )
     k, seed, pairs, positions = plan.overlap_k, plan.seed, plan.pairs, plan.positions
     probability = plan.inclusion_probability
@@ -238,6 +263,7 @@ def batch_create(
             seed=seed,
             created_by=created_by,
             params=params,
+            **_qualification_fields(qualification_requirement),
         )
         Assignment.objects.bulk_create(
             [
@@ -253,6 +279,16 @@ def batch_create(
             batch_size=5000,
         )
     return batch
+
+
+def _qualification_fields(requirement: qualification_rules.Requirement | None) -> dict:
+    if requirement is None:
+        return {}
+    return {
+        "qualification_items": requirement.items,
+        "qualification_pass_mark": requirement.pass_mark,
+        "qualification_attempts_allowed": requirement.attempts,
+    }
 
 
 def _sampling_design(study, policy, items, budget, min_per_value, rng):
@@ -347,8 +383,13 @@ def assignments_reassign(
             # answered_at, on the locked row itself, not a join to the answer: PostgreSQL
             # re-checks a waited-for row's own columns, so an answer committed while we waited
             # for its lock keeps the item where it was (annotation_submit locks the same row).
+            # A qualification attempt's gold items are its annotator's own test: never handed on.
             Assignment.objects.select_for_update(of=("self",)).filter(
-                batch=batch, annotator=from_annotator, is_active=True, answered_at__isnull=True
+                batch=batch,
+                annotator=from_annotator,
+                is_active=True,
+                answered_at__isnull=True,
+                qualification_attempt__isnull=True,
             )
         )
         loads = dict(
@@ -410,8 +451,15 @@ def _refuse_imported(assignment: Assignment) -> None:
         raise ValidationError("imported labels are records and never take answers")
 
 
+def _refuse_locked(assignment: Assignment) -> None:
+    """A batch's items are closed to an annotator who has not passed its qualification round."""
+    if qualification_status.batch_item_locked(assignment=assignment):
+        raise ValidationError(qualification.QUALIFICATION_FIRST)
+
+
 def assignment_skip(*, assignment: Assignment) -> None:
     _refuse_imported(assignment)
+    _refuse_locked(assignment)
     # The state is checked in the UPDATE itself, under the row lock it takes.
     if not Assignment.objects.filter(pk=assignment.pk, is_active=True).update(
         skipped_at=timezone.now()
@@ -444,6 +492,9 @@ def annotation_submit(
     A resubmission identical to the stored answer (a double click, a retried request) changes
     nothing; a different answer is an edit and becomes a new revision. ``language`` is the
     language the survey was shown in (kept with each revision).
+
+    A qualification item's answer is stored the same way; its last one finishes the attempt, and
+    after that its answers are final. A batch item is refused until its annotator qualified.
     """
     try:
         cue = parse_cue_label(cue_label, hard_refusal=hard_refusal) or ""
@@ -451,6 +502,19 @@ def annotation_submit(
         raise ValidationError(str(exc)) from None
     note = (note or "").strip()[:5000]
     _refuse_imported(assignment)
+    _refuse_locked(assignment)
+    answer = (hard_refusal, cue, note, broken_image)
+    if assignment.qualification_attempt_id is None:
+        return _annotation_write(assignment, answer, user, language)
+    with transaction.atomic():
+        attempt = qualification.attempt_lock_open(assignment=assignment)
+        annotation = _annotation_write(assignment, answer, user, language)
+        qualification.attempt_finish_if_complete(attempt=attempt)
+    return annotation
+
+
+def _annotation_write(assignment, answer, user, language) -> Annotation:
+    hard_refusal, cue, note, broken_image = answer
     now = timezone.now()
     with transaction.atomic():
         existing = None

@@ -13,6 +13,7 @@ from annotations.common import jobs
 from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
 from annotations.imports.uploads import UploadInvalid, unpack_upload
+from annotations.qualification import rules as qualification_rules
 
 from .models import Annotator, Study
 from .policies import PolicyError
@@ -70,10 +71,15 @@ def _batch_create(job_id: int, study_id: int, options: dict) -> None:
     study = Study.objects.get(pk=study_id)
     annotators = list(Annotator.objects.filter(pk__in=options.pop("annotator_ids")).order_by("pk"))
     options["created_by"] = get_user_model().objects.filter(pk=options.get("created_by")).first()
+    options["qualification_requirement"] = qualification_rules.requirement_from(
+        options.pop("qualification", None)
+    )
     try:
         batch = services.batch_create(study=study, annotators=annotators, **options)
     except PolicyError as exc:
-        jobs.job_finish(job_id=job_id, message="No batch was created.", errors=[str(exc)])
+        jobs.job_finish(
+            job_id=job_id, message="No batch was created.", errors=str(exc).splitlines()
+        )
         return
     count = batch.assignments.count()
     jobs.job_progress(job_id=job_id, done=1)

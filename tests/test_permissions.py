@@ -165,6 +165,12 @@ EXPECTED = {
     "annotations:my_answers": ("get", (LOGIN, ALLOWED, MISSING, MISSING)),
     # A study's guidelines: its annotators, and staff as a preview (test_guidelines.py).
     "guidelines:study": ("get", (LOGIN, ALLOWED, MISSING, ALLOWED)),
+    # The qualification round: the fixture's batch has none, so its page is a 404 for its own
+    # annotator too (tests/annotations/test_qualification.py opens a batch that has one).
+    "qualification:page": ("get", (LOGIN, MISSING, MISSING, MISSING)),
+    "qualification:start": ("post", (LOGIN, MISSING, MISSING, MISSING)),
+    "qualification:staff_grant": staff_only("post"),
+    "qualification:staff_override": staff_only("post"),
     "guidelines:staff_page": staff_only(),
     "guidelines:staff_example_set": staff_only("post"),
     "guidelines:staff_example_remove": staff_only_object("post"),
@@ -226,6 +232,7 @@ def _kwargs(name: str, pattern_args: list[str], world: dict) -> dict:
         else world["slug"],
         "batch_id": world["batch"],
         "item_pk": world["item"],
+        "annotator_id": world["annotator"],
     }
     if name.startswith("annotations:") and name not in ("annotations:item_image",):
         by_name["pk"] = world["assignment"]

@@ -113,6 +113,13 @@ ANNOTATION_ROW = RowTable(
             "the batch design's probability of drawing the item (null: no design chose it)",
             True,
         ),
+        Field(
+            "qualification_attempt",
+            "int64",
+            "the qualification attempt (1, 2, ...) this gold answer belongs to; null: not a "
+            "qualification answer. Qualification answers count in no statistic",
+            True,
+        ),
     ),
 )
 

@@ -24,7 +24,7 @@ ANNOTATION_EXPORT_COLUMNS = ANNOTATION_ROW.columns
 
 
 def annotation_dataset(*, study: Study) -> list[dict]:
-    return selectors.annotation_rows(study=study, include_gold=True)
+    return selectors.annotation_rows(study=study, include_gold=True, include_qualification=True)
 
 
 # --- formatters / writers ------------------------------------------------------------------

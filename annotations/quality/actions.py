@@ -188,6 +188,8 @@ def quality_answer_rows(*, study: Study) -> list[dict]:
         assignment__item__study=study,
         assignment__is_active=True,
         assignment__item__excluded_at__isnull=True,
+        # Qualification answers judge the annotator before the work, not during it.
+        assignment__qualification_attempt__isnull=True,
     ).values(
         "assignment__annotator__user__username",
         "assignment__item__item_id",

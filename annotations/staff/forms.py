@@ -58,6 +58,27 @@ class BatchCreateForm(forms.Form):
         "(empty: half the budget spread evenly over the values).",
     )
 
+    qualification_items = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        label="Qualification: gold items",
+        help_text="0 or empty: no qualification round. N: each annotator first answers N gold "
+        "items and starts the batch only if they pass.",
+    )
+    qualification_pass_mark = forms.FloatField(
+        required=False,
+        label="Qualification: pass mark",
+        help_text="Share of gold answers that must match the gold label, in (0, 1], e.g. 0.8.",
+    )
+    qualification_attempts = forms.IntegerField(
+        required=False,
+        min_value=1,
+        initial=1,
+        label="Qualification: attempts",
+        help_text="Attempts each annotator has, each with new gold items (staff can allow more).",
+    )
+
     def clean(self):
         cleaned = super().clean()
         if cleaned.get("policy") == Batch.Policy.VALIDATE_JUDGE and not cleaned.get("budget"):

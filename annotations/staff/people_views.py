@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotations.common.permissions import staff_required
 from annotations.models import Annotator, Study
+from annotations.qualification import status as qualification
 from annotations.quality import actions as quality_actions
 from annotations.recruitment import invites as recruitment_invites
 from annotations.recruitment.forms import PeopleInviteForm
@@ -43,9 +44,14 @@ class PauseForm(forms.Form):
 
 def _list_page(request, form, status=200, *, invite_form=None, new_invites=(), template=None):
     overview = people_invites_overview()
+    annotators = list(people.annotator_list())
+    # Each annotator's qualification rounds (docs/annotation.md#qualification-round).
+    rounds = qualification.people_rows()
+    for annotator in annotators:
+        annotator.qualification_rounds = rounds.get(annotator.pk, [])
     context = {
         "form": form,
-        "annotators": people.annotator_list(),
+        "annotators": annotators,
         "studies": Study.objects.order_by("name"),
         "pause_form": PauseForm(),
         "invite_form": invite_form or PeopleInviteForm(batches=overview["invite_batches"]),

@@ -29,6 +29,8 @@ from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
 from annotations.models import Annotator, BackgroundJob, Batch, Item, Study
 from annotations.policies import PolicyError
+from annotations.qualification import rules as qualification_rules
+from annotations.qualification import status as qualification
 from annotations.staff import audit_context as study_settings
 from annotations.staff import batch_subset
 from annotations.staff.forms import (
@@ -114,7 +116,7 @@ def batch_create(request, slug: str):
         except ValidationError as exc:
             form.add_error(None, exc)
         except PolicyError as exc:
-            form.add_error(None, str(exc))
+            form.add_error(None, str(exc).splitlines())
         if preview is not None:
             # The seed the preview used, so "Create batch" makes exactly the batch shown.
             bound = request.POST.copy()
@@ -186,6 +188,7 @@ def _workload_preview(study, data, options, subset) -> dict:
         gold_rate=options["gold_rate"],
         budget=options["budget"],
         min_per_value=options["min_per_value"],
+        qualification_requirement=qualification_rules.requirement_from(options["qualification"]),
     )
     preview["subset"] = subset.description()
     return preview
@@ -206,6 +209,7 @@ def _batch_options(study, data, *, created_by) -> dict:
         )
         if shortfalls:
             raise ValidationError(["Expertise-matched batch impossible: " + "; ".join(shortfalls)])
+    requirement = _qualification_requirement(study, data)
     return {
         "name": data["name"],
         "policy": data["policy"],
@@ -217,8 +221,29 @@ def _batch_options(study, data, *, created_by) -> dict:
         "manual_pairs": _manual_pairs(study, data["manual_pairs"]),
         "budget": data.get("budget"),
         "min_per_value": data.get("min_per_value"),
+        # Plain data: the options travel to the background job as JSON.
+        "qualification": None if requirement is None else vars(requirement),
         "created_by": created_by.pk,
     }
+
+
+def _qualification_requirement(study, data):
+    """The optional qualification round, or None; ValidationError with one line per problem."""
+    items = data.get("qualification_items") or 0
+    if not items:
+        return None
+    pass_mark = data.get("qualification_pass_mark")
+    if pass_mark is None:
+        raise ValidationError(["qualification: give a pass mark in (0, 1], e.g. 0.8"])
+    requirement = qualification_rules.Requirement(
+        items, pass_mark, data.get("qualification_attempts") or 1
+    )
+    problems = qualification_rules.requirement_problems(
+        requirement, gold_available=qualification.gold_pool(study=study).count()
+    )
+    if problems:
+        raise ValidationError(problems)
+    return requirement
 
 
 def _manual_pairs(study, text: str) -> list[tuple[int, int]]:
@@ -254,6 +279,7 @@ def batch_detail(request, pk: int):
     context = {
         "batch": batch,
         "progress": selectors.batch_annotator_progress(batch=batch),
+        "qualification_rows": qualification.batch_rows(batch=batch),
         "add_form": AddAnnotatorsForm(),
         "reassign_form": ReassignForm(),
     }

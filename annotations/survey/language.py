@@ -15,7 +15,7 @@ from django.utils import translation
 from django.utils.cache import patch_vary_headers
 
 # URL namespaces whose pages annotators see; their "staff_*" views are staff pages.
-ANNOTATOR_NAMESPACES = frozenset({"annotations", "recruitment", "guidelines"})
+ANNOTATOR_NAMESPACES = frozenset({"annotations", "recruitment", "guidelines", "qualification"})
 # Pages outside those namespaces that annotators see.
 ANNOTATOR_URL_NAMES = frozenset({"login"})
 

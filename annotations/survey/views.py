@@ -22,6 +22,8 @@ from annotations import selectors, services
 from annotations.adjudication import disputes as adjudication
 from annotations.common.answers import answer_title
 from annotations.common.media import image_response
+from annotations.qualification import attempts as qualification_attempts
+from annotations.qualification import status as qualification
 from annotations.recruitment.views import consent_gate, panel_completion_redirect
 from annotations.survey.forms import AnswerForm
 from annotations.survey.language import language_codes
@@ -73,7 +75,13 @@ def batch_next(request, batch_id: int):
         request, annotator=annotator, batch_id=batch.pk, study_id=batch.study_id
     ):
         return gate
+    if gate := _qualification_gate(annotator, batch):
+        return gate
     assignment = selectors.assignment_next(annotator=annotator, batch_id=batch.pk)
+    if assignment is None and batch.qualification_items:
+        # A round whose last open items staff withdrew is scored on what was answered.
+        if qualification_attempts.attempt_settle(batch=batch, annotator=annotator):
+            return redirect("qualification:page", batch_id=batch.pk)
     if assignment is None:
         if done := panel_completion_redirect(request, annotator=annotator, batch_id=batch.pk):
             return done
@@ -82,6 +90,26 @@ def batch_next(request, batch_id: int):
             request, "annotations/batch_done.html", {"batch": batch, "progress": progress}
         )
     return redirect("annotations:assignment", pk=assignment.pk)
+
+
+def _qualification_gate(annotator, batch):
+    """The qualification page (intro, or the last attempt's result) when the batch asks for a
+    round the annotator has not passed and no attempt is running; None otherwise."""
+    if not batch.qualification_items:
+        return None
+    state = qualification.annotator_state(batch=batch, annotator=annotator)
+    if state.qualified or state.in_progress:
+        return None
+    return redirect("qualification:page", batch_id=batch.pk)
+
+
+def _locked_gate(request, assignment):
+    """Back to the batch's start (the qualification round) for a batch item the annotator may
+    not see or answer yet: checked on the server for every page and POST."""
+    if not qualification.batch_item_locked(assignment=assignment):
+        return None
+    url = reverse("annotations:batch_next", args=[assignment.batch_id])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 def _consent_gate_for(request, annotator, assignment):
@@ -97,13 +125,19 @@ def _consent_gate_for(request, annotator, assignment):
 def survey_context(annotator, assignment, form=None, queue_head=None):
     """What the survey page shows (reads only; the view records the serving first);
     ``queue_head`` (the first open assignments) when known."""
-    place = selectors.assignment_queue_place(assignment=assignment)
+    # A qualification item's arrows and progress stay within its round.
+    place = (
+        selectors.assignment_queue_place(assignment=assignment)
+        if assignment.qualification_attempt_id is None
+        else selectors.qualification_place(assignment=assignment)
+    )
     if queue_head is None:
         queue_head = selectors.assignment_queue_head(
             annotator=annotator, batch_id=assignment.batch_id
         )
     upcoming = next((row for row in queue_head if row.pk != assignment.pk), None)
     annotation = getattr(assignment, "annotation", None)
+    attempt = assignment.qualification_attempt
     return {
         "assignment": assignment,
         "item": assignment.item,
@@ -115,6 +149,14 @@ def survey_context(annotator, assignment, form=None, queue_head=None):
         # The image the annotator will most likely see next, for the browser to fetch early.
         "preload": upcoming.item if upcoming and upcoming.item.image else None,
         "progress": place.progress,
+        # A qualification item says so: how many items, the pass mark, which attempt.
+        "qualification": None
+        if attempt is None
+        else {
+            "attempt": attempt.number,
+            "items": assignment.batch.qualification_items,
+            "pass_percent": round(100 * assignment.batch.qualification_pass_mark),
+        },
     }
 
 
@@ -123,7 +165,9 @@ def survey_context(annotator, assignment, form=None, queue_head=None):
 def assignment_detail(request, pk: int):
     annotator = selectors.annotator_for_user(request.user)
     assignment = selectors.assignment_for_annotator(annotator=annotator, assignment_id=pk)
-    if gate := _consent_gate_for(request, annotator, assignment):
+    if gate := _consent_gate_for(request, annotator, assignment) or _locked_gate(
+        request, assignment
+    ):
         return gate
     services.assignment_mark_served(assignment=assignment)
     template = "annotations/item.html#survey" if request.htmx else "annotations/item.html"
@@ -188,7 +232,8 @@ def _posted_assignment(request, pk: int):
     assignment = selectors.assignment_for_annotator(
         annotator=annotator, assignment_id=pk, for_answer=True
     )
-    return annotator, assignment, _consent_gate_for(request, annotator, assignment)
+    gate = _consent_gate_for(request, annotator, assignment) or _locked_gate(request, assignment)
+    return annotator, assignment, gate
 
 
 @login_required
@@ -206,7 +251,13 @@ def assignment_decline(request, pk: int):
 
 
 def _go_next(request, annotator, assignment):
-    """After an answer: the next unanswered item (htmx swaps it in place), or the batch's end."""
+    """After an answer: the next unanswered item (htmx swaps it in place), or the batch's end;
+    after a qualification round's last answer, its result."""
+    if assignment.qualification_attempt_id is not None and qualification.attempt_finished(
+        attempt_id=assignment.qualification_attempt_id
+    ):
+        url = reverse("qualification:page", args=[assignment.batch_id])
+        return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     queue_head = selectors.assignment_queue_head(annotator=annotator, batch_id=assignment.batch_id)
     upcoming = queue_head[0] if queue_head else None
     if upcoming is None:

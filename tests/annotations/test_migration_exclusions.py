@@ -33,7 +33,12 @@ def test_an_old_exclusion_becomes_one_per_study(batch, annotators, make_manifest
     executor.migrate(AFTER)
     new = executor.loader.project_state(AFTER).apps
     rows = new.get_model("annotations", "AnnotatorLabelExclusion").objects.order_by("study__slug")
-    assert [(r.annotator_id, r.study.slug, r.reason) for r in rows] == [
+    found = [(r.annotator_id, r.study.slug, r.reason) for r in rows]
+    # Back to the newest schema: the tests after this one share the database.
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    assert found == [
         (annotators[0].pk, "second", "spam"),
         (annotators[0].pk, "test-study", "spam"),
     ]

@@ -4,6 +4,8 @@ from annotations import services
 from annotations.management.helpers import BaseCommand, study_or_error
 from annotations.models import Annotator, Batch
 from annotations.policies import PolicyError
+from annotations.qualification import rules as qualification_rules
+from annotations.qualification import status as qualification_status
 from annotations.staff import batch_subset
 
 
@@ -54,6 +56,24 @@ class Command(BaseCommand):
             default=0.0,
             help="share of each annotator's queue that is gold, at random positions (e.g. 0.05)",
         )
+        # The optional qualification round (docs/annotation.md#qualification-round).
+        parser.add_argument(
+            "--qualification-items",
+            type=int,
+            default=0,
+            help="gold items each annotator answers first; the batch opens only if they pass",
+        )
+        parser.add_argument(
+            "--qualification-pass-mark",
+            type=float,
+            help="share of qualification answers that must match the gold label, in (0, 1]",
+        )
+        parser.add_argument(
+            "--qualification-attempts",
+            type=int,
+            default=1,
+            help="attempts each annotator has, each with new gold items (default 1)",
+        )
         # Batches from a subset (docs/annotation.md): the new-batch page's filter and preview.
         batch_subset.add_subset_arguments(parser)
         parser.add_argument(
@@ -73,9 +93,15 @@ class Command(BaseCommand):
         gold_rate,
         budget,
         min_per_value,
+        qualification_items,
+        qualification_pass_mark,
+        qualification_attempts,
         **options,
     ):
         target = study_or_error(study)
+        requirement = self._requirement(
+            target, qualification_items, qualification_pass_mark, qualification_attempts
+        )
         chosen = Annotator.objects.filter(is_active=True)
         if annotators != "all":
             names = [n.strip() for n in annotators.split(",") if n.strip()]
@@ -93,6 +119,7 @@ class Command(BaseCommand):
                 "gold_rate": gold_rate,
                 "budget": budget,
                 "min_per_value": min_per_value,
+                "qualification_requirement": requirement,
             }
             return self._preview(target, list(chosen), policy, k, seed, item_ids, described, gold)
         try:
@@ -108,6 +135,7 @@ class Command(BaseCommand):
                 gold_rate=gold_rate,
                 budget=budget,
                 min_per_value=min_per_value,
+                qualification_requirement=requirement,
             )
         except PolicyError as exc:
             raise CommandError(str(exc)) from None
@@ -120,6 +148,20 @@ class Command(BaseCommand):
         if per_value:
             drawn = ", ".join(f"{value} {count}" for value, count in per_value.items())
             self.stdout.write(f"items drawn per attribute value: {drawn}")
+
+    def _requirement(self, study, items, pass_mark, attempts):
+        """The qualification round asked for, or None; every problem at once, one per line."""
+        if not items and pass_mark is None:
+            return None
+        if pass_mark is None:
+            raise CommandError("qualification: give --qualification-pass-mark in (0, 1], e.g. 0.8")
+        requirement = qualification_rules.Requirement(items, pass_mark, attempts)
+        problems = qualification_rules.requirement_problems(
+            requirement, gold_available=qualification_status.gold_pool(study=study).count()
+        )
+        if problems:
+            raise CommandError("nothing was created:\n" + "\n".join(problems))
+        return requirement
 
     def _preview(self, study, annotators, policy, k, seed, item_ids, described, gold):
         try:
