@@ -60,6 +60,7 @@ EXPECTED = {
     "api:study_items": staff_only(),
     "api:study_annotations": staff_only(),
     "api:study_judgments": staff_only(),
+    "comparison:compare_models": staff_only(),
     "metrics:study_metrics": staff_only(),
     "metrics:study_statistics": staff_only(),
     "metrics:study_summary": staff_only(),
