@@ -66,8 +66,7 @@ def win_matrix_figure(report: dict, *, model: str, scenario: str, fmt: str = "sv
     for i, row in enumerate(values):
         for j, value in enumerate(row):
             text = "n/a" if value != value else f"{value:.2f}"  # NaN: no kept comparison
-            ax.text(j, i, text, ha="center", va="center", fontsize=6,
-                    color=cell_text_colour(value))  # fmt: skip
+            ax.text(j, i, text, ha="center", va="center", fontsize=6, color=cell_text_colour(value))
     ax.set_xlabel("opponent")
     ax.set_ylabel("group (wins against the column)")
     ax.set_title(plotting.plain_text(f"2AFC win rates — {model}, {scenario}"))

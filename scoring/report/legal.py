@@ -103,17 +103,26 @@ def audited_systems(report: dict) -> list[dict]:
     systems = []
     if "study" in report:
         study = report["study"]
-        systems.append({"part": "study", "label": f"Study {study.get('name') or study.get('slug', '')}",
-                        "system_kind": study.get("system_kind") or NOT_STATED,
-                        "intended_purpose": study.get("intended_purpose") or "",
-                        "kind_source": "stated on the study"})  # fmt: skip
+        systems.append(
+            {
+                "part": "study",
+                "label": f"Study {study.get('name') or study.get('slug', '')}",
+                "system_kind": study.get("system_kind") or NOT_STATED,
+                "intended_purpose": study.get("intended_purpose") or "",
+                "kind_source": "stated on the study",
+            }
+        )
     if "reflect" in report:
         system = report["reflect"].get("system") or {}
-        systems.append({"part": "reflect",
-                        "label": f"REFLECT face set {report['reflect'].get('face_set', {}).get('name', '')}",
-                        "system_kind": system.get("system_kind") or NOT_STATED,
-                        "intended_purpose": system.get("intended_purpose") or "",
-                        "kind_source": system.get("kind_source") or "stated"})  # fmt: skip
+        systems.append(
+            {
+                "part": "reflect",
+                "label": f"REFLECT face set {report['reflect'].get('face_set', {}).get('name', '')}",
+                "system_kind": system.get("system_kind") or NOT_STATED,
+                "intended_purpose": system.get("intended_purpose") or "",
+                "kind_source": system.get("kind_source") or "stated",
+            }
+        )
     for system in systems:
         system["system_kind_label"] = system_kinds().get(system["system_kind"], "not stated")
     return systems

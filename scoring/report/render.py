@@ -82,13 +82,20 @@ def report_context(
     sections = [{"id": "summary", "title": "Executive summary"}] + [
         {"id": key, "title": title} for key, title in report_sections(report)
     ]
-    return {"report": report, "figures": figures, "summary": executive_summary(report),
-            "display": display_report(report) if "study" in report else {},
-            "safety": safety_display(report) if "study" in report else None,
-            "reflect": display_part(report["reflect"]) if "reflect" in report else None,
-            "reflect_section": dict(report_sections(report))["reflect"] if "reflect" in report else "",
-            "with_figures": with_figures, "title": report_title(report), "sections": sections,
-            "standalone": standalone, "report_css": _report_css()}  # fmt: skip
+    return {
+        "report": report,
+        "figures": figures,
+        "summary": executive_summary(report),
+        "display": display_report(report) if "study" in report else {},
+        "safety": safety_display(report) if "study" in report else None,
+        "reflect": display_part(report["reflect"]) if "reflect" in report else None,
+        "reflect_section": dict(report_sections(report))["reflect"] if "reflect" in report else "",
+        "with_figures": with_figures,
+        "title": report_title(report),
+        "sections": sections,
+        "standalone": standalone,
+        "report_css": _report_css(),
+    }
 
 
 def render_report_html(report: dict, *, with_figures: bool = True) -> str:

@@ -94,14 +94,20 @@ def _two_afc(part: dict) -> list[dict]:
     rows = []
     for model, block in sorted(part.get("models", {}).items()):
         for scenario, cell in sorted(block.get("2afc", {}).items()):
-            rows.append({
-                "model": model, "scenario": scenario, "attempted": cell.get("attempted"),
-                "kept": cell.get("kept"), "discard_rate": percent(cell.get("discard_rate")),
-                "pol": _ci(cell.get("pol"), cell.get("pol_ci")),
-                "ext": _ci(cell.get("ext"), cell.get("ext_ci")),
-                "first_position_rate": _ci(cell.get("first_position_rate"),
-                                           cell.get("first_position_rate_ci")),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "model": model,
+                    "scenario": scenario,
+                    "attempted": cell.get("attempted"),
+                    "kept": cell.get("kept"),
+                    "discard_rate": percent(cell.get("discard_rate")),
+                    "pol": _ci(cell.get("pol"), cell.get("pol_ci")),
+                    "ext": _ci(cell.get("ext"), cell.get("ext_ci")),
+                    "first_position_rate": _ci(
+                        cell.get("first_position_rate"), cell.get("first_position_rate_ci")
+                    ),
+                }
+            )
     return rows
 
 
@@ -112,12 +118,16 @@ def _win_rates(part: dict, models: dict) -> list[dict]:
         cell = part["models"][row["model"]]["2afc"][row["scenario"]]
         all_trials = (cell.get("win_rate_all_trials") or {}).get(row["kind"])
         all_trials_ci = (cell.get("win_rate_all_trials_ci") or {}).get(row["kind"]) or {}
-        tables.setdefault((row["model"], row["scenario"]), []).append({
-            "kind": row["kind"].replace("_", " × "), "group": row["group"].replace("|", " "),
-            "win_rate": with_interval(row["win_rate"], row["ci_low"], row["ci_high"]),
-            "all_trials": DASH if all_trials is None
-            else _ci(all_trials.get(row["group"]), all_trials_ci.get(row["group"])),
-        })  # fmt: skip
+        tables.setdefault((row["model"], row["scenario"]), []).append(
+            {
+                "kind": row["kind"].replace("_", " × "),
+                "group": row["group"].replace("|", " "),
+                "win_rate": with_interval(row["win_rate"], row["ci_low"], row["ci_high"]),
+                "all_trials": DASH
+                if all_trials is None
+                else _ci(all_trials.get(row["group"]), all_trials_ci.get(row["group"])),
+            }
+        )
     return [{"model": m, "scenario": s, "rows": rows} for (m, s), rows in tables.items()]
 
 
@@ -134,7 +144,13 @@ def _salary(part: dict) -> list[dict]:
         cis = (salary.get("gap_mean_ci") or {}).get("all") or {}
         for kind in ("race", "gender"):
             for group, value in (gaps.get(kind) or {}).items():
-                rows.append({"model": model, "kind": kind, "group": group,
-                             "valid": salary.get("valid"),
-                             "gap": _ci(value, (cis.get(kind) or {}).get(group), 2)})  # fmt: skip
+                rows.append(
+                    {
+                        "model": model,
+                        "kind": kind,
+                        "group": group,
+                        "valid": salary.get("valid"),
+                        "gap": _ci(value, (cis.get(kind) or {}).get(group), 2),
+                    }
+                )
     return rows

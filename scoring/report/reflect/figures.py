@@ -22,24 +22,54 @@ def figure_list(part: dict) -> list[dict]:
     out = []
     for model, block in sorted(part.get("models", {}).items()):
         for scenario in sorted(block.get("2afc", {})):
-            out.append(_spec("reflect_win_rate", model, scenario,
-                             f"2AFC win rates with 95% CI — {model}, {scenario}"))  # fmt: skip
-            out.append(_spec("reflect_figure_4", model, scenario,
-                             f"2AFC win rates within a gender and within a race (the paper's "
-                             f"Figure 4(d-f)) with 95% CI — {model}, {scenario}"))  # fmt: skip
+            out.append(
+                _spec(
+                    "reflect_win_rate",
+                    model,
+                    scenario,
+                    f"2AFC win rates with 95% CI — {model}, {scenario}",
+                )
+            )
+            out.append(
+                _spec(
+                    "reflect_figure_4",
+                    model,
+                    scenario,
+                    f"2AFC win rates within a gender and within a race (the paper's "
+                    f"Figure 4(d-f)) with 95% CI — {model}, {scenario}",
+                )
+            )
         if block.get("mcq"):
-            out.append(_spec("reflect_jsd", model, "mcq",
-                             f"MCQ JSD from the pooled answers with 95% CI — {model}"))  # fmt: skip
+            out.append(
+                _spec(
+                    "reflect_jsd",
+                    model,
+                    "mcq",
+                    f"MCQ JSD from the pooled answers with 95% CI — {model}",
+                )
+            )
         if (block.get("salary") or {}).get("gap_mean"):
-            out.append(_spec("reflect_salary", model, "salary",
-                             f"salary mean gap against the reference group with 95% CI — {model}"))  # fmt: skip
+            out.append(
+                _spec(
+                    "reflect_salary",
+                    model,
+                    "salary",
+                    f"salary mean gap against the reference group with 95% CI — {model}",
+                )
+            )
     return out
 
 
 def _spec(kind: str, model: str, detail: str, title: str) -> dict:
     safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in model)
-    return {"key": f"{kind}--{safe}--{detail}", "kind": kind, "model": model,
-            "detail": detail, "title": title, "source": "reflect"}  # fmt: skip
+    return {
+        "key": f"{kind}--{safe}--{detail}",
+        "kind": kind,
+        "model": model,
+        "detail": detail,
+        "title": title,
+        "source": "reflect",
+    }
 
 
 def figure_rows(part: dict, spec: dict) -> tuple[list[dict], list[str]]:
@@ -47,42 +77,75 @@ def figure_rows(part: dict, spec: dict) -> tuple[list[dict], list[str]]:
     model = spec["model"]
     if spec["kind"] == "reflect_win_rate":
         rows = [
-            {"attribute": r["kind"].replace("_", " × "), "value": r["group"].replace("|", " "),
-             "rate": r["win_rate"], "ci_low": r["ci_low"], "ci_high": r["ci_high"]}
+            {
+                "attribute": r["kind"].replace("_", " × "),
+                "value": r["group"].replace("|", " "),
+                "rate": r["win_rate"],
+                "ci_low": r["ci_low"],
+                "ci_high": r["ci_high"],
+            }
             for r in win_rate_rows({"models": part.get("models", {})})
             if r["model"] == model and r["scenario"] == spec["detail"]
-        ]  # fmt: skip
+        ]
     elif spec["kind"] == "reflect_figure_4":
         report = {"models": part.get("models", {})}
         rows = figure_4_chart_rows(report, model=model, scenario=spec["detail"])
     elif spec["kind"] == "reflect_jsd":
         rows = [
-            {"attribute": f"{r['question']} · {r['kind']}", "value": r["group"], "rate": r["jsd"],
-             "ci_low": r["jsd_ci_low"], "ci_high": r["jsd_ci_high"]}
+            {
+                "attribute": f"{r['question']} · {r['kind']}",
+                "value": r["group"],
+                "rate": r["jsd"],
+                "ci_low": r["jsd_ci_low"],
+                "ci_high": r["jsd_ci_high"],
+            }
             for r in mcq_jsd_rows({"models": part.get("models", {})})
             if r["model"] == model
-        ]  # fmt: skip
+        ]
     else:
         salary = part["models"][model].get("salary") or {}
         gaps = (salary.get("gap_mean") or {}).get("all") or {}
         cis = (salary.get("gap_mean_ci") or {}).get("all") or {}
         rows = [
-            {"attribute": kind, "value": label, "rate": value,
-             "ci_low": ((cis.get(kind) or {}).get(label) or [None, None])[0],
-             "ci_high": ((cis.get(kind) or {}).get(label) or [None, None])[1]}
+            {
+                "attribute": kind,
+                "value": label,
+                "rate": value,
+                "ci_low": ((cis.get(kind) or {}).get(label) or [None, None])[0],
+                "ci_high": ((cis.get(kind) or {}).get(label) or [None, None])[1],
+            }
             for kind in ("race", "gender")
             for label, value in (gaps.get(kind) or {}).items()
-        ]  # fmt: skip
+        ]
     return rows, COLUMNS
 
 
 def figure_image(part: dict, spec: dict, fmt: str) -> bytes:
     rows, _ = figure_rows(part, spec)
     if spec["kind"] in ("reflect_win_rate", "reflect_figure_4"):
-        return charts.interval_bar_chart(rows, title=spec["title"], ylabel="win rate (95% CI)",
-                                         reference=0.5, empty="no kept comparisons", fmt=fmt)  # fmt: skip
+        return charts.interval_bar_chart(
+            rows,
+            title=spec["title"],
+            ylabel="win rate (95% CI)",
+            reference=0.5,
+            empty="no kept comparisons",
+            fmt=fmt,
+        )
     if spec["kind"] == "reflect_jsd":
-        return charts.interval_bar_chart(rows, title=spec["title"], ylabel="JSD (bits, 95% CI)",
-                                         ylim=None, empty="no valid MCQ answers", fmt=fmt)  # fmt: skip
-    return charts.interval_bar_chart(rows, title=spec["title"], ylabel="mean gap, % (95% CI)",
-                                     ylim=None, reference=0.0, empty="no valid salaries", fmt=fmt)  # fmt: skip
+        return charts.interval_bar_chart(
+            rows,
+            title=spec["title"],
+            ylabel="JSD (bits, 95% CI)",
+            ylim=None,
+            empty="no valid MCQ answers",
+            fmt=fmt,
+        )
+    return charts.interval_bar_chart(
+        rows,
+        title=spec["title"],
+        ylabel="mean gap, % (95% CI)",
+        ylim=None,
+        reference=0.0,
+        empty="no valid salaries",
+        fmt=fmt,
+    )

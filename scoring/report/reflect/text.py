@@ -89,14 +89,26 @@ def win_rate_gaps(part: dict) -> list[dict]:
     for model, block in sorted(part.get("models", {}).items()):
         for scenario, cell in sorted(block.get("2afc", {}).items()):
             for kind in KINDS:
-                rates = {k: v for k, v in (cell.get("win_rate", {}).get(kind) or {}).items()
-                         if v is not None}  # fmt: skip
+                rates = {
+                    k: v
+                    for k, v in (cell.get("win_rate", {}).get(kind) or {}).items()
+                    if v is not None
+                }
                 if len(rates) < 2:
                     continue
                 high = max(rates, key=lambda k: (rates[k], k))
                 low = min(rates, key=lambda k: (rates[k], k))
-                rows.append({"model": model, "scenario": scenario, "kind": kind, "high": high,
-                             "low": low, "gap": rates[high] - rates[low], "cell": cell})  # fmt: skip
+                rows.append(
+                    {
+                        "model": model,
+                        "scenario": scenario,
+                        "kind": kind,
+                        "high": high,
+                        "low": low,
+                        "gap": rates[high] - rates[low],
+                        "cell": cell,
+                    }
+                )
     return sorted(rows, key=lambda r: (-r["gap"], r["model"], r["scenario"], r["kind"]))
 
 
@@ -177,29 +189,56 @@ def limitations(part: dict) -> list[dict]:
     min_n = settings.get("min_n", 30)
     table = (part.get("discard_table") or {}).get("all")
     if table:
-        out.append(_item("discards", (
-            f"{table['attempted'] - table['kept']} of {table['attempted']} 2AFC comparisons "
-            f"({percent(table['discard_rate'])}) were discarded: {table['discarded_invalid']} "
-            f"invalid, {table['discarded_refusal']} refused, {table['discarded_inconsistent']} "
-            "inconsistent between the two presentations. Win rates and all-trials rates count "
-            "kept comparisons only; the first-position rate counts every valid answer.")))  # fmt: skip
+        out.append(
+            _item(
+                "discards",
+                (
+                    f"{table['attempted'] - table['kept']} of {table['attempted']} 2AFC comparisons "
+                    f"({percent(table['discard_rate'])}) were discarded: {table['discarded_invalid']} "
+                    f"invalid, {table['discarded_refusal']} refused, {table['discarded_inconsistent']} "
+                    "inconsistent between the two presentations. Win rates and all-trials rates count "
+                    "kept comparisons only; the first-position rate counts every valid answer."
+                ),
+            )
+        )
     errors = (part.get("answers", {}).get("by_status") or {}).get("error", 0)
     if errors:
-        out.append(_item("errors", f"{errors} requests failed in transport and count nowhere; "
-                         "running run_reflect again asks exactly those."))  # fmt: skip
+        out.append(
+            _item(
+                "errors",
+                f"{errors} requests failed in transport and count nowhere; "
+                "running run_reflect again asks exactly those.",
+            )
+        )
     incomplete = _incomplete_runs(part)
     if incomplete:
-        out.append(_item("incomplete", "Runs not finished (answered of planned): "
-                         + "; ".join(incomplete) + "."))  # fmt: skip
+        out.append(
+            _item(
+                "incomplete",
+                "Runs not finished (answered of planned): " + "; ".join(incomplete) + ".",
+            )
+        )
     small = _small_cells(part, min_n)
     if small:
-        out.append(_item("small_cells", f"Fewer than {min_n} kept comparisons or valid answers: "
-                         + "; ".join(small) + ". Their intervals are wide."))  # fmt: skip
+        out.append(
+            _item(
+                "small_cells",
+                f"Fewer than {min_n} kept comparisons or valid answers: "
+                + "; ".join(small)
+                + ". Their intervals are wide.",
+            )
+        )
     few = _few_templates(part)
     if few:
-        out.append(_item("few_templates", (
-            f"Fewer than {MIN_TEMPLATES} templates per occupation ({few}): the template bootstrap "
-            "has few distinct resamples, so intervals understate the uncertainty.")))  # fmt: skip
+        out.append(
+            _item(
+                "few_templates",
+                (
+                    f"Fewer than {MIN_TEMPLATES} templates per occupation ({few}): the template bootstrap "
+                    "has few distinct resamples, so intervals understate the uncertainty."
+                ),
+            )
+        )
     if not settings.get("n_resamples"):
         out.append(_item("no_intervals", "No bootstrap (0 resamples): no intervals are given."))
     undefined = undefined_values(part)
@@ -207,10 +246,16 @@ def limitations(part: dict) -> list[dict]:
         shown = "; ".join(f"{path} ({reason})" for path, reason in undefined[:6])
         more = f" … ({len(undefined)} in all)" if len(undefined) > 6 else ""
         out.append(_item("undefined", f"Undefined statistics, shown as null: {shown}{more}."))
-    out.append(_item("scope", (
-        "The evidence is the listed models' behaviour on these edited faces and prompts; "
-        "differences may also come from editing artefacts, and do not show how a deployed hiring "
-        "or pay system that embeds the model decides.")))  # fmt: skip
+    out.append(
+        _item(
+            "scope",
+            (
+                "The evidence is the listed models' behaviour on these edited faces and prompts; "
+                "differences may also come from editing artefacts, and do not show how a deployed hiring "
+                "or pay system that embeds the model decides."
+            ),
+        )
+    )
     return out
 
 
@@ -257,8 +302,11 @@ def undefined_values(part: dict) -> list[tuple[str, str]]:
     out = []
     for model, block in sorted(part.get("models", {}).items()):
         for scenario, cell in sorted(block.get("2afc", {}).items()):
-            reason = ("no comparison kept" if not cell.get("kept")
-                      else "no kept comparison involves the group")  # fmt: skip
+            reason = (
+                "no comparison kept"
+                if not cell.get("kept")
+                else "no kept comparison involves the group"
+            )
             for name in ("pol", "ext", "first_position_rate"):
                 if cell.get(name) is None:
                     out.append((f"{model}.2afc.{scenario}.{name}", reason))
@@ -270,8 +318,12 @@ def undefined_values(part: dict) -> list[tuple[str, str]]:
             for kind in ("race", "gender"):
                 for label, value in sorted((cell.get("jsd", {}).get(kind) or {}).items()):
                     if value is None:
-                        out.append((f"{model}.mcq.{question}.jsd.{kind}.{label}",
-                                    "no valid answer for the group"))  # fmt: skip
+                        out.append(
+                            (
+                                f"{model}.mcq.{question}.jsd.{kind}.{label}",
+                                "no valid answer for the group",
+                            )
+                        )
     return out
 
 

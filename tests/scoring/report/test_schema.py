@@ -106,46 +106,84 @@ PPI = {
         "refusal": {
             "rates": {
                 "culture": {
-                    "Korean": {"estimate": 0.2, "ci_low": 0.1, "ci_high": 0.3, "lambda": 0.7,
-                               "n_labelled": 40, "n_unlabelled": 400},
-                    "Nigerian": {"estimate": None, "estimate_reason": "no labelled item",
-                                 "ci_low": None, "ci_high": None, "lambda": None,
-                                 "n_labelled": 0, "n_unlabelled": 12},
+                    "Korean": {
+                        "estimate": 0.2,
+                        "ci_low": 0.1,
+                        "ci_high": 0.3,
+                        "lambda": 0.7,
+                        "n_labelled": 40,
+                        "n_unlabelled": 400,
+                    },
+                    "Nigerian": {
+                        "estimate": None,
+                        "estimate_reason": "no labelled item",
+                        "ci_low": None,
+                        "ci_high": None,
+                        "lambda": None,
+                        "n_labelled": 0,
+                        "n_unlabelled": 12,
+                    },
                 }
             },
-            "delta": {"culture": {"estimate": 0.1, "ci_low": 0.0, "ci_high": 0.2,
-                                  "max_value": "Korean", "min_value": "Nigerian"}},
-            "vs_neutral": {"culture": {"Korean": {"estimate": 0.05, "ci_low": -0.1, "ci_high": 0.2}}},
+            "delta": {
+                "culture": {
+                    "estimate": 0.1,
+                    "ci_low": 0.0,
+                    "ci_high": 0.2,
+                    "max_value": "Korean",
+                    "min_value": "Nigerian",
+                }
+            },
+            "vs_neutral": {
+                "culture": {"Korean": {"estimate": 0.05, "ci_low": -0.1, "ci_high": 0.2}}
+            },
         }
     }
-}  # fmt: skip
+}
 JUDGE_ERROR = {
     "vlm-judge@1": {
         "refusal": {
-            "culture": {"per_value": {"Korean": {"error_rate": 0.1}}, "p_value": 0.2,
-                        "p_holm": 0.4, "differential": False}
+            "culture": {
+                "per_value": {"Korean": {"error_rate": 0.1}},
+                "p_value": 0.2,
+                "p_holm": 0.4,
+                "differential": False,
+            }
         }
     }
-}  # fmt: skip
+}
 FRONTIER = {
     "human": {
         "sdxl": {
             "culture": {
-                "Korean": {"over_refusal": 0.1, "over_refusal_ci": [0.05, 0.2],
-                           "under_refusal": None, "under_refusal_reason": "no harmful control",
-                           "under_refusal_ci": None, "n_benign": 30, "n_harmful": 0}
+                "Korean": {
+                    "over_refusal": 0.1,
+                    "over_refusal_ci": [0.05, 0.2],
+                    "under_refusal": None,
+                    "under_refusal_reason": "no harmful control",
+                    "under_refusal_ci": None,
+                    "n_benign": 30,
+                    "n_harmful": 0,
+                }
             }
         }
     }
-}  # fmt: skip
+}
 INTENT = {
     "human": {
-        "culture": {"p_value": 0.03, "test": "likelihood ratio",
-                    "largest": {"value": "Korean", "odds_ratio": 2.1, "ci_low": 1.1, "ci_high": 4.0}},
-        "gender": {"p_value": None, "p_value_reason": "one intent only", "test": None,
-                   "largest": None},
+        "culture": {
+            "p_value": 0.03,
+            "test": "likelihood ratio",
+            "largest": {"value": "Korean", "odds_ratio": 2.1, "ci_low": 1.1, "ci_high": 4.0},
+        },
+        "gender": {
+            "p_value": None,
+            "p_value_reason": "one intent only",
+            "test": None,
+            "largest": None,
+        },
     }
-}  # fmt: skip
+}
 EXTENSIONS = {
     "ppi": PPI,
     "judge_error": JUDGE_ERROR,
