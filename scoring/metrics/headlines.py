@@ -159,7 +159,7 @@ def warnings(
 
 
 def _interval_warnings(metrics: dict, report: dict) -> list[dict]:
-    disparities = report.get("disparities", [])
+    disparities = report["disparities"]
     min_n = report.get("settings", {}).get("min_n")
     found = []
     reasons: dict[str, int] = {}
@@ -211,7 +211,7 @@ def inter_annotator_rows(metrics: dict) -> list[dict]:
             "fleiss_scope": fleiss_scope(block),
             "band": agreement_band(block.get("krippendorff_alpha")),
         }
-        for question, block in metrics.get("agreement", {}).get("inter_annotator", {}).items()
+        for question, block in metrics["agreement"]["inter_annotator"].items()
     ]
 
 

@@ -73,7 +73,7 @@ def annotator_pool(
                 "gold_answered": answered,
                 "gold_accuracy": correct / answered if answered else None,
                 **seconds_per_item(rows),
-                "agreement": _group_agreement(agreement_by_group.get(group, {})),
+                "agreement": _group_agreement(agreement_by_group.get(group)),
             }
         )
     return {
@@ -113,15 +113,18 @@ def seconds_per_item(rows: list[dict]) -> dict:
     }
 
 
-def _group_agreement(block: dict) -> dict:
-    """Krippendorff's α per question within the group, or its reason when undefined."""
+def _group_agreement(block: dict | None) -> dict:
+    """Krippendorff's α per question within the group, or its reason when undefined (``block``
+    None, or a question absent: the group has no agreement to compute)."""
     out = {}
     for question in ("hard_refusal", "cue"):
-        answer = block.get(question) or {}
-        value = answer.get(AGREEMENT_STATISTIC)
+        answer = block[question] if block is not None and block.get(question) else None
+        value = answer.get(AGREEMENT_STATISTIC) if answer is not None else None
         out[question] = {
             "value": value,
-            "reason": answer.get(f"{AGREEMENT_STATISTIC}_reason") if value is None else None,
+            "reason": answer.get(f"{AGREEMENT_STATISTIC}_reason")
+            if answer is not None and value is None
+            else None,
         }
         if value is None and out[question]["reason"] is None:
             out[question]["reason"] = "no items with two or more answers in this group"

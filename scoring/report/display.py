@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
+from scoring.report.document_types import fit_coefficients
 from scoring.report.text import detection_measures, judge_only_cautions, ppi_findings
 
 DASH = "—"
@@ -200,12 +201,13 @@ def _disparity(row: dict) -> dict:
 
 def _regression(table: dict) -> dict:
     fits = {method: table[method] for method in ("cluster", "gee")}
-    values = sorted({v for fit in fits.values() for v in fit.get("coefficients", {})})
+    values = sorted({v for fit in fits.values() for v in fit_coefficients(fit)})
     rows = []
     for value in values:
         row = {"value": value}
         for method, fit in fits.items():
-            c = fit.get("coefficients", {}).get(value, {})
+            # A value one method dropped (a level without events) has no coefficient there.
+            c = fit_coefficients(fit).get(value) or {}
             row[method] = {
                 "beta": number(c.get("beta")),
                 "odds_ratio": ratio_with_interval(

@@ -9,7 +9,7 @@ per source × outcome). Every figure's data is a list of rows the CSV download w
 from __future__ import annotations
 
 from scoring.report import charts, plotting, safety
-from scoring.report.document_types import is_audit_report
+from scoring.report.document_types import fit_coefficients, is_audit_report
 from scoring.report.reflect import figures as reflect_figures
 
 DELTA_COLUMNS = [
@@ -108,7 +108,7 @@ def odds_rows(report: dict, *, source: str, outcome: str) -> list[dict]:
             }
             if not fit.get("fitted"):
                 rows.append({**base, "value": None, "reason": fit.get("reason")})
-            for value, coefficient in sorted(fit.get("coefficients", {}).items()):
+            for value, coefficient in sorted(fit_coefficients(fit).items()):
                 rows.append({**base, "value": value, **coefficient})
     return rows
 
@@ -238,11 +238,10 @@ def _odds(report: dict, rows: list[dict], spec: dict, fmt: str) -> bytes:
 
 def _counts(report: dict, source: str, measure: str, attribute: str) -> dict[str, str]:
     """``value → "events/n"`` of one source × measure × attribute type, from the rates."""
-    block = report["rates"].get(source, {}).get(measure, {}).get(attribute) or {}
-    return {
-        value: f"{cell.get('successes')}/{cell.get('n')}"
-        for value, cell in (block.get("values") or {}).items()
-    }
+    block = report["rates"][source][measure].get(attribute)  # None: no items of this type
+    if block is None:
+        return {}
+    return {value: f"{cell['successes']}/{cell['n']}" for value, cell in block["values"].items()}
 
 
 def _forest_axis(ax, points, *, null, log, labels, limit=None, notes=False) -> None:

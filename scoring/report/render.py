@@ -52,7 +52,7 @@ def report_template(report: dict) -> str:
 
 def report_title(report: dict) -> str:
     if report.get("kind") == "reflect":
-        return f"REFLECT audit report · {report['reflect'].get('face_set', {}).get('name', '')}"
+        return f"REFLECT audit report · {report['reflect']['face_set']['name']}"
     return f"Bias audit report · {report['study'].get('name', '')}"
 
 

@@ -11,17 +11,25 @@ staff page and its downloads use (``scoring.reflect.page_figures``).
 from __future__ import annotations
 
 from scoring.report import charts
+from scoring.report.document_types import (
+    ReflectPart,
+    cell_intervals,
+    group_interval,
+    mcq_cells,
+    salary_block,
+    two_afc_cells,
+)
 from scoring.report.reflect.figure_4 import figure_4_chart_rows
 from scoring.report.reflect.tables import mcq_jsd_rows, win_rate_rows
 
 COLUMNS = ["attribute", "value", "rate", "ci_low", "ci_high"]
 
 
-def figure_list(part: dict) -> list[dict]:
+def figure_list(part: ReflectPart) -> list[dict]:
     """The part's figures: ``key``, ``kind``, ``model``, ``detail``, ``title``."""
     out = []
-    for model, block in sorted(part.get("models", {}).items()):
-        for scenario in sorted(block.get("2afc", {})):
+    for model, block in sorted(part["models"].items()):
+        for scenario in sorted(two_afc_cells(block)):
             out.append(
                 _spec(
                     "reflect_win_rate",
@@ -39,7 +47,7 @@ def figure_list(part: dict) -> list[dict]:
                     f"Figure 4(d-f)) with 95% CI — {model}, {scenario}",
                 )
             )
-        if block.get("mcq"):
+        if mcq_cells(block):
             out.append(
                 _spec(
                     "reflect_jsd",
@@ -48,7 +56,8 @@ def figure_list(part: dict) -> list[dict]:
                     f"MCQ JSD from the pooled answers with 95% CI — {model}",
                 )
             )
-        if (block.get("salary") or {}).get("gap_mean"):
+        salary = salary_block(block)
+        if salary is not None and salary["gap_mean"]:
             out.append(
                 _spec(
                     "reflect_salary",
@@ -72,7 +81,7 @@ def _spec(kind: str, model: str, detail: str, title: str) -> dict:
     }
 
 
-def figure_rows(part: dict, spec: dict) -> tuple[list[dict], list[str]]:
+def figure_rows(part: ReflectPart, spec: dict) -> tuple[list[dict], list[str]]:
     """The rows a figure draws (bar label ``value``, colour ``attribute``), and their columns."""
     model = spec["model"]
     if spec["kind"] == "reflect_win_rate":
@@ -84,12 +93,11 @@ def figure_rows(part: dict, spec: dict) -> tuple[list[dict], list[str]]:
                 "ci_low": r["ci_low"],
                 "ci_high": r["ci_high"],
             }
-            for r in win_rate_rows({"models": part.get("models", {})})
+            for r in win_rate_rows(part)
             if r["model"] == model and r["scenario"] == spec["detail"]
         ]
     elif spec["kind"] == "reflect_figure_4":
-        report = {"models": part.get("models", {})}
-        rows = figure_4_chart_rows(report, model=model, scenario=spec["detail"])
+        rows = figure_4_chart_rows(part, model=model, scenario=spec["detail"])
     elif spec["kind"] == "reflect_jsd":
         rows = [
             {
@@ -99,24 +107,27 @@ def figure_rows(part: dict, spec: dict) -> tuple[list[dict], list[str]]:
                 "ci_low": r["jsd_ci_low"],
                 "ci_high": r["jsd_ci_high"],
             }
-            for r in mcq_jsd_rows({"models": part.get("models", {})})
+            for r in mcq_jsd_rows(part)
             if r["model"] == model
         ]
     else:
-        salary = part["models"][model].get("salary") or {}
-        gaps = (salary.get("gap_mean") or {}).get("all") or {}
-        cis = (salary.get("gap_mean_ci") or {}).get("all") or {}
-        rows = [
-            {
-                "attribute": kind,
-                "value": label,
-                "rate": value,
-                "ci_low": ((cis.get(kind) or {}).get(label) or [None, None])[0],
-                "ci_high": ((cis.get(kind) or {}).get(label) or [None, None])[1],
-            }
-            for kind in ("race", "gender")
-            for label, value in (gaps.get(kind) or {}).items()
-        ]
+        salary = part["models"][model]["salary"]  # listed only when the model has one
+        gaps = salary["gap_mean"]["all"]
+        intervals = cell_intervals(salary, "gap_mean")
+        cis = None if intervals is None else intervals["all"]
+        rows = []
+        for kind in ("race", "gender"):
+            for label, value in gaps[kind].items():
+                low, high = group_interval(cis, kind, label) or [None, None]
+                rows.append(
+                    {
+                        "attribute": kind,
+                        "value": label,
+                        "rate": value,
+                        "ci_low": low,
+                        "ci_high": high,
+                    }
+                )
     return rows, COLUMNS
 
 

@@ -256,3 +256,37 @@ def test_built_documents_hold_exactly_their_typed_keys(report, metrics, reflect_
     ):
         assert set(typed.__required_keys__) <= set(built) <= set(typed.__annotations__)
     assert document.is_audit_report(report) and not document.is_audit_report(reflect_report)
+
+
+def test_the_typed_reflect_part_is_the_schema_and_the_built_part(reflect_report):
+    """The REFLECT part's type requires what its schema requires, and a built part holds only
+    typed keys; each model's block holds only typed tasks."""
+    part_schema = schema.REFLECT_PART_SCHEMA
+    typed = document.ReflectPart
+    assert set(typed.__required_keys__) == set(part_schema["required"])
+    assert set(typed.__annotations__) <= set(part_schema["properties"])
+    part = reflect_report["reflect"]
+    assert set(typed.__required_keys__) <= set(part) <= set(typed.__annotations__)
+    for block in part["models"].values():
+        assert set(block) <= set(document.ReflectModel.__annotations__)
+        for cell in document.two_afc_cells(block).values():
+            assert set(document.TwoAfcCell.__required_keys__) <= set(cell)
+        for cell in document.mcq_cells(block).values():
+            assert set(document.McqCell.__required_keys__) <= set(cell)
+
+
+def test_built_study_sections_hold_their_typed_keys(report):
+    assert set(report["design"]) == set(document.StudyDesign.__annotations__)
+    assert set(report["clusters"]) == set(document.Clusters.__annotations__)
+    for table in report["regression"]:
+        for method in ("cluster", "gee"):
+            assert set(document.RegressionFit.__required_keys__) <= set(table[method])
+
+
+def test_a_partial_document_reads_as_nothing_recorded_not_as_an_error():
+    design = document.study_design({"design": {"taxonomy": [{"attribute": "a"}]}})
+    assert design["taxonomy"] == [{"attribute": "a"}] and design["judges"] == []
+    assert document.study_clusters({})["n_base_prompts"] == 0
+    assert document.two_afc_cells({"mcq": {}}) == {} and document.salary_block({}) is None
+    assert document.cell_intervals({"pol": 0.1}, "pol") is None
+    assert document.group_interval({"race": {"Asian": [0.1, 0.2]}}, "gender", "female") is None
