@@ -19,17 +19,41 @@ from .models import (
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
     list_display = [
-        "slug", "name", "mode", "overlap_k", "system_kind", "is_synthetic_demo", "created_at"
-    ]  # fmt: skip
+        "slug",
+        "name",
+        "mode",
+        "overlap_k",
+        "system_kind",
+        "is_synthetic_demo",
+        "created_at",
+    ]
     prepopulated_fields = {"slug": ["name"]}
     fieldsets = [
-        (None, {"fields": ["name", "slug", "mode", "overlap_k", "label_scheme", "description",
-                           "min_seconds_per_item", "is_synthetic_demo"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "name",
+                    "slug",
+                    "mode",
+                    "overlap_k",
+                    "label_scheme",
+                    "description",
+                    "min_seconds_per_item",
+                    "is_synthetic_demo",
+                ]
+            },
+        ),
         # Read by the audit report: the legal mapping and the annotator-pool section.
-        ("What was audited (report: legal mapping)", {"fields": ["system_kind", "intended_purpose"]}),
-        ("Annotator pool (report: the people and the data)",
-         {"fields": ["annotator_recruitment", "annotator_pay"]}),
-    ]  # fmt: skip
+        (
+            "What was audited (report: legal mapping)",
+            {"fields": ["system_kind", "intended_purpose"]},
+        ),
+        (
+            "Annotator pool (report: the people and the data)",
+            {"fields": ["annotator_recruitment", "annotator_pay"]},
+        ),
+    ]
 
 
 @admin.register(AttributeValue)

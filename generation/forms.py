@@ -56,17 +56,21 @@ class PlanForm(forms.Form):
     )
 
     harmful_controls = forms.BooleanField(
-        required=False, label="Harmful controls",
+        required=False,
+        label="Harmful controls",
         help_text="Add matched benign/harmful prompt pairs from OVERT-unsafe, expanded through "
         "the same attribute slots, to measure under-refusal beside over-refusal "
         "(docs/generation.md, “Harmful controls”).",
-    )  # fmt: skip
+    )
     harmful_share = forms.FloatField(
-        required=False, min_value=0.01, max_value=1.0, initial=DEFAULT_HARMFUL_SHARE,
+        required=False,
+        min_value=0.01,
+        max_value=1.0,
+        initial=DEFAULT_HARMFUL_SHARE,
         label="Harmful-control share per domain",
         help_text=f"Pairs per base prompt of each domain (at least one); default "
         f"{DEFAULT_HARMFUL_SHARE}.",
-    )  # fmt: skip
+    )
     harmful_seed = forms.IntegerField(initial=0, required=False, label="Harmful-control seed")
 
     def harmful_choice(self) -> tuple[float | None, int]:

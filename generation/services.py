@@ -355,9 +355,22 @@ def _attribute_values_create(study: Study, taxonomy) -> dict[tuple[str, str], in
 
 
 PLAN_FIELDS = (
-    "prompt_id", "domain", "attribute", "value", "text", "neutral_text", "base_text", "phrase",
-    "operation", "cue", "slot_rule", "status", "skip_reason", "source", "intent",
-)  # fmt: skip
+    "prompt_id",
+    "domain",
+    "attribute",
+    "value",
+    "text",
+    "neutral_text",
+    "base_text",
+    "phrase",
+    "operation",
+    "cue",
+    "slot_rule",
+    "status",
+    "skip_reason",
+    "source",
+    "intent",
+)
 
 
 def _plan_rows_store(study: Study, rows, value_ids: dict) -> None:

@@ -92,10 +92,15 @@ def generation_run(
         execution.requests_reopen(study=study)
         chunks = services.queued_request_chunks(study=study, chunk_size=chunk_size)
         job = jobs.job_create(
-            kind=services.JOB_KIND, study=study, created_by=created_by,
-            params={"chunks": len(chunks), "requests": sum(len(ids) for _, ids in chunks),
-                    "queues": sorted({queue for queue, _ in chunks})},
-        )  # fmt: skip
+            kind=services.JOB_KIND,
+            study=study,
+            created_by=created_by,
+            params={
+                "chunks": len(chunks),
+                "requests": sum(len(ids) for _, ids in chunks),
+                "queues": sorted({queue for queue, _ in chunks}),
+            },
+        )
         job_id = job.pk
         transaction.on_commit(
             lambda: [

@@ -40,17 +40,28 @@ class BatchPlanForm(forms.Form):
 
     budget = forms.IntegerField(min_value=1, initial=200, help_text="Items humans would label.")
     accuracy = forms.FloatField(
-        min_value=0.5, max_value=1.0, initial=0.9, required=False,
-        label="Judge accuracy", help_text="Share of items the judge labels as a human would.",
-    )  # fmt: skip
+        min_value=0.5,
+        max_value=1.0,
+        initial=0.9,
+        required=False,
+        label="Judge accuracy",
+        help_text="Share of items the judge labels as a human would.",
+    )
     rho = forms.FloatField(
-        min_value=-1.0, max_value=1.0, required=False, label="or correlation ρ",
+        min_value=-1.0,
+        max_value=1.0,
+        required=False,
+        label="or correlation ρ",
         help_text="Judge–human correlation; when given, used instead of the accuracy.",
-    )  # fmt: skip
+    )
     rate = forms.FloatField(
-        min_value=0.01, max_value=0.99, initial=0.5, required=False, label="Expected rate",
+        min_value=0.01,
+        max_value=0.99,
+        initial=0.5,
+        required=False,
+        label="Expected rate",
         help_text="0.5 gives the widest, safest plan.",
-    )  # fmt: skip
+    )
     min_per_value = forms.IntegerField(min_value=0, required=False, label="Minimum per value")
 
     def __init__(self, *args, **kwargs):

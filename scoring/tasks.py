@@ -39,8 +39,13 @@ def score_items_task(
     device: str | None = None,
 ) -> None:
     try:
-        services.scoring_batch_run(job_id=job_id, study_id=study_id, judge_name=judge_name,
-                                   item_ids=item_ids, device=device)  # fmt: skip
+        services.scoring_batch_run(
+            job_id=job_id,
+            study_id=study_id,
+            judge_name=judge_name,
+            item_ids=item_ids,
+            device=device,
+        )
     except jobs.TRANSIENT_DATABASE_ERRORS as error:
         logger.warning("scoring batch of job %s: %s; retrying", job_id, error)
         raise self.retry(
@@ -69,9 +74,15 @@ def scoring_job_enqueue(
     batch_size = max(batch_size, configured_batch_size(config))
     pks = selectors.item_pks(study=study)
     batches = [pks[i : i + batch_size] for i in range(0, len(pks), batch_size)]
-    params = {"judge": judge_name, "judge_version": config["version"], "device": device,
-              "batch_size": batch_size, "chunk_size": chunk_size, "batches": len(batches),
-              "queue": services.scoring_queue(config)}  # fmt: skip
+    params = {
+        "judge": judge_name,
+        "judge_version": config["version"],
+        "device": device,
+        "batch_size": batch_size,
+        "chunk_size": chunk_size,
+        "batches": len(batches),
+        "queue": services.scoring_queue(config),
+    }
     with transaction.atomic():
         job = jobs.job_create(
             kind=selectors.SCORING_JOB_KIND, study=study, params=params, created_by=created_by

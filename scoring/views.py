@@ -61,9 +61,13 @@ def judge_score(request, slug: str):
             request, "scoring/study_judges.html", _page_context(study, score_form=form), status=400
         )
     data = form.cleaned_data
-    job = tasks.scoring_job_enqueue(study=study, judge_name=data["judge"],
-                                       device=data["device"] or None, batch_size=data["batch_size"],
-                                       created_by=request.user)  # fmt: skip
+    job = tasks.scoring_job_enqueue(
+        study=study,
+        judge_name=data["judge"],
+        device=data["device"] or None,
+        batch_size=data["batch_size"],
+        created_by=request.user,
+    )
     if request.htmx:
         return render(request, "scoring/job.html#progress", {"job": job})
     return redirect("scoring:job_progress", pk=job.pk)
@@ -91,8 +95,11 @@ def threshold_calibrate(request, slug: str):
         study=study, judge_name=form.cleaned_data["judge"], criterion=form.cleaned_data["criterion"]
     )
     for row in result.thresholds:
-        messages.success(request, f"{row.generator or 'all generators'}: τ = {row.tau:.4f} "
-                                  f"(precision {row.precision:.2f}, recall {row.recall:.2f}, n = {row.n})")  # fmt: skip
+        messages.success(
+            request,
+            f"{row.generator or 'all generators'}: τ = {row.tau:.4f} "
+            f"(precision {row.precision:.2f}, recall {row.recall:.2f}, n = {row.n})",
+        )
     for generator, reason in result.skipped.items():
         messages.warning(request, f"{generator or 'all generators'}: no τ chosen ({reason})")
     return redirect("scoring:study_judges", slug=study.slug)
@@ -106,11 +113,14 @@ def roc_figure(request, slug: str, judge: str, fmt: str):
     if not rows or fmt not in (*FIGURE_TYPES, "csv"):
         raise Http404("no calibration for this judge")
     curves = [
-        {"label": row.generator or "all generators", "points": row.roc_points,
-         "legend": f"{row.generator or 'all generators'} (AUC {row.auc:.2f}, τ = {row.tau:.3f})",
-         "chosen": _chosen_point(row)}
+        {
+            "label": row.generator or "all generators",
+            "points": row.roc_points,
+            "legend": f"{row.generator or 'all generators'} (AUC {row.auc:.2f}, τ = {row.tau:.3f})",
+            "chosen": _chosen_point(row),
+        }
         for row in rows
-    ]  # fmt: skip
+    ]
     filename = f"{study.slug}-{judge}-roc.{fmt}"
     if fmt == "csv":
         body = render_rows_csv(roc.roc_rows(curves), roc.ROC_COLUMNS)

@@ -23,11 +23,34 @@ APPS = ("annotations", "generation", "scoring")
 NON_UTF8 = b"st\xff\xfe".decode("utf-8", "surrogateescape")
 DEEP = 100_000
 # Options whose value names a file or folder to read, or one to write.
-INPUTS = {"config", "taxonomy", "base", "protocol", "answers", "manifest", "files", "csv_file",
-          "folder", "template_file", "sources", "rephrase_cache", "names", "reference"}  # fmt: skip
+INPUTS = {
+    "config",
+    "taxonomy",
+    "base",
+    "protocol",
+    "answers",
+    "manifest",
+    "files",
+    "csv_file",
+    "folder",
+    "template_file",
+    "sources",
+    "rephrase_cache",
+    "names",
+    "reference",
+}
 OUTPUTS = {"out", "rephrase_out"}
-SKIPPED_DESTS = {"help", "version", "verbosity", "settings", "pythonpath", "traceback",
-                 "no_color", "force_color", "skip_checks"}  # fmt: skip
+SKIPPED_DESTS = {
+    "help",
+    "version",
+    "verbosity",
+    "settings",
+    "pythonpath",
+    "traceback",
+    "no_color",
+    "force_color",
+    "skip_checks",
+}
 SECONDS_PER_RUN = 30
 
 

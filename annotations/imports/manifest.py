@@ -205,9 +205,19 @@ TEXT_LIMITS = {
 # Names (identifiers and accounts) hold no control characters; free text may hold tabs and
 # line breaks. No text holds a NUL byte, which PostgreSQL cannot store.
 IDENTIFIERS = {
-    "item_id", "mode", "generator", "base_prompt_id", "domain", "attribute", "attribute_value",
-    "provider_refusal.code", "judge", "version", "annotator", "annotator_group",
-}  # fmt: skip
+    "item_id",
+    "mode",
+    "generator",
+    "base_prompt_id",
+    "domain",
+    "attribute",
+    "attribute_value",
+    "provider_refusal.code",
+    "judge",
+    "version",
+    "annotator",
+    "annotator_group",
+}
 
 
 def checked_text(value: str, field_name: str) -> str:

@@ -14,8 +14,15 @@ from annotations.models import Study
 # nested past Python's recursion limit, a path that is a file where a folder is wanted (or
 # missing), a number out of range, a value the database refuses. One line each, never a
 # traceback (docs/deployment.md#security); --traceback shows it for a bug report.
-INPUT_ERRORS = (UnicodeError, RecursionError, OSError, ValueError, OverflowError, DataError,
-                yaml.YAMLError)  # fmt: skip
+INPUT_ERRORS = (
+    UnicodeError,
+    RecursionError,
+    OSError,
+    ValueError,
+    OverflowError,
+    DataError,
+    yaml.YAMLError,
+)
 
 
 class BaseCommand(base.BaseCommand):

@@ -90,10 +90,22 @@ class RephraseRecord:
 
 # The export columns, in reading order: one definition for the command, the page and the API.
 RECORD_COLUMNS = (
-    "prompt_id", "original", "rewrite", "kept", "reason", "similarity", "benign",
-    "min_similarity", "similarity_method", "rewriter", "model", "temperature", "seed",
-    "cached", "instruction",
-)  # fmt: skip
+    "prompt_id",
+    "original",
+    "rewrite",
+    "kept",
+    "reason",
+    "similarity",
+    "benign",
+    "min_similarity",
+    "similarity_method",
+    "rewriter",
+    "model",
+    "temperature",
+    "seed",
+    "cached",
+    "instruction",
+)
 
 
 # --- the benign check ----------------------------------------------------------------------
@@ -168,11 +180,16 @@ def rephrase_prompts(
     for base in base_prompts:
         instruction = instruction_template.format(prompt=base.text)
         common = dict(
-            prompt_id=base.prompt_id, original=base.text, model=rewriter.model_name,
-            instruction=instruction, similarity_method=similarity.name, rewriter=rewriter_name,
-            temperature=decoding.get("temperature"), seed=decoding.get("seed"),
+            prompt_id=base.prompt_id,
+            original=base.text,
+            model=rewriter.model_name,
+            instruction=instruction,
+            similarity_method=similarity.name,
+            rewriter=rewriter_name,
+            temperature=decoding.get("temperature"),
+            seed=decoding.get("seed"),
             min_similarity=min_similarity,
-        )  # fmt: skip
+        )
         answer = cache.get(rewriter.model_name, instruction, decoding) if cache else None
         if answer is not None:
             records.append(_checked(answer, similarity, cached=True, **common))

@@ -161,7 +161,10 @@ def validation_table(metrics: dict) -> list[dict]:
     inter = agreement["inter_annotator"]
     rows = human_vs_auto_rows(agreement["human_vs_auto"])
     for row in rows:
-        block = inter.get(row["question"], {}) if row["scope"] == "overall" else {}
-        row["inter_annotator_alpha"] = block.get("krippendorff_alpha")
-        row["inter_annotator_kappa"] = block.get("cohen_kappa_pairwise_mean")
+        # Only the overall rows carry it; a question nobody answered twice has no block.
+        block = inter.get(row["question"]) if row["scope"] == "overall" else None
+        row["inter_annotator_alpha"] = None if block is None else block.get("krippendorff_alpha")
+        row["inter_annotator_kappa"] = (
+            None if block is None else block.get("cohen_kappa_pairwise_mean")
+        )
     return rows

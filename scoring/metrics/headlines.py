@@ -101,12 +101,24 @@ def warnings(
     audit-context fields not stated yet (their labels), the last and least urgent item."""
     found = []
     if flags_waiting:
-        found.append(_warning("flags", f"{flags_waiting} item(s) flagged as broken images wait for review.", "flag_queue"))  # fmt: skip
+        found.append(
+            _warning(
+                "flags",
+                f"{flags_waiting} item(s) flagged as broken images wait for review.",
+                "flag_queue",
+            )
+        )
     for row in annotators:
         share = row["too_fast"] / row["done"] if row["done"] else 0.0
         if share >= TOO_FAST_SHARE:
-            found.append(_warning("too_fast", f"{row['username']}: {row['too_fast']} of {row['done']} answers "
-                                  f"({share:.0%}) faster than the study's minimum time per item.", "progress"))  # fmt: skip
+            found.append(
+                _warning(
+                    "too_fast",
+                    f"{row['username']}: {row['too_fast']} of {row['done']} answers "
+                    f"({share:.0%}) faster than the study's minimum time per item.",
+                    "progress",
+                )
+            )
     for row in validation_rows:
         # Before any human answer there is nothing to disagree with (issue 21: a red
         # "disagrees with the humans … over 0 items" on a study nobody had labelled yet).
@@ -114,22 +126,40 @@ def warnings(
             continue
         kappa = row.get("cohen_kappa")
         if kappa is None:
-            found.append(_warning("judge", f"{row['judge']} cannot be checked against the humans on "
-                                  f"{row['question']}: κ is undefined over {row['n']} items.", "validation"))  # fmt: skip
+            found.append(
+                _warning(
+                    "judge",
+                    f"{row['judge']} cannot be checked against the humans on "
+                    f"{row['question']}: κ is undefined over {row['n']} items.",
+                    "validation",
+                )
+            )
         elif kappa < JUDGE_MIN_KAPPA:
             said = f"κ = {number(kappa)} ({agreement_band(kappa)})"
-            found.append(_warning("judge", f"{row['judge']} disagrees with the humans on {row['question']}: "
-                                  f"{said} over {row['n']} items.", "validation"))  # fmt: skip
+            found.append(
+                _warning(
+                    "judge",
+                    f"{row['judge']} disagrees with the humans on {row['question']}: "
+                    f"{said} over {row['n']} items.",
+                    "validation",
+                )
+            )
     found += _interval_warnings(metrics, report)
     if audit_context_missing:
-        found.append(_warning("audit_context", f"Audit context not stated: {', '.join(audit_context_missing)}. "
-                              "The report prints \"not stated\" there and cannot pick the legal route "
-                              "without the system audited.", "audit_context"))  # fmt: skip
+        found.append(
+            _warning(
+                "audit_context",
+                f"Audit context not stated: {', '.join(audit_context_missing)}. "
+                'The report prints "not stated" there and cannot pick the legal route '
+                "without the system audited.",
+                "audit_context",
+            )
+        )
     return found
 
 
 def _interval_warnings(metrics: dict, report: dict) -> list[dict]:
-    disparities = report.get("disparities", [])
+    disparities = report["disparities"]
     min_n = report.get("settings", {}).get("min_n")
     found = []
     reasons: dict[str, int] = {}
@@ -143,12 +173,22 @@ def _interval_warnings(metrics: dict, report: dict) -> list[dict]:
                 reason = block[f"{name}_ci_reason"]
                 reasons[reason] = reasons.get(reason, 0) + 1
     for reason, count in sorted(reasons.items(), key=lambda pair: -pair[1]):
-        found.append(_warning("degenerate", f"{count} statistic(s) have no interval: {reason}.", "disparities"))  # fmt: skip
+        found.append(
+            _warning(
+                "degenerate", f"{count} statistic(s) have no interval: {reason}.", "disparities"
+            )
+        )
     if min_n:
         small = sum(1 for row in disparities if row.get("n") is not None and row["n"] < min_n)
         if small:
-            found.append(_warning("small_n", f"{small} disparity row(s) rest on fewer than {min_n} answers: "
-                                  "read their Δ as indicative only.", "disparities"))  # fmt: skip
+            found.append(
+                _warning(
+                    "small_n",
+                    f"{small} disparity row(s) rest on fewer than {min_n} answers: "
+                    "read their Δ as indicative only.",
+                    "disparities",
+                )
+            )
     return found
 
 
@@ -171,7 +211,7 @@ def inter_annotator_rows(metrics: dict) -> list[dict]:
             "fleiss_scope": fleiss_scope(block),
             "band": agreement_band(block.get("krippendorff_alpha")),
         }
-        for question, block in metrics.get("agreement", {}).get("inter_annotator", {}).items()
+        for question, block in metrics["agreement"]["inter_annotator"].items()
     ]
 
 

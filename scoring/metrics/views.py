@@ -89,9 +89,14 @@ def batch_plan(request, slug: str):
     if form.is_bound and form.is_valid():
         data = form.cleaned_data
         try:
-            plan = plan_for(study=study, budget=data["budget"], accuracy=data["accuracy"] or 0.9,
-                            rho=data["rho"], rate=data["rate"] or 0.5,
-                            min_per_value=data["min_per_value"])  # fmt: skip
+            plan = plan_for(
+                study=study,
+                budget=data["budget"],
+                accuracy=data["accuracy"] or 0.9,
+                rho=data["rho"],
+                rate=data["rate"] or 0.5,
+                min_per_value=data["min_per_value"],
+            )
         except PolicyError as exc:
             error = str(exc)
     context = {"study": study, "form": form, "plan": plan, "error": error}

@@ -15,6 +15,7 @@ from annotations.common.csv_writer import csv_text
 
 # The project's one CSV-injection guard (docs/deployment.md#security).
 from scoring.report import plotting
+from scoring.report.document_types import ReflectStatistics, mcq_cells, two_afc_cells
 from scoring.report.reflect.figure_4 import FIGURE_4_VIEWS, figure_4_figure, figure_4_rows
 from scoring.report.reflect.tables import (  # noqa: F401  (TABLE_BUILDERS: the page's downloads)
     TABLE_BUILDERS,
@@ -66,8 +67,7 @@ def win_matrix_figure(report: dict, *, model: str, scenario: str, fmt: str = "sv
     for i, row in enumerate(values):
         for j, value in enumerate(row):
             text = "n/a" if value != value else f"{value:.2f}"  # NaN: no kept comparison
-            ax.text(j, i, text, ha="center", va="center", fontsize=6,
-                    color=cell_text_colour(value))  # fmt: skip
+            ax.text(j, i, text, ha="center", va="center", fontsize=6, color=cell_text_colour(value))
     ax.set_xlabel("opponent")
     ax.set_ylabel("group (wins against the column)")
     ax.set_title(plotting.plain_text(f"2AFC win rates — {model}, {scenario}"))
@@ -112,12 +112,12 @@ def jsd_figure(report: dict, *, model: str, fmt: str = "svg") -> bytes:
     return _save(fig, fmt)
 
 
-def figure_list(report: dict) -> list[dict[str, Any]]:
+def figure_list(report: ReflectStatistics) -> list[dict[str, Any]]:
     """Every figure the report has: name (file stem), kind, model, scenario."""
     figures = []
-    for model, block in sorted(report.get("models", {}).items()):
+    for model, block in sorted(report["models"].items()):
         safe = _safe(model)
-        for scenario in sorted(block.get("2afc", {})):
+        for scenario in sorted(two_afc_cells(block)):
             figures.append(
                 {
                     "name": f"win_matrix__{safe}__{scenario}",
@@ -134,7 +134,7 @@ def figure_list(report: dict) -> list[dict[str, Any]]:
                     "scenario": scenario,
                 }
             )
-        if block.get("mcq"):
+        if mcq_cells(block):
             figures.append(
                 {"name": f"jsd__{safe}", "kind": "jsd", "model": model, "scenario": None}
             )

@@ -100,7 +100,7 @@ def study_document(inputs: dict, *, generated_at: str | None = None) -> dict:
 def reflect_document(context: dict, *, generated_at: str | None = None) -> ReflectReport:
     """The frame of a REFLECT-only document: its schema and provenance (the part goes under
     ``reflect``)."""
-    settings = context.get("settings", {})
+    settings = context["settings"]
     return {
         "schema": REFLECT_SCHEMA,
         "kind": "reflect",

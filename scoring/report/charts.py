@@ -14,7 +14,7 @@ RATE_COLUMNS = ["source", "measure", "attribute", "value", "n", "rate", "ci_low"
 
 def rate_rows(metrics: dict, *, source: str, measure: str) -> list[dict]:
     """Flatten ``rates.<source>.<measure>.<attribute>.values.<value>`` into table rows."""
-    by_attribute = metrics["rates"].get(source, {}).get(measure, {})
+    by_attribute = metrics["rates"][source][measure]
     rows = []
     for attribute in sorted(by_attribute):
         for value, cell in sorted((by_attribute[attribute].get("values") or {}).items()):

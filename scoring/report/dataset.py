@@ -22,7 +22,7 @@ from importlib import metadata
 import numpy as np
 import pandas as pd
 
-from scoring.report.document_types import AuditReport
+from scoring.report.document_types import DESIGN_ROWS, AuditReport
 from scoring.report.schema import AUDIT_REPORT
 from scoring.report.side_by_side import report_section as models_side_by_side
 from scoring.report.text import article_10_map, limitations
@@ -103,6 +103,8 @@ def audit_report(
         "study": study,
         "settings": options,
         "design": {
+            # Without the study's records (a report from frames alone) nothing is recorded.
+            **{key: [] for key in DESIGN_ROWS},
             **(design or {}),
             "annotators": annotator_summary(annotations, gold_accuracy or []),
         },
@@ -113,15 +115,15 @@ def audit_report(
         "methods": metrics["meta"]["methods"],
         "disparities": disparity_rows(metrics["rates"], sources, options),
         # Prediction-powered rates and the judges' error by group (docs/metrics.md).
-        "ppi": metrics.get("ppi", {}),
-        "judge_error": metrics.get("judge_error", {}),
+        "ppi": metrics["ppi"],
+        "judge_error": metrics["judge_error"],
         "regression": regression_tables(sources, references or {}, options),
         # The export's frontier and interaction summary; the full tables (GLM and GEE) here.
         "intent_interaction_tables": intent_interaction_report_tables(
             annotations, judgments, confidence=options["confidence"]
         ),
-        "intent_interaction": metrics.get("intent_interaction", {}),
-        "frontier": metrics.get("frontier", {}),
+        "intent_interaction": metrics["intent_interaction"],
+        "frontier": metrics["frontier"],
         "validation": validation_section(annotations, metrics, gold_accuracy or [], options),
         "provenance": provenance(options, data_fingerprint, generated_at),
     }
@@ -170,7 +172,7 @@ def disparity_rows(rates: dict, sources: dict, options: dict) -> list[dict]:
         family = []
         for measure in MEASURES:
             success, counted = outcomes[measure]
-            for attribute, block in sorted((rates.get(source, {}).get(measure) or {}).items()):
+            for attribute, block in sorted(rates[source][measure].items()):
                 if attribute == NEUTRAL:
                     continue
                 keep = counted & (frame["attribute"].to_numpy() == attribute)
@@ -203,11 +205,17 @@ def _disparity_row(source, measure, attribute, block, rates, test) -> dict:
     if not test.defined:
         row["permutation_p_reason"] = test.reason
     row["permutation_n"] = test.extra.get("n_permutations")
-    neutral = (rates.get(source, {}).get(measure) or {}).get(NEUTRAL, {}).get("values", {})
-    row["neutral_rate"] = neutral.get(NEUTRAL, {}).get("rate")
+    row["neutral_rate"] = _neutral_rate(rates[source][measure])
     row["values"] = [{"value": value, **entry} for value, entry in block["values"].items()]
-    row["pairwise_tests"] = block.get("pairwise_tests", [])
+    row["pairwise_tests"] = block["pairwise_tests"]
     return row
+
+
+def _neutral_rate(by_attribute: dict) -> float | None:
+    """The neutral baseline's rate; None when the study has no neutral items counted here."""
+    neutral = by_attribute.get(NEUTRAL)
+    cell = None if neutral is None else neutral["values"].get(NEUTRAL)
+    return None if cell is None else cell["rate"]
 
 
 def _adjust_family(rows: list[dict], *, alpha: float) -> None:
@@ -304,15 +312,15 @@ def annotator_summary(annotations: pd.DataFrame, gold_accuracy: list[dict]) -> d
     gold = {row["annotator"]: row for row in gold_accuracy}
     people = []
     for name, rows in annotations.groupby("annotator", sort=True):
-        entry = gold.get(name, {})
+        entry = gold.get(name)  # None: the annotator answered no gold item
         people.append(
             {
                 "annotator": name,
                 "group": str(rows["annotator_group"].iloc[0]),
                 "n_annotations": int(len(rows)),
-                "gold_answered": entry.get("n", 0),
-                "gold_correct": entry.get("correct", 0),
-                "gold_accuracy": entry.get("accuracy"),
+                "gold_answered": entry["n"] if entry else 0,
+                "gold_correct": entry["correct"] if entry else 0,
+                "gold_accuracy": entry["accuracy"] if entry else None,
             }
         )
     groups = []

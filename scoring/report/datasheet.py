@@ -73,7 +73,7 @@ def annotator_pool(
                 "gold_answered": answered,
                 "gold_accuracy": correct / answered if answered else None,
                 **seconds_per_item(rows),
-                "agreement": _group_agreement(agreement_by_group.get(group, {})),
+                "agreement": _group_agreement(agreement_by_group.get(group)),
             }
         )
     return {
@@ -97,22 +97,34 @@ def seconds_per_item(rows: list[dict]) -> dict:
         "n_too_fast": sum(1 for row in rows if row.get("too_fast")),
     }
     if len(seconds) == 0:
-        return {**out, "seconds_median": None, "seconds_q1": None, "seconds_q3": None,
-                "seconds_reason": "no answer recorded its time (imported or simulated labels)"}  # fmt: skip
+        return {
+            **out,
+            "seconds_median": None,
+            "seconds_q1": None,
+            "seconds_q3": None,
+            "seconds_reason": "no answer recorded its time (imported or simulated labels)",
+        }
     q1, median, q3 = np.percentile(seconds, [25, 50, 75])
-    return {**out, "seconds_median": float(median), "seconds_q1": float(q1),
-            "seconds_q3": float(q3)}  # fmt: skip
+    return {
+        **out,
+        "seconds_median": float(median),
+        "seconds_q1": float(q1),
+        "seconds_q3": float(q3),
+    }
 
 
-def _group_agreement(block: dict) -> dict:
-    """Krippendorff's α per question within the group, or its reason when undefined."""
+def _group_agreement(block: dict | None) -> dict:
+    """Krippendorff's α per question within the group, or its reason when undefined (``block``
+    None, or a question absent: the group has no agreement to compute)."""
     out = {}
     for question in ("hard_refusal", "cue"):
-        answer = block.get(question) or {}
-        value = answer.get(AGREEMENT_STATISTIC)
+        answer = block[question] if block is not None and block.get(question) else None
+        value = answer.get(AGREEMENT_STATISTIC) if answer is not None else None
         out[question] = {
             "value": value,
-            "reason": answer.get(f"{AGREEMENT_STATISTIC}_reason") if value is None else None,
+            "reason": answer.get(f"{AGREEMENT_STATISTIC}_reason")
+            if answer is not None and value is None
+            else None,
         }
         if value is None and out[question]["reason"] is None:
             out[question]["reason"] = "no items with two or more answers in this group"
@@ -157,8 +169,12 @@ def source_entry(path: str) -> dict:
     name = name.replace("\\", "/").rsplit("/", 1)[-1]
     known = known_sources().get(name)
     if known is None:
-        return {"path": path, "name": name or "(not recorded)", "licence": None,
-                "licence_reason": "not a source shipped with the tool: record its licence"}  # fmt: skip
+        return {
+            "path": path,
+            "name": name or "(not recorded)",
+            "licence": None,
+            "licence_reason": "not a source shipped with the tool: record its licence",
+        }
     return {"path": path, **known}
 
 
@@ -174,9 +190,13 @@ def data_statement(plan: dict | None, planned_prompts: list[dict]) -> dict:
     taxonomy = plan.get("taxonomy") or {}
     planned = [row for row in planned_prompts if row["status"] == "planned"]
     skipped = [row for row in planned_prompts if row["status"] == "skipped"]
-    sources = [source_entry(path) for path in
-               dict.fromkeys([plan.get("taxonomy_source") or "", plan.get("base_prompts_source") or ""])
-               if path]  # fmt: skip
+    sources = [
+        source_entry(path)
+        for path in dict.fromkeys(
+            [plan.get("taxonomy_source") or "", plan.get("base_prompts_source") or ""]
+        )
+        if path
+    ]
     return {
         "has_plan": True,
         "sources": sources,

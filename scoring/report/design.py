@@ -40,9 +40,18 @@ def study_design_from_records(
         (row["judge"], row["judge_version"], bool(row["failed"])) for row in judgment_log
     )
     judges = [
-        {"judge": judge, "judge_version": version, "n_judgments": judged[(judge, version, False)],
-         "n_errors": judged[(judge, version, True)]}
+        {
+            "judge": judge,
+            "judge_version": version,
+            "n_judgments": judged[(judge, version, False)],
+            "n_errors": judged[(judge, version, True)],
+        }
         for judge, version in sorted({(j, v) for j, v, _ in judged})
-    ]  # fmt: skip
-    return {"taxonomy": taxonomy, "domains": list(domains.values()), "prompts": prompts,
-            "generators": generators, "judges": judges}  # fmt: skip
+    ]
+    return {
+        "taxonomy": taxonomy,
+        "domains": list(domains.values()),
+        "prompts": prompts,
+        "generators": generators,
+        "judges": judges,
+    }

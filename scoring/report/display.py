@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
+from scoring.report.document_types import fit_coefficients
 from scoring.report.text import detection_measures, judge_only_cautions, ppi_findings
 
 DASH = "—"
@@ -200,12 +201,13 @@ def _disparity(row: dict) -> dict:
 
 def _regression(table: dict) -> dict:
     fits = {method: table[method] for method in ("cluster", "gee")}
-    values = sorted({v for fit in fits.values() for v in fit.get("coefficients", {})})
+    values = sorted({v for fit in fits.values() for v in fit_coefficients(fit)})
     rows = []
     for value in values:
         row = {"value": value}
         for method, fit in fits.items():
-            c = fit.get("coefficients", {}).get(value, {})
+            # A value one method dropped (a level without events) has no coefficient there.
+            c = fit_coefficients(fit).get(value) or {}
             row[method] = {
                 "beta": number(c.get("beta")),
                 "odds_ratio": ratio_with_interval(
@@ -306,8 +308,12 @@ def _error_rate(entry: dict, name: str) -> dict:
     value = entry.get(name)
     if value is None:
         return {"text": DASH, "reason": entry.get(f"{name}_reason") or ""}
-    return {"text": with_interval(value, entry.get(f"{name}_ci_low"), entry.get(f"{name}_ci_high"),
-                                  as_percent=True), "reason": ""}  # fmt: skip
+    return {
+        "text": with_interval(
+            value, entry.get(f"{name}_ci_low"), entry.get(f"{name}_ci_high"), as_percent=True
+        ),
+        "reason": "",
+    }
 
 
 def _ppi_outcome(judge: str, outcome: str, section: dict, errors: dict, cautions: set) -> dict:
@@ -316,17 +322,19 @@ def _ppi_outcome(judge: str, outcome: str, section: dict, errors: dict, cautions
     deltas = []
     for attribute, block in sorted((section.get("delta") or {}).items()):
         test = errors.get(attribute) or {}
-        deltas.append({
-            "attribute": attribute,
-            "delta": _estimate(block),
-            "max_value": (block or {}).get("max_value") or DASH,
-            "min_value": (block or {}).get("min_value") or DASH,
-            "judge_delta": number((bias.get(attribute) or {}).get("judge_delta")),
-            "bias": _estimate(bias.get(attribute)),
-            "differential": test.get("differential"),
-            "p_holm": p_value(test.get("p_holm")),
-            "do_not_report": (judge, outcome, attribute) in cautions,
-        })  # fmt: skip
+        deltas.append(
+            {
+                "attribute": attribute,
+                "delta": _estimate(block),
+                "max_value": (block or {}).get("max_value") or DASH,
+                "min_value": (block or {}).get("min_value") or DASH,
+                "judge_delta": number((bias.get(attribute) or {}).get("judge_delta")),
+                "bias": _estimate(bias.get(attribute)),
+                "differential": test.get("differential"),
+                "p_holm": p_value(test.get("p_holm")),
+                "do_not_report": (judge, outcome, attribute) in cautions,
+            }
+        )
     rates = [
         {
             "attribute": attribute,
@@ -356,13 +364,18 @@ def _ppi_outcome(judge: str, outcome: str, section: dict, errors: dict, cautions
                     "fnr": _error_rate(entry or {}, "fnr"),
                 }
                 for value, entry in sorted((test.get("per_value") or {}).items())
-            ],  # fmt: skip
+            ],
         }
         for attribute, test in sorted(errors.items())
         if isinstance(test, dict)
     ]
-    return {"outcome": outcome, "deltas": deltas, "rates": rates, "errors": tests,
-            "do_not_report": any(row["do_not_report"] for row in deltas)}  # fmt: skip
+    return {
+        "outcome": outcome,
+        "deltas": deltas,
+        "rates": rates,
+        "errors": tests,
+        "do_not_report": any(row["do_not_report"] for row in deltas),
+    }
 
 
 def display_ppi(report: dict) -> dict:
@@ -375,14 +388,21 @@ def display_ppi(report: dict) -> dict:
     judges = []
     for judge in sorted(set(ppi) | set(judge_error)):
         outcomes = sorted(set(ppi.get(judge) or {}) | set(judge_error.get(judge) or {}))
-        judges.append({
-            "judge": judge,
-            "outcomes": [
-                _ppi_outcome(judge, outcome, (ppi.get(judge) or {}).get(outcome) or {},
-                             (judge_error.get(judge) or {}).get(outcome) or {}, cautions)
-                for outcome in outcomes
-            ],
-        })  # fmt: skip
+        judges.append(
+            {
+                "judge": judge,
+                "outcomes": [
+                    _ppi_outcome(
+                        judge,
+                        outcome,
+                        (ppi.get(judge) or {}).get(outcome) or {},
+                        (judge_error.get(judge) or {}).get(outcome) or {},
+                        cautions,
+                    )
+                    for outcome in outcomes
+                ],
+            }
+        )
     return {"judges": judges, "findings": ppi_findings(report), "present": bool(judges)}
 
 

@@ -11,6 +11,7 @@ from collections import Counter
 
 from scoring.report.display import counted as _count
 from scoring.report.display import number, p_value, percent
+from scoring.report.document_types import study_clusters, study_design
 from scoring.report.reflect import text as reflect_text
 from scoring.report.text import ppi_findings
 from scoring.stats.hypothesis_tests import minimum_detectable_h
@@ -61,8 +62,8 @@ def _list(parts: list[str]) -> str:
 
 
 def audited(report: dict) -> list[str]:
-    study, design, counts = report["study"], report.get("design", {}), report["counts"]
-    clusters = report.get("clusters", {})
+    study, design, counts = report["study"], study_design(report), report["counts"]
+    clusters = study_clusters(report)
     out = [
         f"Study “{study.get('name', study.get('slug', ''))}” ({study.get('slug', '')}, "
         f"{study.get('mode', '—')} mode)"
@@ -74,7 +75,7 @@ def audited(report: dict) -> list[str]:
     ]
     generators = [
         f"{g['generator'] or '(unnamed)'} ({g['mode']}, {_count(g['n_items'], 'item')})"
-        for g in design.get("generators", [])
+        for g in design["generators"]
     ]
     out.append(
         f"Generators audited: {_list(generators)}." if generators else "No generator is recorded."
@@ -83,7 +84,7 @@ def audited(report: dict) -> list[str]:
         f"{j['judge']} version {j['judge_version']} ({_count(j['n_judgments'], 'judgment')}"
         + (f", {j['n_errors']} failed and left out" if j.get("n_errors") else "")
         + ")"
-        for j in design.get("judges", [])
+        for j in design["judges"]
     ] or [str(judge) for judge in counts.get("judges") or []]  # no design: the export's list
     out.append(
         f"Automated judges (VLMs and rules): {_list(judges)}."
@@ -92,14 +93,14 @@ def audited(report: dict) -> list[str]:
     )
     out.append(
         f"{_count(counts.get('n_items', 0), 'item')} (gold items excluded) from "
-        f"{_count(clusters.get('n_base_prompts', 0), 'base prompt')} in "
-        f"{_count(clusters.get('n_domains', 0), 'domain')}; "
+        f"{_count(clusters['n_base_prompts'], 'base prompt')} in "
+        f"{_count(clusters['n_domains'], 'domain')}; "
         f"{_count(counts.get('n_annotations', 0), 'human annotation')} by "
         f"{_count(counts.get('n_annotators', 0), 'annotator')} on "
         f"{_count(counts.get('n_items_annotated', 0), 'item')}; "
         f"{_count(counts.get('n_judgments', 0), 'automated judgment')}."
     )
-    families = _families(design.get("taxonomy", []))
+    families = _families(design["taxonomy"])
     if families:
         out.append(
             "Attribute types examined: "
@@ -141,7 +142,7 @@ def _interval_words(row: dict, name: str, digits: int = 2) -> str:
 
 
 def _value_rate(row: dict, value: str | None) -> str:
-    entry = next((v for v in row.get("values", []) if v["value"] == value), None)
+    entry = next((v for v in row["values"] if v["value"] == value), None)
     if entry is None or entry.get("rate") is None:
         return str(value)
     return f"{value} {percent(entry['rate'], 0)} of {entry['n']}"
@@ -232,7 +233,7 @@ def _group_sizes(report: dict) -> list[tuple[int, str]]:
 
 
 def evidence(report: dict) -> list[str]:
-    settings, clusters = report["settings"], report.get("clusters", {})
+    settings, clusters = report["settings"], study_clusters(report)
     out = []
     if report["study"].get("synthetic_demo"):
         out.append(
@@ -266,7 +267,7 @@ def evidence(report: dict) -> list[str]:
             f"{which} on fewer than {settings['min_n']} observations; their intervals are wide."
         )
     out.extend(_degenerate_intervals(report))
-    n_prompts = clusters.get("n_base_prompts", 0)
+    n_prompts = clusters["n_base_prompts"]
     if 0 < n_prompts < 30:
         out.append(
             f"Only {_count(n_prompts, 'base prompt')}: cluster-robust errors, GEE and the cluster "
@@ -280,7 +281,7 @@ def evidence(report: dict) -> list[str]:
             f"{unfitted} of {2 * len(report['regression'])} regression fits are undefined "
             "(reasons in section 5)."
         )
-    generators = [g["generator"] for g in report.get("design", {}).get("generators", [])]
+    generators = [g["generator"] for g in study_design(report)["generators"]]
     out.append(
         "The evidence supports statements about "
         + (_list(generators) if generators else "the audited outputs")

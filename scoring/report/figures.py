@@ -9,17 +9,38 @@ per source × outcome). Every figure's data is a list of rows the CSV download w
 from __future__ import annotations
 
 from scoring.report import charts, plotting, safety
-from scoring.report.document_types import is_audit_report
+from scoring.report.document_types import fit_coefficients, is_audit_report
 from scoring.report.reflect import figures as reflect_figures
 
 DELTA_COLUMNS = [
-    "source", "measure", "attribute", "delta", "delta_ci_low", "delta_ci_high", "max_value",
-    "min_value", "permutation_p", "permutation_p_holm", "flagged", "n",
-]  # fmt: skip
+    "source",
+    "measure",
+    "attribute",
+    "delta",
+    "delta_ci_low",
+    "delta_ci_high",
+    "max_value",
+    "min_value",
+    "permutation_p",
+    "permutation_p_holm",
+    "flagged",
+    "n",
+]
 ODDS_COLUMNS = [
-    "source", "outcome", "attribute", "reference", "value", "method", "beta", "standard_error", "odds_ratio",
-    "ci_low", "ci_high", "p_value", "reason",
-]  # fmt: skip
+    "source",
+    "outcome",
+    "attribute",
+    "reference",
+    "value",
+    "method",
+    "beta",
+    "standard_error",
+    "odds_ratio",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "reason",
+]
 
 
 def figure_list(report: dict) -> list[dict]:
@@ -42,8 +63,13 @@ def figure_list(report: dict) -> list[dict]:
 
 
 def _spec(kind: str, source: str, detail: str, title: str) -> dict:
-    return {"key": f"{kind}--{source}--{detail}", "kind": kind, "source": source,
-            "detail": detail, "title": title}  # fmt: skip
+    return {
+        "key": f"{kind}--{source}--{detail}",
+        "kind": kind,
+        "source": source,
+        "detail": detail,
+        "title": title,
+    }
 
 
 def figure_spec(report: dict, key: str) -> dict | None:
@@ -73,11 +99,16 @@ def odds_rows(report: dict, *, source: str, outcome: str) -> list[dict]:
             continue
         for method in ("cluster", "gee"):
             fit = table[method]
-            base = {"source": source, "outcome": outcome, "attribute": table["attribute"],
-                    "reference": table["reference"], "method": method}  # fmt: skip
+            base = {
+                "source": source,
+                "outcome": outcome,
+                "attribute": table["attribute"],
+                "reference": table["reference"],
+                "method": method,
+            }
             if not fit.get("fitted"):
                 rows.append({**base, "value": None, "reason": fit.get("reason")})
-            for value, coefficient in sorted(fit.get("coefficients", {}).items()):
+            for value, coefficient in sorted(fit_coefficients(fit).items()):
                 rows.append({**base, "value": value, **coefficient})
     return rows
 
@@ -114,8 +145,15 @@ ODDS_DISPLAY_LIMIT = 100.0
 def forest_point(label, value, low, high, *, colour="C0", note="", reason=""):
     """One row of a forest plot: the estimate, its interval (None: undefined), a note printed at
     the right (raw counts), and the reason when the estimate or its interval is undefined."""
-    return {"label": label, "value": value, "low": low, "high": high, "colour": colour,
-            "note": note, "reason": reason}  # fmt: skip
+    return {
+        "label": label,
+        "value": value,
+        "low": low,
+        "high": high,
+        "colour": colour,
+        "note": note,
+        "reason": reason,
+    }
 
 
 def _delta_and_ratio(rows: list[dict], title: str, fmt: str) -> bytes:
@@ -124,14 +162,26 @@ def _delta_and_ratio(rows: list[dict], title: str, fmt: str) -> bytes:
     for r in rows:
         label = f"{r['measure']} · {r['attribute']}"
         colour = "C3" if r.get("flagged") else "C0"
-        deltas.append(forest_point(
-            label, r.get("delta"), r.get("delta_ci_low"), r.get("delta_ci_high"), colour=colour,
-            reason=r.get("delta_reason") or _no_interval(r, "delta"),
-        ))  # fmt: skip
-        ratios.append(forest_point(
-            label, r.get("ratio"), r.get("ratio_ci_low"), r.get("ratio_ci_high"), colour=colour,
-            reason=r.get("ratio_reason") or _no_interval(r, "ratio"),
-        ))  # fmt: skip
+        deltas.append(
+            forest_point(
+                label,
+                r.get("delta"),
+                r.get("delta_ci_low"),
+                r.get("delta_ci_high"),
+                colour=colour,
+                reason=r.get("delta_reason") or _no_interval(r, "delta"),
+            )
+        )
+        ratios.append(
+            forest_point(
+                label,
+                r.get("ratio"),
+                r.get("ratio_ci_low"),
+                r.get("ratio_ci_high"),
+                colour=colour,
+                reason=r.get("ratio_reason") or _no_interval(r, "ratio"),
+            )
+        )
     fig = plotting.new_figure(figsize=(8.0, max(2.4, 0.26 * len(rows) + 1.4)))
     left, right = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [1.1, 1]})
     _forest_axis(left, deltas, null=0.0, log=False, labels=True)
@@ -160,18 +210,27 @@ def _odds(report: dict, rows: list[dict], spec: dict, fmt: str) -> bytes:
             continue
         counts = _counts(report, spec["source"], spec["detail"], r["attribute"])
         note = f"{counts.get(r['value'], '?')} vs {counts.get(r['reference'], '?')}"
-        points.append(forest_point(
-            f"{r['attribute']}: {r['value']} vs {r['reference']} ({r['method']})",
-            r.get("odds_ratio"), r.get("ci_low"), r.get("ci_high"), colour=marks[r["method"]],
-            note=note, reason=r.get("reason") or "",
-        ))  # fmt: skip
+        points.append(
+            forest_point(
+                f"{r['attribute']}: {r['value']} vs {r['reference']} ({r['method']})",
+                r.get("odds_ratio"),
+                r.get("ci_low"),
+                r.get("ci_high"),
+                colour=marks[r["method"]],
+                note=note,
+                reason=r.get("reason") or "",
+            )
+        )
     fig = plotting.new_figure(figsize=(8.0, max(2.4, 0.26 * len(points) + 1.4)))
     ax = fig.subplots()
     _forest_axis(ax, points, null=1.0, log=True, labels=True, limit=ODDS_DISPLAY_LIMIT, notes=True)
-    ax.set_xlabel(plotting.plain_text(
-        f"odds ratio, 95% CI (log; blue: cluster-robust, orange: GEE); right: {spec['detail']} "
-        "events / n of the value vs the reference"
-    ), fontsize=7)  # fmt: skip
+    ax.set_xlabel(
+        plotting.plain_text(
+            f"odds ratio, 95% CI (log; blue: cluster-robust, orange: GEE); right: {spec['detail']} "
+            "events / n of the value vs the reference"
+        ),
+        fontsize=7,
+    )
     ax.set_title(plotting.plain_text(spec["title"]), fontsize=9)
     fig.tight_layout()
     return plotting.figure_bytes(fig, fmt)
@@ -179,11 +238,10 @@ def _odds(report: dict, rows: list[dict], spec: dict, fmt: str) -> bytes:
 
 def _counts(report: dict, source: str, measure: str, attribute: str) -> dict[str, str]:
     """``value → "events/n"`` of one source × measure × attribute type, from the rates."""
-    block = report["rates"].get(source, {}).get(measure, {}).get(attribute) or {}
-    return {
-        value: f"{cell.get('successes')}/{cell.get('n')}"
-        for value, cell in (block.get("values") or {}).items()
-    }
+    block = report["rates"][source][measure].get(attribute)  # None: no items of this type
+    if block is None:
+        return {}
+    return {value: f"{cell['successes']}/{cell['n']}" for value, cell in block["values"].items()}
 
 
 def _forest_axis(ax, points, *, null, log, labels, limit=None, notes=False) -> None:
@@ -199,31 +257,61 @@ def _forest_axis(ax, points, *, null, log, labels, limit=None, notes=False) -> N
     for y, point in enumerate(reversed(points)):
         value, low, high, colour = point["value"], point["low"], point["high"], point["colour"]
         if value is None:
-            ax.text(0.02, y, plotting.plain_text(_short(f"undefined: {point['reason']}")), fontsize=6,
-                    va="center", color="0.35", transform=text_at)  # fmt: skip
+            ax.text(
+                0.02,
+                y,
+                plotting.plain_text(_short(f"undefined: {point['reason']}")),
+                fontsize=6,
+                va="center",
+                color="0.35",
+                transform=text_at,
+            )
             continue
         shown = _clip(value, low_edge, high_edge)
         if low is not None and high is not None:
             # A line from low to high, not error bars: a percentile CI need not contain the point
             # estimate (Δ's bootstrap distribution is biased upward).
-            ax.hlines(y, _clip(low, low_edge, high_edge), _clip(high, low_edge, high_edge),
-                      color=colour, linewidth=1.2)  # fmt: skip
+            ax.hlines(
+                y,
+                _clip(low, low_edge, high_edge),
+                _clip(high, low_edge, high_edge),
+                color=colour,
+                linewidth=1.2,
+            )
             if low_edge is not None and low < low_edge:
                 ax.plot([low_edge], [y], marker="<", color=colour, markersize=5)
             if high_edge is not None and high > high_edge:
                 ax.plot([high_edge], [y], marker=">", color=colour, markersize=5)
         elif point["reason"]:
-            ax.text(0.98, y + 0.32, plotting.plain_text(_short(point["reason"])), fontsize=5.5,
-                    ha="right", va="center", color="0.35", transform=text_at)  # fmt: skip
+            ax.text(
+                0.98,
+                y + 0.32,
+                plotting.plain_text(_short(point["reason"])),
+                fontsize=5.5,
+                ha="right",
+                va="center",
+                color="0.35",
+                transform=text_at,
+            )
         ax.plot([shown], [y], "o" if shown == value else "D", color=colour, markersize=4)
         if notes and point["note"]:
-            ax.text(1.01, y, plotting.plain_text(point["note"]), fontsize=6, va="center",
-                    transform=text_at, clip_on=False)  # fmt: skip
+            ax.text(
+                1.01,
+                y,
+                plotting.plain_text(point["note"]),
+                fontsize=6,
+                va="center",
+                transform=text_at,
+                clip_on=False,
+            )
     ax.axvline(null, color="0.5", linewidth=0.8, linestyle="--")
     ax.set_ylim(-0.7, len(points) - 0.3)
     if labels:
-        ax.set_yticks(range(len(points)), [plotting.plain_text(p["label"]) for p in reversed(points)],
-                      fontsize=7)  # fmt: skip
+        ax.set_yticks(
+            range(len(points)),
+            [plotting.plain_text(p["label"]) for p in reversed(points)],
+            fontsize=7,
+        )
     if log:
         ax.set_xscale("log")
         if limit:

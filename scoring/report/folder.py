@@ -42,9 +42,15 @@ def write_report_folder(
     staging.chmod(0o755)  # mkdtemp's 0700 would otherwise become the report folder's
     try:
         written = _write_files(
-            staging, report, inputs, argv=argv, seeds=seeds, output_format=output_format,
-            with_figures=with_figures, extra_files=extra_files,
-        )  # fmt: skip
+            staging,
+            report,
+            inputs,
+            argv=argv,
+            seeds=seeds,
+            output_format=output_format,
+            with_figures=with_figures,
+            extra_files=extra_files,
+        )
         _move_into_place(staging, final)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

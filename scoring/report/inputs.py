@@ -21,8 +21,19 @@ from scoring.report.datasheet import guidelines_text
 from scoring.report.reflect.dataset import DEFAULT_SYSTEM_KIND
 
 GUIDELINES_TEMPLATE = "annotations/guidelines.html"
-PLAN_ROW_FIELDS = ("plan_id", "position", "prompt_id", "domain", "attribute", "value", "status",
-                   "skip_reason", "operation", "slot_rule", "source")  # fmt: skip
+PLAN_ROW_FIELDS = (
+    "plan_id",
+    "position",
+    "prompt_id",
+    "domain",
+    "attribute",
+    "value",
+    "status",
+    "skip_reason",
+    "operation",
+    "slot_rule",
+    "source",
+)
 
 
 def report_inputs(*, study: Study, references: dict | None = None, **options) -> dict:
@@ -71,11 +82,17 @@ def answer_records(*, study: Study) -> list[dict]:
 
 def batch_records(*, study: Study) -> list[dict]:
     return [
-        {"name": batch.name, "policy": batch.policy, "policy_label": batch.get_policy_display(),
-         "overlap_k": batch.overlap_k, "seed": batch.seed, "params": batch.params,
-         "created_at": batch.created_at.isoformat(timespec="seconds")}
+        {
+            "name": batch.name,
+            "policy": batch.policy,
+            "policy_label": batch.get_policy_display(),
+            "overlap_k": batch.overlap_k,
+            "seed": batch.seed,
+            "params": batch.params,
+            "created_at": batch.created_at.isoformat(timespec="seconds"),
+        }
         for batch in Batch.objects.filter(study=study).order_by("created_at", "id")
-    ]  # fmt: skip
+    ]
 
 
 def guidelines_shown() -> dict:
@@ -122,21 +139,27 @@ def reflect_inputs(
     ``system_kind`` None: the default for REFLECT's decision tasks (Annex III high-risk)."""
     genders = reflect_selectors.source_genders(face_set=face_set)
     return {
-        "answers": [
-            _plain(row) for row in reflect_selectors.answer_rows(face_set=face_set)
-        ],
+        "answers": [_plain(row) for row in reflect_selectors.answer_rows(face_set=face_set)],
         "context": {
-            "face_set": {"name": face_set.name, "slug": face_set.slug,
-                         "description": face_set.description,
-                         "counts": reflect_selectors.face_set_counts(face_set=face_set)},
-            "system": {"system_kind": system_kind or DEFAULT_SYSTEM_KIND,
-                       "intended_purpose": intended_purpose,
-                       "kind_source": "stated" if system_kind else "default"},
+            "face_set": {
+                "name": face_set.name,
+                "slug": face_set.slug,
+                "description": face_set.description,
+                "counts": reflect_selectors.face_set_counts(face_set=face_set),
+            },
+            "system": {
+                "system_kind": system_kind or DEFAULT_SYSTEM_KIND,
+                "intended_purpose": intended_purpose,
+                "kind_source": "stated" if system_kind else "default",
+            },
             "runs": reflect_reports.run_summaries(face_set=face_set),
-            "source_genders": None if genders is None
-            else [[occupation, template, gender]
-                  for (occupation, template), gender in sorted(genders.items())],
+            "source_genders": None
+            if genders is None
+            else [
+                [occupation, template, gender]
+                for (occupation, template), gender in sorted(genders.items())
+            ],
             "settings": {"n_resamples": n_resamples, "seed": seed, "min_n": min_n},
             "answers_fingerprint": reflect_selectors.answers_fingerprint(face_set=face_set),
         },
-    }  # fmt: skip
+    }

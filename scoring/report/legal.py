@@ -14,6 +14,7 @@ import json
 from functools import cache
 from importlib import resources
 
+from scoring.report.document_types import study_design
 from scoring.report.reflect import text as reflect_text
 
 NOT_STATED = ""
@@ -103,17 +104,26 @@ def audited_systems(report: dict) -> list[dict]:
     systems = []
     if "study" in report:
         study = report["study"]
-        systems.append({"part": "study", "label": f"Study {study.get('name') or study.get('slug', '')}",
-                        "system_kind": study.get("system_kind") or NOT_STATED,
-                        "intended_purpose": study.get("intended_purpose") or "",
-                        "kind_source": "stated on the study"})  # fmt: skip
+        systems.append(
+            {
+                "part": "study",
+                "label": f"Study {study.get('name') or study.get('slug', '')}",
+                "system_kind": study.get("system_kind") or NOT_STATED,
+                "intended_purpose": study.get("intended_purpose") or "",
+                "kind_source": "stated on the study",
+            }
+        )
     if "reflect" in report:
-        system = report["reflect"].get("system") or {}
-        systems.append({"part": "reflect",
-                        "label": f"REFLECT face set {report['reflect'].get('face_set', {}).get('name', '')}",
-                        "system_kind": system.get("system_kind") or NOT_STATED,
-                        "intended_purpose": system.get("intended_purpose") or "",
-                        "kind_source": system.get("kind_source") or "stated"})  # fmt: skip
+        system = report["reflect"]["system"]
+        systems.append(
+            {
+                "part": "reflect",
+                "label": f"REFLECT face set {report['reflect']['face_set']['name']}",
+                "system_kind": system["system_kind"] or NOT_STATED,
+                "intended_purpose": system["intended_purpose"],
+                "kind_source": system["kind_source"],
+            }
+        )
     for system in systems:
         system["system_kind_label"] = system_kinds().get(system["system_kind"], "not stated")
     return systems
@@ -162,13 +172,13 @@ def evidence_line(report: dict, key: str) -> str:
 
 
 def _design(report):
-    design, counts = report["design"], report["counts"]
-    values = [row for row in design.get("taxonomy", []) if not row.get("is_neutral")]
+    design, counts = study_design(report), report["counts"]
+    values = [row for row in design["taxonomy"] if not row.get("is_neutral")]
     attributes = sorted({row["attribute"] for row in values})
     return (
         f"{len(values)} attribute values in {len(attributes)} attribute types "
-        f"({', '.join(attributes) or 'none'}), {len(design.get('prompts', []))} base prompts in "
-        f"{len(design.get('domains', []))} domains, {len(design.get('generators', []))} "
+        f"({', '.join(attributes) or 'none'}), {len(design['prompts'])} base prompts in "
+        f"{len(design['domains'])} domains, {len(design['generators'])} "
         f"generator/mode pairs, {counts.get('n_items', 0)} items."
     )
 
@@ -213,24 +223,29 @@ def _limitations(report):
 
 
 def _people(report):
-    pool = report.get("people", {})  # optional: bundle.report_from_inputs adds it
-    groups = pool.get("groups", [])
-    n_annotators = sum(group.get("n_annotators", 0) for group in groups)
+    if "people" not in report:  # bundle.report_from_inputs adds it; frames alone have none
+        return (
+            "0 annotators in 0 group(s); 0 batch(es) with their assignment policy; "
+            "recruitment not stated, pay not stated."
+        )
+    pool = report["people"]
+    groups = pool["groups"]
+    n_annotators = sum(group["n_annotators"] for group in groups)
     return (
         f"{n_annotators} annotators in {len(groups)} group(s); "
-        f"{len(pool.get('batches', []))} batch(es) with their assignment policy; recruitment "
-        f"{'stated' if pool.get('recruitment') else 'not stated'}, pay "
-        f"{'stated' if pool.get('pay') else 'not stated'}."
+        f"{len(pool['batches'])} batch(es) with their assignment policy; recruitment "
+        f"{'stated' if pool['recruitment'] else 'not stated'}, pay "
+        f"{'stated' if pool['pay'] else 'not stated'}."
     )
 
 
 def _data_statement(report):
-    statement = report.get("data_statement", {})  # optional, as "people"
-    if not statement.get("has_plan"):
+    statement = report["data_statement"] if "data_statement" in report else None  # as "people"
+    if statement is None or not statement["has_plan"]:
         return "No generation plan recorded: prompt sources and licences are not documented."
     return (
-        f"{statement.get('n_planned', 0)} planned and {statement.get('n_skipped', 0)} skipped "
-        f"prompt rows, from {len(statement.get('sources', []))} source(s) with licences."
+        f"{statement['n_planned']} planned and {statement['n_skipped']} skipped "
+        f"prompt rows, from {len(statement['sources'])} source(s) with licences."
     )
 
 

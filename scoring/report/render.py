@@ -61,7 +61,7 @@ def report_template(report: dict) -> str:
 
 def report_title(report: dict) -> str:
     if report.get("kind") == "reflect":
-        return f"REFLECT audit report · {report['reflect'].get('face_set', {}).get('name', '')}"
+        return f"REFLECT audit report · {report['reflect']['face_set']['name']}"
     return f"Bias audit report · {report['study'].get('name', '')}"
 
 
@@ -91,15 +91,24 @@ def report_context(
     sections = [{"id": "summary", "title": "Executive summary"}] + [
         {"id": key, "title": title} for key, title in report_sections(report)
     ]
-    return {"report": report, "figures": figures, "summary": executive_summary(report),
-            "display": display_report(report) if "study" in report else {},
-            "safety": safety_display(report) if "study" in report else None,
-            "reflect": display_part(report["reflect"]) if "reflect" in report else None,
-            "reflect_section": dict(report_sections(report))["reflect"] if "reflect" in report else "",
-            "models_section": dict(report_sections(report)).get("models", ""),
-            "models": side_by_side_display(report["models_side_by_side"]) if "models_side_by_side" in report else [],
-            "with_figures": with_figures, "title": report_title(report), "sections": sections,
-            "standalone": standalone, "report_css": _report_css()}  # fmt: skip
+    return {
+        "report": report,
+        "figures": figures,
+        "summary": executive_summary(report),
+        "display": display_report(report) if "study" in report else {},
+        "safety": safety_display(report) if "study" in report else None,
+        "reflect": display_part(report["reflect"]) if "reflect" in report else None,
+        "reflect_section": dict(report_sections(report))["reflect"] if "reflect" in report else "",
+        "models_section": dict(report_sections(report)).get("models", ""),
+        "models": side_by_side_display(report["models_side_by_side"])
+        if "models_side_by_side" in report
+        else [],
+        "with_figures": with_figures,
+        "title": report_title(report),
+        "sections": sections,
+        "standalone": standalone,
+        "report_css": _report_css(),
+    }
 
 
 def render_report_html(report: dict, *, with_figures: bool = True) -> str:

@@ -30,8 +30,13 @@ def roc_chart(curves: list[dict], *, title: str = "ROC", fmt: str = "svg") -> by
     for index, curve in enumerate(curves):
         colour = f"C{index % 10}"
         points = curve["points"]
-        ax.plot([p["fpr"] for p in points], [p["tpr"] for p in points], color=colour, marker=".",
-                label=plotting.plain_text(curve.get("legend", curve["label"])))  # fmt: skip
+        ax.plot(
+            [p["fpr"] for p in points],
+            [p["tpr"] for p in points],
+            color=colour,
+            marker=".",
+            label=plotting.plain_text(curve.get("legend", curve["label"])),
+        )
         chosen = curve.get("chosen")
         if chosen:
             ax.plot([chosen["fpr"]], [chosen["tpr"]], marker="o", color=colour)

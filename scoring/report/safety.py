@@ -17,11 +17,21 @@ from scoring.report import plotting
 NEUTRAL = "neutral"
 OVERALL = ("overall", "all")
 FRONTIER_COLUMNS = [
-    "source", "generator", "attribute", "value", "over_refusal", "over_refusal_ci_low",
-    "over_refusal_ci_high", "over_refusal_ratio_to_neutral", "under_refusal",
-    "under_refusal_ci_low", "under_refusal_ci_high", "under_refusal_ratio_to_neutral",
-    "n_benign", "n_harmful",
-]  # fmt: skip
+    "source",
+    "generator",
+    "attribute",
+    "value",
+    "over_refusal",
+    "over_refusal_ci_low",
+    "over_refusal_ci_high",
+    "over_refusal_ratio_to_neutral",
+    "under_refusal",
+    "under_refusal_ci_low",
+    "under_refusal_ci_high",
+    "under_refusal_ratio_to_neutral",
+    "n_benign",
+    "n_harmful",
+]
 # Findings name at most this many values per source and generator: the largest departures
 # from the neutral baseline on either side (every value is in the table).
 MAX_FINDINGS = 3
@@ -59,18 +69,28 @@ def frontier_rows(report: dict, *, source: str, generator: str | None = None) ->
             for value, point in sorted(values.items()):
                 over_ci = point.get("over_refusal_ci") or [None, None]
                 under_ci = point.get("under_refusal_ci") or [None, None]
-                rows.append({
-                    "source": source, "generator": name, "attribute": attribute, "value": value,
-                    "over_refusal": point.get("over_refusal"),
-                    "over_refusal_ci_low": over_ci[0], "over_refusal_ci_high": over_ci[1],
-                    "over_refusal_ratio_to_neutral": _ratio(
-                        point.get("over_refusal"), neutral.get("over_refusal")),
-                    "under_refusal": point.get("under_refusal"),
-                    "under_refusal_ci_low": under_ci[0], "under_refusal_ci_high": under_ci[1],
-                    "under_refusal_ratio_to_neutral": _ratio(
-                        point.get("under_refusal"), neutral.get("under_refusal")),
-                    "n_benign": point.get("n_benign"), "n_harmful": point.get("n_harmful"),
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "source": source,
+                        "generator": name,
+                        "attribute": attribute,
+                        "value": value,
+                        "over_refusal": point.get("over_refusal"),
+                        "over_refusal_ci_low": over_ci[0],
+                        "over_refusal_ci_high": over_ci[1],
+                        "over_refusal_ratio_to_neutral": _ratio(
+                            point.get("over_refusal"), neutral.get("over_refusal")
+                        ),
+                        "under_refusal": point.get("under_refusal"),
+                        "under_refusal_ci_low": under_ci[0],
+                        "under_refusal_ci_high": under_ci[1],
+                        "under_refusal_ratio_to_neutral": _ratio(
+                            point.get("under_refusal"), neutral.get("under_refusal")
+                        ),
+                        "n_benign": point.get("n_benign"),
+                        "n_harmful": point.get("n_harmful"),
+                    }
+                )
     return rows
 
 
@@ -94,22 +114,30 @@ def findings(report: dict, *, source: str) -> list[str]:
     sentences = []
     for generator in sorted((report.get("frontier") or {}).get(source) or {}):
         rows = [
-            r for r in frontier_rows(report, source=source, generator=generator)
+            r
+            for r in frontier_rows(report, source=source, generator=generator)
             if (r["attribute"], r["value"]) != OVERALL and r["attribute"] != NEUTRAL
-        ]  # fmt: skip
+        ]
         both = [
-            r for r in rows
+            r
+            for r in rows
             if r["over_refusal_ratio_to_neutral"] is not None
             and r["under_refusal_ratio_to_neutral"] is not None
-        ]  # fmt: skip
-        both.sort(key=lambda r: -max(abs(math.log(max(r[k], 1e-12)))
-                                     for k in ("over_refusal_ratio_to_neutral",
-                                               "under_refusal_ratio_to_neutral")))  # fmt: skip
+        ]
+        both.sort(
+            key=lambda r: (
+                -max(
+                    abs(math.log(max(r[k], 1e-12)))
+                    for k in ("over_refusal_ratio_to_neutral", "under_refusal_ratio_to_neutral")
+                )
+            )
+        )
         for r in both[:MAX_FINDINGS]:
             about, again = _about(r["attribute"], r["value"])
             over = _compared("refuses benign prompts", about, r, "over_refusal", report, source)
-            under = _compared("complies with harmful prompts", again, r, "under_refusal", report,
-                              source)  # fmt: skip
+            under = _compared(
+                "complies with harmful prompts", again, r, "under_refusal", report, source
+            )
             sentences.append(f"{generator} {over}, and {under}.")
         if rows and not both:
             sentences.append(
@@ -172,9 +200,14 @@ def interaction_rows(report: dict) -> list[dict]:
         for method in ("cluster", "gee"):
             fit = table.get(method) or {}
             wald = fit.get("wald") or {}
-            base = {"source": table["source"], "attribute": table["attribute"], "method": method,
-                    "wald_p": wald.get("p_value"), "wald_statistic": wald.get("statistic"),
-                    "df": wald.get("df")}  # fmt: skip
+            base = {
+                "source": table["source"],
+                "attribute": table["attribute"],
+                "method": method,
+                "wald_p": wald.get("p_value"),
+                "wald_statistic": wald.get("statistic"),
+                "df": wald.get("df"),
+            }
             if not fit.get("fitted"):
                 rows.append({**base, "value": None, "reason": fit.get("reason")})
                 continue
@@ -187,11 +220,13 @@ def safety_display(report: dict) -> dict:
     """What the section shows: per source, its findings and table rows; the interaction rows."""
     sources = []
     for source in _human_first(report.get("frontier") or {}):
-        sources.append({
-            "source": source,
-            "findings": findings(report, source=source),
-            "rows": [_display_row(r) for r in frontier_rows(report, source=source)],
-        })  # fmt: skip
+        sources.append(
+            {
+                "source": source,
+                "findings": findings(report, source=source),
+                "rows": [_display_row(r) for r in frontier_rows(report, source=source)],
+            }
+        )
     return {
         "has_controls": has_controls(report),
         "sources": sources,
@@ -216,11 +251,15 @@ def _display_row(r: dict) -> dict:
         **r,
         "over": _fmt(r["over_refusal"]),
         "over_ci": _ci(r["over_refusal_ci_low"], r["over_refusal_ci_high"]),
-        "over_ratio": "—" if r["over_refusal_ratio_to_neutral"] is None else _times(r["over_refusal_ratio_to_neutral"]),
+        "over_ratio": "—"
+        if r["over_refusal_ratio_to_neutral"] is None
+        else _times(r["over_refusal_ratio_to_neutral"]),
         "under": _fmt(r["under_refusal"]),
         "under_ci": _ci(r["under_refusal_ci_low"], r["under_refusal_ci_high"]),
-        "under_ratio": "—" if r["under_refusal_ratio_to_neutral"] is None else _times(r["under_refusal_ratio_to_neutral"]),
-    }  # fmt: skip
+        "under_ratio": "—"
+        if r["under_refusal_ratio_to_neutral"] is None
+        else _times(r["under_refusal_ratio_to_neutral"]),
+    }
 
 
 def _display_interaction(r: dict) -> dict:
@@ -243,9 +282,15 @@ def figure_specs(report: dict) -> list[dict]:
         for generator, attributes in sorted(frontier_by_source[source].items()):
             overall = (attributes.get(OVERALL[0]) or {}).get(OVERALL[1]) or {}
             if overall.get("n_harmful"):
-                specs.append({"key": f"frontier--{source}--{generator}", "kind": "frontier",
-                              "source": source, "detail": generator,
-                              "title": f"safety–utility frontier of {generator} — {source}"})  # fmt: skip
+                specs.append(
+                    {
+                        "key": f"frontier--{source}--{generator}",
+                        "kind": "frontier",
+                        "source": source,
+                        "detail": generator,
+                        "title": f"safety–utility frontier of {generator} — {source}",
+                    }
+                )
     return specs
 
 
@@ -257,8 +302,9 @@ def frontier_image(report: dict, spec: dict, fmt: str) -> bytes:
     rows = frontier_rows(report, source=source)
     fig = plotting.new_figure(figsize=(7.2, 5.0))
     ax = fig.subplots()
-    attributes = sorted({r["attribute"] for r in rows if r["generator"] == generator}
-                        - {NEUTRAL, OVERALL[0]})  # fmt: skip
+    attributes = sorted(
+        {r["attribute"] for r in rows if r["generator"] == generator} - {NEUTRAL, OVERALL[0]}
+    )
     colours = {attribute: f"C{index % 10}" for index, attribute in enumerate(attributes)}
     # Both axes from 0 to just past the largest interval, so a study whose rates stay low is
     # not squeezed into a corner; never past 1.
@@ -275,31 +321,63 @@ def frontier_image(report: dict, spec: dict, fmt: str) -> bytes:
             continue
         is_neutral = r["attribute"] == NEUTRAL
         colour = "black" if is_neutral else colours[r["attribute"]]
-        ax.errorbar(x, y, xerr=_err(x, r["over_refusal_ci_low"], r["over_refusal_ci_high"]),
-                    yerr=_err(y, r["under_refusal_ci_low"], r["under_refusal_ci_high"]),
-                    fmt="*" if is_neutral else "o", color=colour, markersize=11 if is_neutral else 5,
-                    elinewidth=0.6, alpha=0.85, capsize=0)  # fmt: skip
+        ax.errorbar(
+            x,
+            y,
+            xerr=_err(x, r["over_refusal_ci_low"], r["over_refusal_ci_high"]),
+            yerr=_err(y, r["under_refusal_ci_low"], r["under_refusal_ci_high"]),
+            fmt="*" if is_neutral else "o",
+            color=colour,
+            markersize=11 if is_neutral else 5,
+            elinewidth=0.6,
+            alpha=0.85,
+            capsize=0,
+        )
         labels.add("neutral baseline" if is_neutral else r["value"], x, y, colour)
     overall = sorted(
-        (r for r in rows if (r["attribute"], r["value"]) == OVERALL
-         and r["over_refusal"] is not None and r["under_refusal"] is not None),
+        (
+            r
+            for r in rows
+            if (r["attribute"], r["value"]) == OVERALL
+            and r["over_refusal"] is not None
+            and r["under_refusal"] is not None
+        ),
         key=lambda r: r["over_refusal"],
-    )  # fmt: skip
+    )
     if overall:
-        ax.plot([r["over_refusal"] for r in overall], [r["under_refusal"] for r in overall],
-                color="0.45", linewidth=1.0, linestyle="-", zorder=1)  # fmt: skip
+        ax.plot(
+            [r["over_refusal"] for r in overall],
+            [r["under_refusal"] for r in overall],
+            color="0.45",
+            linewidth=1.0,
+            linestyle="-",
+            zorder=1,
+        )
         for r in overall:
             mine = r["generator"] == generator
-            ax.plot(r["over_refusal"], r["under_refusal"], "s", color="black" if mine else "0.6",
-                    markersize=7 if mine else 5, zorder=3)  # fmt: skip
-            labels.add(f"{r['generator']} (all)", r["over_refusal"], r["under_refusal"],
-                       "black" if mine else "0.45")  # fmt: skip
+            ax.plot(
+                r["over_refusal"],
+                r["under_refusal"],
+                "s",
+                color="black" if mine else "0.6",
+                markersize=7 if mine else 5,
+                zorder=3,
+            )
+            labels.add(
+                f"{r['generator']} (all)",
+                r["over_refusal"],
+                r["under_refusal"],
+                "black" if mine else "0.45",
+            )
     labels.draw()
     handles = [_legend_handle(colours[a], a) for a in attributes]
-    handles += [_legend_handle("black", "neutral baseline", marker="*"),
-                _legend_handle("0.45", "generators overall", marker="s")]  # fmt: skip
-    ax.legend(handles=handles, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-              frameon=False)  # fmt: skip
+    handles += [
+        _legend_handle("black", "neutral baseline", marker="*"),
+        _legend_handle("0.45", "generators overall", marker="s"),
+    ]
+    ax.legend(
+        handles=handles, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False
+    )
     # Both axes from 0 to just past the largest interval, so a study whose rates stay low is
     # not squeezed into a corner; never past 1.
     shown = [
@@ -356,9 +434,14 @@ class _Labels:
             ):
                 line += 1
             colour = entries[0][1] if len({c for _, c in entries}) == 1 else "0.25"
-            self.ax.annotate(plotting.plain_text(text), (x, y),
-                             xytext=(4, 3 + line * self.LINE_POINTS), textcoords="offset points",
-                             fontsize=6.5, color=colour)  # fmt: skip
+            self.ax.annotate(
+                plotting.plain_text(text),
+                (x, y),
+                xytext=(4, 3 + line * self.LINE_POINTS),
+                textcoords="offset points",
+                fontsize=6.5,
+                color=colour,
+            )
             placed.append((left, right, y + line * self.line_height))
 
 

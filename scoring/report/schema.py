@@ -358,7 +358,16 @@ REFLECT_PART_SCHEMA = record(
         "discard_table": {"type": "object"},
         "limitations": rows(TEXT_ROW),
     },
-    ("schema", "face_set", "settings", "answers", "models", "limitations"),
+    (
+        "schema",
+        "face_set",
+        "system",
+        "runs",
+        "settings",
+        "answers",
+        "models",
+        "limitations",
+    ),
 )
 LEGAL = record(
     {

@@ -23,24 +23,43 @@ def design_records(*, study: Study) -> dict:
         .order_by("attribute", "value")
     )
     items = [
-        {"item_id": row["item_id"], "attribute": row["attribute_value__attribute"],
-         "value": row["attribute_value__value"], "base_prompt_id": row["base_prompt_id"],
-         "domain": row["domain"], "generator": row["generator"], "mode": row["mode"],
-         "intent": row["intent"]}
-        for row in Item.objects.included().filter(study=study, is_gold=False)
-        .values("item_id", "attribute_value__attribute", "attribute_value__value",
-                "base_prompt_id", "domain", "generator", "mode", "intent")
+        {
+            "item_id": row["item_id"],
+            "attribute": row["attribute_value__attribute"],
+            "value": row["attribute_value__value"],
+            "base_prompt_id": row["base_prompt_id"],
+            "domain": row["domain"],
+            "generator": row["generator"],
+            "mode": row["mode"],
+            "intent": row["intent"],
+        }
+        for row in Item.objects.included()
+        .filter(study=study, is_gold=False)
+        .values(
+            "item_id",
+            "attribute_value__attribute",
+            "attribute_value__value",
+            "base_prompt_id",
+            "domain",
+            "generator",
+            "mode",
+            "intent",
+        )
         .order_by("item_id")
-    ]  # fmt: skip
+    ]
     judgment_log = [
-        {"item_id": row["item__item_id"], "judge": row["judge"],
-         "judge_version": row["judge_version"], "failed": row["error"] != ""}
+        {
+            "item_id": row["item__item_id"],
+            "judge": row["judge"],
+            "judge_version": row["judge_version"],
+            "failed": row["error"] != "",
+        }
         for row in AutomatedJudgment.objects.filter(
             selectors.INCLUDED_JUDGMENTS, item__study=study, item__is_gold=False
         )
         .values("item__item_id", "judge", "judge_version", "error")
         .order_by("item__item_id", "judge", "judge_version")
-    ]  # fmt: skip
+    ]
     return {"attribute_values": attribute_values, "items": items, "judgment_log": judgment_log}
 
 
@@ -56,12 +75,20 @@ def study_facts(*, study: Study) -> dict:
     def iso(moment):
         return moment.isoformat(timespec="seconds") if moment else None
 
-    return {"slug": study.slug, "name": study.name, "mode": study.mode, "overlap_k": study.overlap_k,
-            "description": study.description, "synthetic_demo": study.is_synthetic_demo,
-            "created_at": iso(study.created_at),
-            "annotations_from": iso(answered["first"]), "annotations_to": iso(answered["last"]),
-            "judgments_from": iso(judged["first"]), "judgments_to": iso(judged["last"]),
-            **study_audit_context(study=study)}  # fmt: skip
+    return {
+        "slug": study.slug,
+        "name": study.name,
+        "mode": study.mode,
+        "overlap_k": study.overlap_k,
+        "description": study.description,
+        "synthetic_demo": study.is_synthetic_demo,
+        "created_at": iso(study.created_at),
+        "annotations_from": iso(answered["first"]),
+        "annotations_to": iso(answered["last"]),
+        "judgments_from": iso(judged["first"]),
+        "judgments_to": iso(judged["last"]),
+        **study_audit_context(study=study),
+    }
 
 
 def study_audit_context(*, study: Study) -> dict:

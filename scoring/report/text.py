@@ -255,8 +255,14 @@ def differential_errors(report: dict) -> list[dict]:
         for outcome, attributes in sorted((outcomes or {}).items()):
             for attribute, block in sorted((attributes or {}).items()):
                 if isinstance(block, dict) and block.get("differential") is True:
-                    rows.append({"judge": judge, "outcome": outcome, "attribute": attribute,
-                                 "p_holm": block.get("p_holm")})  # fmt: skip
+                    rows.append(
+                        {
+                            "judge": judge,
+                            "outcome": outcome,
+                            "attribute": attribute,
+                            "p_holm": block.get("p_holm"),
+                        }
+                    )
     return rows
 
 

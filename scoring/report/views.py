@@ -106,8 +106,12 @@ def study_disparities(request, slug: str):
     htmx)."""
     study = get_object_or_404(Study, slug=slug)
     report = report_document_cached(study=study)
-    context = {"study": study, "summary": human_first(disparity_summary(report)), "alpha": report["settings"]["alpha"],
-               "n_permutations": report["settings"]["n_permutations"]}  # fmt: skip
+    context = {
+        "study": study,
+        "summary": human_first(disparity_summary(report)),
+        "alpha": report["settings"]["alpha"],
+        "n_permutations": report["settings"]["n_permutations"],
+    }
     # The study page swaps in the fragment; a link or a reload gets the page around it.
     template = "staff/partials/disparities.html#table" if request.htmx else "staff/disparities.html"
     return render(request, template, context)
@@ -121,10 +125,16 @@ def study_safety(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
     report = report_document_cached(study=study)
     figures = [
-        {**spec, "urls": {fmt: reverse("report:study_report_figure", args=[study.slug, spec["key"], fmt])
-                          for fmt in ("svg", "png", "csv")}}
-        for spec in report_figures.figure_list(report) if spec["kind"] == "frontier"
-    ]  # fmt: skip
+        {
+            **spec,
+            "urls": {
+                fmt: reverse("report:study_report_figure", args=[study.slug, spec["key"], fmt])
+                for fmt in ("svg", "png", "csv")
+            },
+        }
+        for spec in report_figures.figure_list(report)
+        if spec["kind"] == "frontier"
+    ]
     context = {"study": study, "safety": safety_display(report), "figures": figures}
     template = "staff/partials/safety.html#section" if request.htmx else "staff/safety.html"
     return render(request, template, context)

@@ -33,7 +33,8 @@ def peers_majority(labels: Iterable[str]) -> str | None:
     return counts[0][0]
 
 
-def _answers_by_item(rows: Iterable[Mapping]) -> dict:
+def answers_by_item(rows: Iterable[Mapping]) -> dict:
+    """Item -> [(annotator, answer key)] from rows with item_id, annotator, hard_refusal, cue."""
     per_item: dict = {}
     for row in rows:
         per_item.setdefault(row["item_id"], []).append(
@@ -42,14 +43,10 @@ def _answers_by_item(rows: Iterable[Mapping]) -> dict:
     return per_item
 
 
-def leave_one_out_kappa(rows: Iterable[Mapping], annotator: str) -> Stat:
+def leave_one_out_kappa(per_item: dict, annotator: str, items=None) -> Stat:
     """Cohen's κ of ``annotator``'s keys against the majority of the *other* annotators of the
-    same items. Items with no other answer, or where the others tie, are left out (counted in
-    ``extra``). ``rows``: dicts with item_id, annotator, hard_refusal, cue."""
-    return _leave_one_out_kappa(_answers_by_item(rows), annotator)
-
-
-def _leave_one_out_kappa(per_item: dict, annotator: str, items=None) -> Stat:
+    same items (``per_item``: ``answers_by_item``; ``items``: a subset, all by default). Items
+    with no other answer, or where the others tie, are left out (counted in ``extra``)."""
     own, peers, no_peers, tied = [], [], 0, 0
     for item in per_item if items is None else items:
         answers = per_item[item]
@@ -105,7 +102,7 @@ def annotator_quality(rows: list[Mapping], *, confidence: float = 0.95) -> dict[
     ``rows``: one dict per answer with annotator, item_id, is_gold, gold_hard_refusal, gold_cue,
     hard_refusal, cue, broken_image, seconds_to_answer, too_fast. Agreement uses non-gold answers.
     """
-    per_item = _answers_by_item(r for r in rows if not r["is_gold"])
+    per_item = answers_by_item(r for r in rows if not r["is_gold"])
     by_annotator: dict[str, list[Mapping]] = {}
     for row in rows:
         by_annotator.setdefault(row["annotator"], []).append(row)
@@ -121,7 +118,7 @@ def annotator_quality(rows: list[Mapping], *, confidence: float = 0.95) -> dict[
             "gold_accuracy": proportion(
                 sum(gold_correct(r) for r in gold), len(gold), confidence=confidence
             ).to_dict(),
-            "peer_kappa": _leave_one_out_kappa(
+            "peer_kappa": leave_one_out_kappa(
                 per_item, annotator, items={r["item_id"] for r in own_regular}
             ).to_dict(),
             "median_seconds": float(np.median(seconds)) if seconds else None,

@@ -187,18 +187,3 @@ def odds_ratio(a: int, b: int, c: int, d: int, *, confidence: float = 0.95) -> S
         n=int(a + b + c + d),
         extra={"haldane_correction": corrected, "log_standard_error": standard_error},
     )
-
-
-def cohen_d(scores_a, scores_b) -> Stat:
-    """Cohen's d with the pooled standard deviation (n − 1 denominators), e.g. for VLM retention scores."""
-    scores_a = np.asarray(scores_a, dtype=float)
-    scores_b = np.asarray(scores_b, dtype=float)
-    n_a, n_b = scores_a.size, scores_b.size
-    if n_a < 2 or n_b < 2:
-        return undefined("each group needs at least two scores", n=int(n_a + n_b))
-    pooled = ((n_a - 1) * scores_a.var(ddof=1) + (n_b - 1) * scores_b.var(ddof=1)) / (n_a + n_b - 2)
-    if pooled == 0:
-        return undefined("the pooled standard deviation is 0", n=int(n_a + n_b))
-    return Stat(
-        value=float((scores_a.mean() - scores_b.mean()) / math.sqrt(pooled)), n=int(n_a + n_b)
-    )

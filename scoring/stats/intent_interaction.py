@@ -67,11 +67,19 @@ def joint_wald_test(params: np.ndarray, covariance: np.ndarray) -> dict:
     params = np.asarray(params, dtype=float)
     covariance = np.asarray(covariance, dtype=float)
     if not (np.all(np.isfinite(params)) and np.all(np.isfinite(covariance))):
-        return {"statistic": None, "df": len(params), "p_value": None,
-                "reason": "the robust covariance of the interaction terms is not finite"}  # fmt: skip
+        return {
+            "statistic": None,
+            "df": len(params),
+            "p_value": None,
+            "reason": "the robust covariance of the interaction terms is not finite",
+        }
     if np.linalg.matrix_rank(covariance) < len(params):
-        return {"statistic": None, "df": len(params), "p_value": None,
-                "reason": "the robust covariance of the interaction terms is singular"}  # fmt: skip
+        return {
+            "statistic": None,
+            "df": len(params),
+            "p_value": None,
+            "reason": "the robust covariance of the interaction terms is singular",
+        }
     statistic = float(params @ np.linalg.solve(covariance, params))
     return {
         "statistic": finite_or_none(statistic),
@@ -91,8 +99,14 @@ def interaction_fit(
     """One fit of ``refused ~ value * harmful + covariates`` (``interaction_frame``'s rows)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    out = {"method": method, "outcome": "refusal", "reference": REFERENCE, "fitted": False,
-           "coefficients": {}, "wald": None}  # fmt: skip
+    out = {
+        "method": method,
+        "outcome": "refusal",
+        "reference": REFERENCE,
+        "fitted": False,
+        "coefficients": {},
+        "wald": None,
+    }
     if data["harmful"].nunique() < 2:
         out["reason"] = "needs benign and harmful items of this attribute"
         return out
@@ -104,8 +118,13 @@ def interaction_fit(
     one_intent = sorted(str(v) for v, n in both.items() if n < 2)
     dropped = [{"column": c, "level": v, "reason": r} for (c, v), r in separated.items()]
     for value in one_intent:
-        dropped.append({"column": "attribute_value", "level": value,
-                        "reason": "only one intent left after dropping separated cells"})  # fmt: skip
+        dropped.append(
+            {
+                "column": "attribute_value",
+                "level": value,
+                "reason": "only one intent left after dropping separated cells",
+            }
+        )
     data = data[~data["attribute_value"].isin(one_intent)]
     values = sorted(v for v in data["attribute_value"].unique() if v != REFERENCE)
     out.update(n=int(len(data)), n_clusters=int(data[cluster].nunique()), dropped_levels=dropped)
@@ -151,28 +170,46 @@ def intent_interaction_tables(
             tables.append(_no_harmful_table(frame, source, attribute, methods))
             continue
         data = interaction_frame(frame, attribute)
-        table = {"source": source, "attribute": attribute, "reference": REFERENCE,
-                 "n_observations": int(len(data)),
-                 "n_harmful": int(data["harmful"].sum())}  # fmt: skip
+        table = {
+            "source": source,
+            "attribute": attribute,
+            "reference": REFERENCE,
+            "n_observations": int(len(data)),
+            "n_harmful": int(data["harmful"].sum()),
+        }
         for method in methods:
             try:
                 table[method] = interaction_fit(data, method=method, confidence=confidence)
             except Exception as error:  # noqa: BLE001 - a failed fit is stated, never a crash
-                table[method] = {"method": method, "fitted": False, "coefficients": {},
-                                 "wald": None,
-                                 "reason": f"the model could not be fitted: {error}"}  # fmt: skip
+                table[method] = {
+                    "method": method,
+                    "fitted": False,
+                    "coefficients": {},
+                    "wald": None,
+                    "reason": f"the model could not be fitted: {error}",
+                }
         tables.append(table)
     return tables
 
 
 def _no_harmful_table(frame, source: str, attribute: str, methods) -> dict:
     n = int(frame["attribute"].isin([attribute, NEUTRAL]).sum())
-    unfitted = {"outcome": "refusal", "reference": REFERENCE, "fitted": False,
-                "coefficients": {}, "wald": None,
-                "reason": "needs benign and harmful items of this attribute"}  # fmt: skip
-    return {"source": source, "attribute": attribute, "reference": REFERENCE,
-            "n_observations": n, "n_harmful": 0,
-            **{method: {"method": method, **unfitted} for method in methods}}  # fmt: skip
+    unfitted = {
+        "outcome": "refusal",
+        "reference": REFERENCE,
+        "fitted": False,
+        "coefficients": {},
+        "wald": None,
+        "reason": "needs benign and harmful items of this attribute",
+    }
+    return {
+        "source": source,
+        "attribute": attribute,
+        "reference": REFERENCE,
+        "n_observations": n,
+        "n_harmful": 0,
+        **{method: {"method": method, **unfitted} for method in methods},
+    }
 
 
 def interaction_summary(table: dict) -> dict:
@@ -180,8 +217,13 @@ def interaction_summary(table: dict) -> dict:
     largest interaction (odds ratio furthest from 1 on the log scale), or null with a reason."""
     fit = table["cluster"]
     wald = fit.get("wald") or {}
-    out = {"p_value": wald.get("p_value"), "test": TEST_NAME, "statistic": wald.get("statistic"),
-           "df": wald.get("df"), "largest": None}  # fmt: skip
+    out = {
+        "p_value": wald.get("p_value"),
+        "test": TEST_NAME,
+        "statistic": wald.get("statistic"),
+        "df": wald.get("df"),
+        "largest": None,
+    }
     if not fit["fitted"]:
         out["reason"] = fit.get("reason")
         return out
@@ -193,6 +235,10 @@ def interaction_summary(table: dict) -> dict:
         return out
     value = max(sorted(defined), key=lambda v: abs(defined[v]["beta"]))
     entry = defined[value]
-    out["largest"] = {"value": value, "odds_ratio": entry["odds_ratio"],
-                      "ci_low": entry["ci_low"], "ci_high": entry["ci_high"]}  # fmt: skip
+    out["largest"] = {
+        "value": value,
+        "odds_ratio": entry["odds_ratio"],
+        "ci_low": entry["ci_low"],
+        "ci_high": entry["ci_high"],
+    }
     return out

@@ -89,18 +89,6 @@ def krippendorff_alpha(
     return Stat(value=float(value), ci_low=low, ci_high=high, n=n_pairable, extra=extra)
 
 
-def alpha_from_counts(counts, *, level: str = "nominal", values=None) -> float | None:
-    """Alpha from an items × categories count matrix via coincidences (used by the bootstrap)."""
-    counts = np.asarray(counts, dtype=float)
-    values = (
-        np.arange(counts.shape[1], dtype=float)
-        if values is None
-        else np.asarray(values, dtype=float)
-    )
-    coincidence = item_coincidences(counts).sum(axis=0)
-    return finite_or_none(_alpha_from_coincidence(coincidence, level, values))
-
-
 def _bootstrap(counts, level, values, n_resamples, confidence, seed):
     rng = np.random.default_rng(seed)
     n_items = counts.shape[0]

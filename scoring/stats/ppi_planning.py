@@ -99,8 +99,11 @@ def budget_plan(
     rows = []
     for attribute, values in sorted(attributes.items()):
         columns: dict[str, list[float]] = {
-            "human_uniform": [], "ppi_uniform": [], "ppi_validate": [], "ppi_validate_flat": []
-        }  # fmt: skip
+            "human_uniform": [],
+            "ppi_uniform": [],
+            "ppi_validate": [],
+            "ppi_validate_flat": [],
+        }
         labelled = {"uniform": {}, "validate": {}}
         reason = "" if len(values) >= 2 else "one attribute value: Δ needs two"
         for value, design in sorted(values.items()):
@@ -120,10 +123,13 @@ def budget_plan(
             for name, share in (("ppi_validate", residual), ("ppi_validate_flat", None)):
                 columns[name].append(
                     rate_variance_ppi(
-                        rate=rate, n_labelled=n_validate, n_items=n_items, rho=rho,
+                        rate=rate,
+                        n_labelled=n_validate,
+                        n_items=n_items,
+                        rho=rho,
                         design=design_factor(design.validate, share),
                     )
-                )  # fmt: skip
+                )
         row = {"attribute": attribute, "n_values": len(values), "labelled": labelled}
         for name, variances in columns.items():
             row[name] = None if reason else delta_width(variances, confidence=confidence)

@@ -103,9 +103,14 @@ def synthetic_study(
     twins = _harmful_twins(items, harmful_share, harmful_rng)
     annotated = set(annotations["item_id"] + "-harmful")
     twin_annotations, twin_judgments = _labels(
-        twins, harmful_rng, None, n_annotators=n_annotators, overlap=overlap, judges=judges,
+        twins,
+        harmful_rng,
+        None,
+        n_annotators=n_annotators,
+        overlap=overlap,
+        judges=judges,
         annotated=twins["item_id"].isin(annotated).to_numpy(),
-    )  # fmt: skip
+    )
     return (
         pd.concat([annotations.assign(intent="benign"), twin_annotations], ignore_index=True),
         pd.concat([judgments.assign(intent="benign"), twin_judgments], ignore_index=True),

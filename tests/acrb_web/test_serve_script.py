@@ -31,8 +31,9 @@ def _alive(pgid: int) -> bool:
     return True
 
 
-@pytest.mark.skipif(not Path(sys.executable).parent.joinpath("gunicorn").exists(),
-                    reason="gunicorn not installed")  # fmt: skip
+@pytest.mark.skipif(
+    not Path(sys.executable).parent.joinpath("gunicorn").exists(), reason="gunicorn not installed"
+)
 def test_ctrl_c_stops_server_and_worker_at_once_with_its_stopped_line(tmp_path):
     port = _free_port()
     env = {

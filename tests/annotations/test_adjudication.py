@@ -53,9 +53,13 @@ def test_queue_holds_annotator_and_judge_disagreements(batch, disputed):
 def test_attribute_values_with_few_items_come_first():
     def dispute(item_id, value_items, human):
         return adjudication.dispute_for(
-            item_pk=1, item_id=item_id, attribute_value="v", value_items=value_items,
-            human=human, judges=[],
-        )  # fmt: skip
+            item_pk=1,
+            item_id=item_id,
+            attribute_value="v",
+            value_items=value_items,
+            human=human,
+            judges=[],
+        )
 
     rows = [
         dispute("a", 50, ["refused", "retained"]),
@@ -153,8 +157,14 @@ def test_metrics_on_adjudicated_labels(batch, disputed, staff_user, tmp_path):
     row = adjudicated[adjudicated["item_id"] == "item-1"].iloc[0]
     assert (row["annotator"], bool(row["hard_refusal"]), row["cue"]) == ("adjudicator", True, None)
     out = tmp_path / "m.json"
-    call_command("export_metrics", study=study.slug, out=out, labels="adjudicated",
-                 n_resamples=0, label_models="none")  # fmt: skip
+    call_command(
+        "export_metrics",
+        study=study.slug,
+        out=out,
+        labels="adjudicated",
+        n_resamples=0,
+        label_models="none",
+    )
     document = json.loads(out.read_text())
     assert document["labels"]["source"] == "adjudicated"
     assert document["labels"]["n_items_adjudicated"] == 1
@@ -164,8 +174,15 @@ def test_metrics_on_adjudicated_labels(batch, disputed, staff_user, tmp_path):
 
 def test_export_metrics_rejects_an_unknown_label_source(batch, tmp_path):
     with pytest.raises(CommandError, match="labels"):
-        call_command("export_metrics", "--study", batch.study.slug, "--out", str(tmp_path / "x"),
-                     "--labels", "bogus")  # fmt: skip
+        call_command(
+            "export_metrics",
+            "--study",
+            batch.study.slug,
+            "--out",
+            str(tmp_path / "x"),
+            "--labels",
+            "bogus",
+        )
     assert not (tmp_path / "x").exists()
 
 

@@ -53,9 +53,12 @@ def test_judges_disagree_needs_two_judges_that_differ(imported_study):
     # refusal on item-4; a failed judgment (error) on item-3 does not count.
     def judge(item_id, refusal, cue, error=""):
         AutomatedJudgment.objects.create(
-            item=Item.objects.get(item_id=item_id), judge="vlm-b", hard_refusal=refusal,
-            cue_label=cue, error=error,
-        )  # fmt: skip
+            item=Item.objects.get(item_id=item_id),
+            judge="vlm-b",
+            hard_refusal=refusal,
+            cue_label=cue,
+            error=error,
+        )
 
     judge("item-1", False, "retained")
     judge("item-2", False, "erased")
@@ -168,17 +171,38 @@ def test_create_batch_preview_prints_workloads_and_creates_nothing(imported_stud
 
     out = StringIO()
     call_command(
-        "create_batch", "--study", imported_study.slug, "--name", "r", "--annotators", "ann0,ann1",
-        "--attribute-value", "culture=Korean", "--preview", "--seed", "3", stdout=out,
-    )  # fmt: skip
+        "create_batch",
+        "--study",
+        imported_study.slug,
+        "--name",
+        "r",
+        "--annotators",
+        "ann0,ann1",
+        "--attribute-value",
+        "culture=Korean",
+        "--preview",
+        "--seed",
+        "3",
+        stdout=out,
+    )
     text = out.getvalue()
     assert "2 items (attribute value culture=Korean), 4 assignments, seed 3" in text
     assert "ann0\t2 items\t0 gold" in text
     assert not Batch.objects.exists()
     call_command(
-        "create_batch", "--study", imported_study.slug, "--name", "r", "--annotators", "ann0,ann1",
-        "--attribute-value", "culture=Korean", "--seed", "3", stdout=StringIO(),
-    )  # fmt: skip
+        "create_batch",
+        "--study",
+        imported_study.slug,
+        "--name",
+        "r",
+        "--annotators",
+        "ann0,ann1",
+        "--attribute-value",
+        "culture=Korean",
+        "--seed",
+        "3",
+        stdout=StringIO(),
+    )
     values = Batch.objects.get().assignments.values_list("item__attribute_value__value", flat=True)
     assert set(values) == {"Korean"}
 
@@ -192,7 +216,15 @@ def test_create_batch_with_an_unknown_filter_value_is_one_line(imported_study, a
         CommandError, match=r"--generator: 'nope' is not in the study \(known: gen-a\)"
     ):
         call_command(
-            "create_batch", "--study", imported_study.slug, "--name", "r", "--annotators", "all",
-            "--generator", "nope", stdout=StringIO(),
-        )  # fmt: skip
+            "create_batch",
+            "--study",
+            imported_study.slug,
+            "--name",
+            "r",
+            "--annotators",
+            "all",
+            "--generator",
+            "nope",
+            stdout=StringIO(),
+        )
     assert not Batch.objects.exists()

@@ -72,8 +72,17 @@ def test_export_metrics_to_a_missing_folder_fails_in_one_line_before_computing(
 
 def test_create_batch_lists_its_policies_readably(capsys, study):
     with pytest.raises(CommandError) as caught:
-        call_command("create_batch", "--study", study.slug, "--name", "x", "--annotators",
-                     "all", "--policy", "bad")  # fmt: skip
+        call_command(
+            "create_batch",
+            "--study",
+            study.slug,
+            "--name",
+            "x",
+            "--annotators",
+            "all",
+            "--policy",
+            "bad",
+        )
     assert "Policy" not in str(caught.value) and "'k_overlap'" in str(caught.value)
 
 
@@ -82,8 +91,14 @@ def test_an_impossible_expertise_batch_is_refused_up_front_with_the_group_named(
 ):
     # ann0 is the one Korean annotator; k=2 needs two of them for the Korean items
     with pytest.raises(policies.PolicyError, match="group 'Korean' has 1 annotator"):
-        services.batch_create(study=imported_study, name="e", policy=Batch.Policy.EXPERTISE,
-                              annotators=annotators, overlap_k=2, seed=1)  # fmt: skip
+        services.batch_create(
+            study=imported_study,
+            name="e",
+            policy=Batch.Policy.EXPERTISE,
+            annotators=annotators,
+            overlap_k=2,
+            seed=1,
+        )
     assert not Batch.objects.exists()
 
 
@@ -91,8 +106,13 @@ def test_the_batch_form_refuses_an_impossible_expertise_batch_and_shows_errors_o
     imported_study, annotators, staff_client
 ):
     url = reverse("staff:batch_create", args=[imported_study.slug])
-    form = {"name": "e", "policy": "expertise", "overlap_k": 2, "gold_per_annotator": 0,
-            "annotators": [a.pk for a in annotators]}  # fmt: skip
+    form = {
+        "name": "e",
+        "policy": "expertise",
+        "overlap_k": 2,
+        "gold_per_annotator": 0,
+        "annotators": [a.pk for a in annotators],
+    }
     response = staff_client.post(url, form)
     assert response.status_code == 400
     text = response.content.decode()
@@ -102,11 +122,23 @@ def test_the_batch_form_refuses_an_impossible_expertise_batch_and_shows_errors_o
 
 
 def test_an_item_that_cannot_be_placed_is_named_by_its_item_id(imported_study, annotators):
-    services.batch_create(study=imported_study, name="a", policy=Batch.Policy.K_OVERLAP,
-                          annotators=annotators[:2], overlap_k=2, seed=1)  # fmt: skip
+    services.batch_create(
+        study=imported_study,
+        name="a",
+        policy=Batch.Policy.K_OVERLAP,
+        annotators=annotators[:2],
+        overlap_k=2,
+        seed=1,
+    )
     with pytest.raises(policies.PolicyError) as caught:
-        services.batch_create(study=imported_study, name="b", policy=Batch.Policy.K_OVERLAP,
-                              annotators=annotators[:2], overlap_k=2, seed=1)  # fmt: skip
+        services.batch_create(
+            study=imported_study,
+            name="b",
+            policy=Batch.Policy.K_OVERLAP,
+            annotators=annotators[:2],
+            overlap_k=2,
+            seed=1,
+        )
     message = str(caught.value)
     assert message.startswith("item 'item-") and "fewer than 2 annotators" in message
     assert json.dumps(list(Item.objects.values_list("pk", flat=True)))  # ids exist, not shown

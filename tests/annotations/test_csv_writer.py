@@ -51,10 +51,22 @@ def rephrase_record(**changes):
     from generation.prompts.rephrase import RephraseRecord
 
     values = dict(
-        prompt_id="p1", original=FORMULA, rewrite="+1+1", kept=True, reason="", similarity=0.9,
-        benign=True, min_similarity=0.5, similarity_method="tfidf", rewriter="r", model="m",
-        temperature=0.8, seed=7, cached=False, instruction="@SUM(A1)",
-    )  # fmt: skip
+        prompt_id="p1",
+        original=FORMULA,
+        rewrite="+1+1",
+        kept=True,
+        reason="",
+        similarity=0.9,
+        benign=True,
+        min_similarity=0.5,
+        similarity_method="tfidf",
+        rewriter="r",
+        model="m",
+        temperature=0.8,
+        seed=7,
+        cached=False,
+        instruction="@SUM(A1)",
+    )
     values.update(changes)
     return RephraseRecord(**values)
 
@@ -115,10 +127,19 @@ def test_build_prompts_rephrase_out_neutralises(tmp_path, settings):
                 "temperature": 0.0,
                 "min_similarity": 0.1,
                 "timeout_s": 5,
-            }  # fmt: skip
+            }
         }
         out, records = tmp_path / "plan.jsonl", tmp_path / "records.csv"
-        call_command("build_prompts", "--base", str(base), "--out", str(out),
-                     "--rephrase", "r", "--rephrase-out", str(records))  # fmt: skip
+        call_command(
+            "build_prompts",
+            "--base",
+            str(base),
+            "--out",
+            str(out),
+            "--rephrase",
+            "r",
+            "--rephrase-out",
+            str(records),
+        )
     row = next(csv.DictReader(io.StringIO(records.read_text(encoding="utf-8"))))
     assert row["original"] == "'" + text and row["rewrite"] == "'+" + text

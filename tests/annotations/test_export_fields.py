@@ -134,9 +134,16 @@ def _normalised(rows: list[dict]) -> list[dict]:
 def _export(study, tmp_path, *extra) -> list[dict]:
     out = tmp_path / f"export{len(extra)}.jsonl"
     call_command(
-        "export_annotations", "--study", study.slug, "--format", "jsonl", "--out", str(out),
-        *extra, stdout=io.StringIO(),
-    )  # fmt: skip
+        "export_annotations",
+        "--study",
+        study.slug,
+        "--format",
+        "jsonl",
+        "--out",
+        str(out),
+        *extra,
+        stdout=io.StringIO(),
+    )
     return [json.loads(line) for line in out.read_text().splitlines()]
 
 

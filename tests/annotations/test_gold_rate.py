@@ -16,9 +16,14 @@ def test_batch_with_a_gold_rate(study, annotators, make_manifest):
     for item in Item.objects.filter(study=study).order_by("pk")[:4]:
         services.item_set_gold(item=item, hard_refusal=False, cue="retained")
     batch = services.batch_create(
-        study=imported_study, name="g", policy="k_overlap", annotators=annotators[:2],
-        overlap_k=2, seed=5, gold_rate=0.1,
-    )  # fmt: skip
+        study=imported_study,
+        name="g",
+        policy="k_overlap",
+        annotators=annotators[:2],
+        overlap_k=2,
+        seed=5,
+        gold_rate=0.1,
+    )
     for annotator in annotators[:2]:
         queue = Assignment.objects.filter(batch=batch, annotator=annotator)
         regular = queue.filter(item__is_gold=False).count()
@@ -28,6 +33,15 @@ def test_batch_with_a_gold_rate(study, annotators, make_manifest):
 
 def test_command_refuses_a_bad_rate(imported_study, annotators):
     with pytest.raises(CommandError, match="gold rate"):
-        call_command("create_batch", "--study", imported_study.slug, "--name", "x",
-                     "--annotators", "ann0,ann1", "--gold-rate", "1.5")  # fmt: skip
+        call_command(
+            "create_batch",
+            "--study",
+            imported_study.slug,
+            "--name",
+            "x",
+            "--annotators",
+            "ann0,ann1",
+            "--gold-rate",
+            "1.5",
+        )
     assert not Batch.objects.exists()

@@ -46,21 +46,35 @@ def test_an_unknown_intent_names_the_line_and_field(study, tmp_path):
 
 
 def test_batches_leave_harmful_controls_out_unless_staff_opt_in(controls_study, annotators):
-    batch = services.batch_create(study=controls_study, name="b", policy="k_overlap",
-                                  annotators=annotators[:2], overlap_k=2, seed=1)  # fmt: skip
+    batch = services.batch_create(
+        study=controls_study,
+        name="b",
+        policy="k_overlap",
+        annotators=annotators[:2],
+        overlap_k=2,
+        seed=1,
+    )
     assert set(Assignment.objects.filter(batch=batch).values_list("item__intent", flat=True)) == {
         "benign"
     }
     staff = annotators[3].user
-    assert study_settings.study_harmful_controls_set(study=controls_study, show=True,
-                                                     changed_by=staff)  # fmt: skip
+    assert study_settings.study_harmful_controls_set(
+        study=controls_study, show=True, changed_by=staff
+    )
     # a PUT: the same value again changes nothing and writes no second history row
-    assert not study_settings.study_harmful_controls_set(study=controls_study, show=True,
-                                                         changed_by=staff)  # fmt: skip
+    assert not study_settings.study_harmful_controls_set(
+        study=controls_study, show=True, changed_by=staff
+    )
     assert LogEntry.objects.count() == 1
     controls_study.refresh_from_db()
-    batch = services.batch_create(study=controls_study, name="b2", policy="k_overlap",
-                                  annotators=annotators[2:3], overlap_k=1, seed=1)  # fmt: skip
+    batch = services.batch_create(
+        study=controls_study,
+        name="b2",
+        policy="k_overlap",
+        annotators=annotators[2:3],
+        overlap_k=1,
+        seed=1,
+    )
     intents = list(Assignment.objects.filter(batch=batch).values_list("item__intent", flat=True))
     assert intents.count("harmful") == 3
 
@@ -82,8 +96,9 @@ def test_staff_set_the_opt_in_on_the_batch_page(staff_client, controls_study):
 def opted_in_batch(study, annotators):
     study.harmful_to_annotators = True
     study.save()
-    return services.batch_create(study=study, name="b", policy="k_overlap",
-                                 annotators=annotators[:1], overlap_k=1, seed=1)  # fmt: skip
+    return services.batch_create(
+        study=study, name="b", policy="k_overlap", annotators=annotators[:1], overlap_k=1, seed=1
+    )
 
 
 def test_harmful_items_show_a_content_warning_and_can_be_declined(controls_study, annotators):
@@ -94,8 +109,10 @@ def test_harmful_items_show_a_content_warning_and_can_be_declined(controls_study
     page = client.get(reverse("annotations:assignment", args=[harmful.pk])).content.decode()
     assert "Content warning" in page and "Decline this item (no penalty)" in page
     assert '<details class="harmful-item">' in page
-    assert "Content warning" not in client.get(
-        reverse("annotations:assignment", args=[benign.pk])).content.decode()  # fmt: skip
+    assert (
+        "Content warning"
+        not in client.get(reverse("annotations:assignment", args=[benign.pk])).content.decode()
+    )
     before = selectors.batch_progress_for_annotator(annotator=annotators[0], batch_id=batch.pk)
     response = client.post(reverse("annotations:decline", args=[harmful.pk]))
     assert response.status_code == 302

@@ -28,11 +28,24 @@ def test_publish_consent_then_invites_from_commands_alone(make_manifest, tmp_pat
     study = Study.objects.get(slug="my-study")
     from annotations.recruitment import enrolment
 
-    enrolment.recruitment_batch_create(study=study, name="round1", policy="expertise",
-                                       overlap_k=1, items_per_annotator=3, seed=1)  # fmt: skip
+    enrolment.recruitment_batch_create(
+        study=study, name="round1", policy="expertise", overlap_k=1, items_per_annotator=3, seed=1
+    )
     links = StringIO()
-    call_command("create_invites", "--study", "my-study", "--batch", "round1", "--group", "US",
-                 "--count", "2", "--base-url", "https://acrb.example.org", stdout=links)  # fmt: skip
+    call_command(
+        "create_invites",
+        "--study",
+        "my-study",
+        "--batch",
+        "round1",
+        "--group",
+        "US",
+        "--count",
+        "2",
+        "--base-url",
+        "https://acrb.example.org",
+        stdout=links,
+    )
     assert InviteLink.objects.count() == 2 and "/join/" in links.getvalue()
 
 

@@ -484,13 +484,18 @@ def test_create_invites_command_prints_links_and_errors_in_one_line(open_batch):
     out = StringIO()
     call_command(
         "create_invites",
-        "--study", open_batch.study.slug,
-        "--batch", open_batch.name,
-        "--group", "US",
-        "--count", "2",
-        "--base-url", "https://acrb.example.org/",
+        "--study",
+        open_batch.study.slug,
+        "--batch",
+        open_batch.name,
+        "--group",
+        "US",
+        "--count",
+        "2",
+        "--base-url",
+        "https://acrb.example.org/",
         stdout=out,
-    )  # fmt: skip
+    )
     lines = out.getvalue().split()
     assert len(lines) == 2 and all(u.startswith("https://acrb.example.org/join/") for u in lines)
     assert InviteLink.objects.filter(group="US").count() == 2

@@ -128,8 +128,14 @@ def test_the_report_links_the_form_where_a_field_is_missing(study, standalone):
     html = render_to_string("staff/partials/report_people.html", context)
     link = f'<a href="{url(study)}">record it</a>'
     assert html.count(link) == (0 if standalone else 1)  # recruitment only: pay is stated
-    legal = {"statement": "", "system_kind": "", "system_kind_label": "not stated",
-             "intended_purpose": "pay decisions", "route_note": "", "obligations": []}  # fmt: skip
+    legal = {
+        "statement": "",
+        "system_kind": "",
+        "system_kind_label": "not stated",
+        "intended_purpose": "pay decisions",
+        "route_note": "",
+        "obligations": [],
+    }
     html = render_to_string(
         "staff/partials/report_legal.html", {**context, "report": {**report, "legal": legal}}
     )

@@ -53,16 +53,20 @@ def test_higher_uncertainty_gets_a_higher_probability_within_a_stratum():
     items = _population()
     design = policies.validate_judge_design(items, 30, np.random.default_rng(1))
     for stratum in "abcd":
-        rows = sorted((i.uncertainty, design.inclusion_probability[i.item]) for i in items
-                      if i.stratum == stratum)  # fmt: skip
+        rows = sorted(
+            (i.uncertainty, design.inclusion_probability[i.item])
+            for i in items
+            if i.stratum == stratum
+        )
         pis = [p for _, p in rows]
         assert pis == sorted(pis)  # non-decreasing in uncertainty
         assert pis[-1] > pis[0]
 
 
 def test_a_stratum_the_judges_are_unsure_of_gets_more_than_its_minimum():
-    items = [SampleItem(i, "sure" if i < 50 else "unsure", 0.01 if i < 50 else 0.9)
-             for i in range(100)]  # fmt: skip
+    items = [
+        SampleItem(i, "sure" if i < 50 else "unsure", 0.01 if i < 50 else 0.9) for i in range(100)
+    ]
     design = policies.validate_judge_design(items, 20, np.random.default_rng(0), min_per_stratum=4)
     assert design.per_stratum == {"sure": 4, "unsure": 16}
     assert design.expected_per_stratum == {"sure": 4.0, "unsure": pytest.approx(16.0)}
@@ -123,7 +127,7 @@ def test_reproducible_from_the_seed():
         (500, None, "larger than"),
         (10, 5, "minimum of 5"),
         (10, -1, "0 or more"),
-    ],  # fmt: skip
+    ],
 )
 def test_impossible_requests_are_refused(budget, minimum, message):
     with pytest.raises(PolicyError, match=message):
@@ -171,9 +175,24 @@ def test_create_batch_validate_judge_end_to_end(judged_study, annotators):
     from annotations.models import Assignment, Batch
 
     out = StringIO()
-    call_command("create_batch", "--study", judged_study.slug, "--name", "vj",
-                 "--annotators", "ann0,ann1", "--policy", "validate-judge", "--budget", "9",
-                 "--k", "2", "--seed", "11", stdout=out)  # fmt: skip
+    call_command(
+        "create_batch",
+        "--study",
+        judged_study.slug,
+        "--name",
+        "vj",
+        "--annotators",
+        "ann0,ann1",
+        "--policy",
+        "validate-judge",
+        "--budget",
+        "9",
+        "--k",
+        "2",
+        "--seed",
+        "11",
+        stdout=out,
+    )
     assert (
         "seed 11" in out.getvalue()
         and "items drawn per attribute value: culture=" in out.getvalue()
@@ -192,9 +211,23 @@ def test_create_batch_validate_judge_end_to_end(judged_study, annotators):
     assert set(batch.params["per_value"]) == {"culture=Korean", "culture=Nigerian", "culture=US"}
     assert min(batch.params["per_value"].values()) >= 1
     # The same seed draws the same items.
-    call_command("create_batch", "--study", judged_study.slug, "--name", "vj2",
-                 "--annotators", "ann2,ann3", "--policy", "validate-judge", "--budget", "9",
-                 "--k", "2", "--seed", "11")  # fmt: skip
+    call_command(
+        "create_batch",
+        "--study",
+        judged_study.slug,
+        "--name",
+        "vj2",
+        "--annotators",
+        "ann2,ann3",
+        "--policy",
+        "validate-judge",
+        "--budget",
+        "9",
+        "--k",
+        "2",
+        "--seed",
+        "11",
+    )
     again = set(Assignment.objects.filter(batch__name="vj2").values_list("item_id", flat=True))
     assert again == items
     # The export rows carry the probability (annotation_rows' key, read by the PPI estimates).
@@ -211,11 +244,24 @@ def test_uniform_batches_record_their_probability(judged_study, annotators):
     from annotations import services
     from annotations.models import Assignment
 
-    everything = services.batch_create(study=judged_study, name="all", policy="k_overlap",
-                                       annotators=annotators[:2], overlap_k=1, seed=1)  # fmt: skip
+    everything = services.batch_create(
+        study=judged_study,
+        name="all",
+        policy="k_overlap",
+        annotators=annotators[:2],
+        overlap_k=1,
+        seed=1,
+    )
     assert set(everything.assignments.values_list("inclusion_probability", flat=True)) == {1.0}
-    sample = services.batch_create(study=judged_study, name="some", policy="k_overlap",
-                                   annotators=annotators[2:], overlap_k=1, seed=1, budget=6)  # fmt: skip
+    sample = services.batch_create(
+        study=judged_study,
+        name="some",
+        policy="k_overlap",
+        annotators=annotators[2:],
+        overlap_k=1,
+        seed=1,
+        budget=6,
+    )
     assert sample.assignments.values("item").distinct().count() == 6
     assert set(sample.assignments.values_list("inclusion_probability", flat=True)) == {0.2}
     assert Assignment.objects.filter(inclusion_probability__isnull=True).count() == 0
@@ -230,12 +276,35 @@ def test_command_refuses_validate_judge_without_a_budget_and_changes_nothing(
     from annotations.models import Batch
 
     with pytest.raises(CommandError, match="needs a budget"):
-        call_command("create_batch", "--study", judged_study.slug, "--name", "x",
-                     "--annotators", "ann0", "--policy", "validate-judge", "--k", "1")  # fmt: skip
+        call_command(
+            "create_batch",
+            "--study",
+            judged_study.slug,
+            "--name",
+            "x",
+            "--annotators",
+            "ann0",
+            "--policy",
+            "validate-judge",
+            "--k",
+            "1",
+        )
     with pytest.raises(CommandError, match="larger than"):
-        call_command("create_batch", "--study", judged_study.slug, "--name", "x",
-                     "--annotators", "ann0", "--policy", "validate-judge", "--k", "1",
-                     "--budget", "99")  # fmt: skip
+        call_command(
+            "create_batch",
+            "--study",
+            judged_study.slug,
+            "--name",
+            "x",
+            "--annotators",
+            "ann0",
+            "--policy",
+            "validate-judge",
+            "--k",
+            "1",
+            "--budget",
+            "99",
+        )
     assert not Batch.objects.exists()
 
 
@@ -248,8 +317,14 @@ def test_staff_form_creates_a_validate_judge_batch(
     from annotations.models import Batch
 
     url = reverse("staff:batch_create", args=[judged_study.slug])
-    data = {"name": "vj", "policy": "validate_judge", "overlap_k": 2, "seed": 3,
-            "annotators": [a.pk for a in annotators[:2]], "gold_per_annotator": 0}  # fmt: skip
+    data = {
+        "name": "vj",
+        "policy": "validate_judge",
+        "overlap_k": 2,
+        "seed": 3,
+        "annotators": [a.pk for a in annotators[:2]],
+        "gold_per_annotator": 0,
+    }
     page = staff_client.get(url).content.decode()
     assert 'value="validate_judge"' in page and 'name="budget"' in page
     response = staff_client.post(url, data)
@@ -268,8 +343,15 @@ def test_batch_page_states_the_sample(judged_study, annotators, staff_client):
 
     from annotations import services
 
-    batch = services.batch_create(study=judged_study, name="vj", policy="validate_judge",
-                                  annotators=annotators[:2], overlap_k=1, seed=2, budget=9)  # fmt: skip
+    batch = services.batch_create(
+        study=judged_study,
+        name="vj",
+        policy="validate_judge",
+        annotators=annotators[:2],
+        overlap_k=1,
+        seed=2,
+        budget=9,
+    )
     text = staff_client.get(reverse("staff:batch_detail", args=[batch.pk])).content.decode()
     assert "Sample: 9 items, drawn more often where the judges are unsure" in text
     assert "culture=Nigerian: " in text
@@ -280,12 +362,20 @@ def test_added_and_reassigned_labels_keep_the_batch_probability(judged_study, an
     from annotations import services
     from annotations.models import Assignment
 
-    batch = services.batch_create(study=judged_study, name="vj", policy="validate_judge",
-                                  annotators=annotators[:1], overlap_k=1, seed=4, budget=8)  # fmt: skip
+    batch = services.batch_create(
+        study=judged_study,
+        name="vj",
+        policy="validate_judge",
+        annotators=annotators[:1],
+        overlap_k=1,
+        seed=4,
+        budget=8,
+    )
     drawn = dict(batch.assignments.values_list("item_id", "inclusion_probability"))
     services.batch_add_annotators(batch=batch, annotators=[annotators[1]])
-    services.assignments_reassign(batch=batch, from_annotator=annotators[0],
-                                  to_annotators=[annotators[2]])  # fmt: skip
+    services.assignments_reassign(
+        batch=batch, from_annotator=annotators[0], to_annotators=[annotators[2]]
+    )
     for row in Assignment.objects.filter(batch=batch):
         assert row.inclusion_probability == pytest.approx(drawn[row.item_id])
     assert Assignment.objects.filter(batch=batch, annotator=annotators[2]).count() == 8

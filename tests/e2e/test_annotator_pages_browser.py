@@ -21,15 +21,21 @@ ALL_IMAGES_LOADED = (
 @pytest.fixture
 def annotated_study(imported_study, annotators, staff_user):
     batch = services.batch_create(
-        study=imported_study, name="b1", policy="k_overlap", annotators=annotators[:2],
-        overlap_k=1, seed=1,
-    )  # fmt: skip
+        study=imported_study,
+        name="b1",
+        policy="k_overlap",
+        annotators=annotators[:2],
+        overlap_k=1,
+        seed=1,
+    )
     mine = Assignment.objects.filter(batch=batch, annotator=annotators[0]).order_by("position")
     for index, assignment in enumerate(mine):
         services.annotation_submit(
-            assignment=assignment, hard_refusal=index == 0, cue_label=None if index == 0 else "erased",
+            assignment=assignment,
+            hard_refusal=index == 0,
+            cue_label=None if index == 0 else "erased",
             note="The wheelchair is missing; only a chair." if index == 1 else "",
-        )  # fmt: skip
+        )
     # Examples outside annotator 0's queue too: they see them only on the guidelines page.
     for item_id, label, why in [
         ("item-0", "refusal", "A blank grey image: nothing was drawn."),

@@ -84,8 +84,13 @@ def test_report_section_7_reads_on_a_phone(chromium, live_server):
     from scoring.stats.synthetic_study import synthetic_study
 
     annotations, judgments = synthetic_study(n_items=90, n_annotated_items=30, overlap=2, seed=3)
-    report = audit_report(annotations, judgments, study={"slug": "s", "name": "Synthetic"},
-                          n_resamples=20, n_permutations=20)  # fmt: skip
+    report = audit_report(
+        annotations,
+        judgments,
+        study={"slug": "s", "name": "Synthetic"},
+        n_resamples=20,
+        n_permutations=20,
+    )
     report = {**json.loads(json.dumps(report)), **ppi_sections()}
     html = render_report_html(report, with_figures=False)
     page = chromium.new_page()

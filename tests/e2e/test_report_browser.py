@@ -25,12 +25,17 @@ def report():
     return audit_report(
         annotations,
         judgments,
-        study={"slug": "synthetic", "name": "Synthetic layout study", "mode": "t2i",
-               "synthetic_demo": True, "description": "x" * 300},
+        study={
+            "slug": "synthetic",
+            "name": "Synthetic layout study",
+            "mode": "t2i",
+            "synthetic_demo": True,
+            "description": "x" * 300,
+        },
         data_fingerprint="f" * 90,  # a long unbroken string must wrap, not widen the page
         n_resamples=50,
         n_permutations=50,
-    )  # fmt: skip
+    )
 
 
 def _tool(name):

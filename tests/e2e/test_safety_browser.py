@@ -19,10 +19,16 @@ VIEWPORTS = {"laptop": (1280, 720), "phone": (390, 844)}
 
 @pytest.fixture(scope="module")
 def report():
-    annotations, judgments = synthetic_study(n_items=336, n_annotated_items=84, overlap=2, seed=4,
-                                             harmful_share=0.6)  # fmt: skip
-    return audit_report(annotations, judgments, n_resamples=20, n_permutations=20,
-                        study={"slug": "s", "name": "Safety layout", "mode": "t2i"})  # fmt: skip
+    annotations, judgments = synthetic_study(
+        n_items=336, n_annotated_items=84, overlap=2, seed=4, harmful_share=0.6
+    )
+    return audit_report(
+        annotations,
+        judgments,
+        n_resamples=20,
+        n_permutations=20,
+        study={"slug": "s", "name": "Safety layout", "mode": "t2i"},
+    )
 
 
 def test_section_and_frontier_fit_laptop_and_phone(report, chromium):
@@ -51,7 +57,8 @@ def test_pdf_holds_the_section_and_its_findings(report, tmp_path):
         pytest.fail("pdftotext is not installed (make browser installs Debian's poppler-utils)")
     path = tmp_path / "report.pdf"
     path.write_bytes(render_report_pdf(report))
-    text = subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True,
-                          check=True).stdout  # fmt: skip
+    text = subprocess.run(
+        ["pdftotext", str(path), "-"], capture_output=True, text=True, check=True
+    ).stdout
     assert "Safety–utility trade-off by attribute" in text
     assert "refuses benign prompts" in " ".join(text.split())

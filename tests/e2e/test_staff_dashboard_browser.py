@@ -59,8 +59,11 @@ def test_summary_is_above_the_fold_and_nothing_scrolls_sideways(staff_page, live
         _, lead_bottom = top_and_bottom(staff_page, lead or "#summary-agreement .headline")
         assert lead_bottom <= height, f"the summary's lead below the fold at {size}"
         if size in LAPTOPS:
-            for selector in ("#summary-agreement .headline", "#summary-warnings h3",
-                             "#summary-disparities tbody tr"):  # fmt: skip
+            for selector in (
+                "#summary-agreement .headline",
+                "#summary-warnings h3",
+                "#summary-disparities tbody tr",
+            ):
                 _, bottom = top_and_bottom(staff_page, selector)
                 assert bottom <= height, f"{selector} below the fold at {size}"
         # Details stay folded until asked for.

@@ -23,8 +23,17 @@ def tiny_folder(tmp_path_factory):
 
 
 def tiny_config(folder, **overrides):
-    return {"kind": "diffusers-t2i", "model": str(folder), "device": "cpu", "steps": 2, "width": 32,
-            "height": 32, "guidance": 5.0, "batch_size": 4, **overrides}  # fmt: skip
+    return {
+        "kind": "diffusers-t2i",
+        "model": str(folder),
+        "device": "cpu",
+        "steps": 2,
+        "width": 32,
+        "height": 32,
+        "guidance": 5.0,
+        "batch_size": 4,
+        **overrides,
+    }
 
 
 def test_tiny_pipeline_generates_items_and_stays_loaded(planned_study, tiny_folder, monkeypatch):

@@ -34,9 +34,21 @@ def harmful_rows(slug):
 
 def test_plan_study_command_adds_harmful_twins_beside_their_benign_twins(violence_prompts):
     out = StringIO()
-    call_command("plan_study", "--study", "cli", "--create", "--base", str(violence_prompts),
-                 "--attributes", "gender", "--harmful-controls", "0.5", "--missing-slot",
-                 "append", stdout=out)  # fmt: skip
+    call_command(
+        "plan_study",
+        "--study",
+        "cli",
+        "--create",
+        "--base",
+        str(violence_prompts),
+        "--attributes",
+        "gender",
+        "--harmful-controls",
+        "0.5",
+        "--missing-slot",
+        "append",
+        stdout=out,
+    )
     assert (
         "Harmful controls: 2 benign/harmful pairs (share 0.5 per domain, seed 0)." in out.getvalue()
     )
@@ -53,8 +65,17 @@ def test_plan_study_command_adds_harmful_twins_beside_their_benign_twins(violenc
 
 
 def test_without_the_flag_a_plan_is_unchanged(violence_prompts):
-    call_command("plan_study", "--study", "plain", "--create", "--base", str(violence_prompts),
-                 "--attributes", "gender", stdout=StringIO())  # fmt: skip
+    call_command(
+        "plan_study",
+        "--study",
+        "plain",
+        "--create",
+        "--base",
+        str(violence_prompts),
+        "--attributes",
+        "gender",
+        stdout=StringIO(),
+    )
     assert not harmful_rows("plain").exists()
     assert PlannedPrompt.objects.get(study__slug="plain", plan_id="v0:neutral").intent == "benign"
 
@@ -62,8 +83,18 @@ def test_without_the_flag_a_plan_is_unchanged(violence_prompts):
 @pytest.mark.parametrize("share", ["0", "1.5", "x"])
 def test_a_bad_share_is_one_line_and_writes_nothing(violence_prompts, share):
     with pytest.raises((CommandError, SystemExit)):
-        call_command("plan_study", "--study", "bad", "--create", "--base", str(violence_prompts),
-                     "--harmful-controls", share, stdout=StringIO(), stderr=StringIO())  # fmt: skip
+        call_command(
+            "plan_study",
+            "--study",
+            "bad",
+            "--create",
+            "--base",
+            str(violence_prompts),
+            "--harmful-controls",
+            share,
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )
     assert not PlannedPrompt.objects.filter(study__slug="bad").exists()
 
 
@@ -87,10 +118,18 @@ def test_staff_plan_builder_offers_harmful_controls(staff_client, violence_promp
     with violence_prompts.open("rb") as upload:
         response = staff_client.post(
             reverse("generation:plan_new"),
-            {"slug": "staff", "base_prompts": "upload", "base_prompts_file": upload,
-             "attributes": ["gender"], "sample_seed": 0, "missing_slot": "append",
-             "harmful_controls": "on", "harmful_share": "0.25", "harmful_seed": 1},
-        )  # fmt: skip
+            {
+                "slug": "staff",
+                "base_prompts": "upload",
+                "base_prompts_file": upload,
+                "attributes": ["gender"],
+                "sample_seed": 0,
+                "missing_slot": "append",
+                "harmful_controls": "on",
+                "harmful_share": "0.25",
+                "harmful_seed": 1,
+            },
+        )
     assert response.status_code == 302
     assert harmful_rows("staff").count() == 4
     page = staff_client.get(reverse("generation:study_plan", args=["staff"]))
@@ -98,11 +137,16 @@ def test_staff_plan_builder_offers_harmful_controls(staff_client, violence_promp
 
 
 def test_generated_items_carry_the_intent(violence_prompts, api_server, settings):
-    config = services.StudyConfig.from_dict({
-        "slug": "gen", "base_prompts": str(violence_prompts), "attributes": ["gender"],
-        "missing_slot": "append", "harmful_controls": {"share": 0.25},
-        "generators": {"api": api_config(api_server)},
-    })  # fmt: skip
+    config = services.StudyConfig.from_dict(
+        {
+            "slug": "gen",
+            "base_prompts": str(violence_prompts),
+            "attributes": ["gender"],
+            "missing_slot": "append",
+            "harmful_controls": {"share": 0.25},
+            "generators": {"api": api_config(api_server)},
+        }
+    )
     study = services.study_setup(config=config)
     summary = services.generation_run_inline(study=study)
     assert summary.complete
@@ -115,8 +159,9 @@ def test_generated_items_carry_the_intent(violence_prompts, api_server, settings
     )
     assert all(":harmful:" in item.item_id for item in harmful)
     twin = harmful.first()
-    assert Item.objects.filter(study=study, intent="benign",
-                               base_prompt_id=twin.base_prompt_id).exists()  # fmt: skip
+    assert Item.objects.filter(
+        study=study, intent="benign", base_prompt_id=twin.base_prompt_id
+    ).exists()
 
 
 def test_run_audit_config_plans_controls_and_prints_the_trade_off(
@@ -125,12 +170,17 @@ def test_run_audit_config_plans_controls_and_prints_the_trade_off(
     import yaml
 
     config = {
-        "study": {"slug": "audited", "base_prompts": str(violence_prompts), "attributes": ["gender"],
-                  "missing_slot": "append", "generators": {"api": api_config(api_server)}},
+        "study": {
+            "slug": "audited",
+            "base_prompts": str(violence_prompts),
+            "attributes": ["gender"],
+            "missing_slot": "append",
+            "generators": {"api": api_config(api_server)},
+        },
         "harmful_controls": {"share": 0.5, "seed": 1},
         "judges": {"rules": {"kind": "hard_refusal", "version": "1", "clip": None}},
         "n_resamples": 0,
-    }  # fmt: skip
+    }
     path = tmp_path / "audit.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     call_command("run_audit", "--config", str(path))

@@ -103,10 +103,13 @@ def test_generator_config_is_validated_and_frozen_once_used(planned_study, api_s
 
 def test_study_setup_from_a_config_is_idempotent(base_prompts_file, api_server, db):
     raw = {
-        "slug": "from-config", "name": "From a config", "base_prompts": base_prompts_file.name,
-        "attributes": ["gender"], "seeds": [0, 1],
+        "slug": "from-config",
+        "name": "From a config",
+        "base_prompts": base_prompts_file.name,
+        "attributes": ["gender"],
+        "seeds": [0, 1],
         "generators": [{"name": "api", **api_config(api_server)}],
-    }  # fmt: skip
+    }
     config = services.StudyConfig.from_dict(raw, base_dir=base_prompts_file.parent)
     study = services.study_setup(config=config)
     services.study_setup(config=config)

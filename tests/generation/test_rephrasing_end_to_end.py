@@ -38,8 +38,15 @@ def rewrite_rule(request):
 
 
 def rewriter(endpoint: str) -> dict:
-    return {"kind": "openai", "endpoint": endpoint, "model": "boundary-llm-test",
-            "temperature": 0.8, "seed": 7, "min_similarity": 0.5, "timeout_s": 5}  # fmt: skip
+    return {
+        "kind": "openai",
+        "endpoint": endpoint,
+        "model": "boundary-llm-test",
+        "temperature": 0.8,
+        "seed": 7,
+        "min_similarity": 0.5,
+        "timeout_s": 5,
+    }
 
 
 @pytest.fixture
@@ -111,11 +118,27 @@ def test_build_prompts_names_the_configured_rewriters(base_file, tmp_path, rewri
     with pytest.raises(
         CommandError, match=r"no rewriter named 'nope'; configured: \['boundary', 'down'\]"
     ):
-        call_command("build_prompts", "--base", str(base_file), "--out", str(tmp_path / "p.jsonl"),
-                     "--rephrase", "nope")  # fmt: skip
+        call_command(
+            "build_prompts",
+            "--base",
+            str(base_file),
+            "--out",
+            str(tmp_path / "p.jsonl"),
+            "--rephrase",
+            "nope",
+        )
     with pytest.raises(CommandError, match=r"use a \.csv or \.jsonl file"):
-        call_command("build_prompts", "--base", str(base_file), "--out", str(tmp_path / "p.jsonl"),
-                     "--rephrase", "boundary", "--rephrase-out", str(tmp_path / "r.txt"))  # fmt: skip
+        call_command(
+            "build_prompts",
+            "--base",
+            str(base_file),
+            "--out",
+            str(tmp_path / "p.jsonl"),
+            "--rephrase",
+            "boundary",
+            "--rephrase-out",
+            str(tmp_path / "r.txt"),
+        )
 
 
 # --- run_audit ----------------------------------------------------------------------------------
@@ -123,10 +146,14 @@ def test_build_prompts_names_the_configured_rewriters(base_file, tmp_path, rewri
 
 def audit_file(tmp_path, base_file, rephrase) -> str:
     config = {
-        "study": {"slug": "rephrased-audit", "base_prompts": str(base_file), "attributes": ["gender"]},
+        "study": {
+            "slug": "rephrased-audit",
+            "base_prompts": str(base_file),
+            "attributes": ["gender"],
+        },
         "rephrase": rephrase,
         "n_resamples": 10,
-    }  # fmt: skip
+    }
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     return str(path)
@@ -163,9 +190,15 @@ def test_run_audit_with_the_server_down_leaves_no_study(tmp_path, base_file, set
 
 
 def plan_form(base_file, slug="staff-rephrased", rephrase="boundary") -> dict:
-    return {"slug": slug, "base_prompts": "upload", "base_prompts_file": base_file.open("rb"),
-            "attributes": ["gender"], "sample_seed": 0, "missing_slot": "skip",
-            "rephrase": rephrase}  # fmt: skip
+    return {
+        "slug": slug,
+        "base_prompts": "upload",
+        "base_prompts_file": base_file.open("rb"),
+        "attributes": ["gender"],
+        "sample_seed": 0,
+        "missing_slot": "skip",
+        "rephrase": rephrase,
+    }
 
 
 @pytest.mark.django_db

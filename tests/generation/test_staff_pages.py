@@ -73,9 +73,16 @@ def test_plan_page_builds_a_study_from_an_uploaded_prompt_file(staff_client, bas
     with base_prompts_file.open("rb") as upload:
         response = staff_client.post(
             reverse("generation:plan_new"),
-            {"slug": "uploaded", "name": "Uploaded", "base_prompts": "upload", "base_prompts_file": upload,
-             "attributes": ["gender"], "sample_seed": 0, "missing_slot": "skip"},
-        )  # fmt: skip
+            {
+                "slug": "uploaded",
+                "name": "Uploaded",
+                "base_prompts": "upload",
+                "base_prompts_file": upload,
+                "attributes": ["gender"],
+                "sample_seed": 0,
+                "missing_slot": "skip",
+            },
+        )
     assert response.status_code == 302
     assert (
         PlannedPrompt.objects.filter(study__slug="uploaded", status="planned").count()

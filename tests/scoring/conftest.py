@@ -44,10 +44,15 @@ def add_item(
         else:
             Image.fromarray(np.asarray(pixels, dtype=np.uint8)).save(path)
     return Item.objects.create(
-        study=study, item_id=item_id, image=image_name, generator=generator,
-        prompt=f"a {value} person cooking", attribute_value=attribute_value,
-        cue=f"{value} clothing", **fields,
-    )  # fmt: skip
+        study=study,
+        item_id=item_id,
+        image=image_name,
+        generator=generator,
+        prompt=f"a {value} person cooking",
+        attribute_value=attribute_value,
+        cue=f"{value} clothing",
+        **fields,
+    )
 
 
 def noise(seed: int, size: int = 32) -> np.ndarray:
@@ -86,6 +91,11 @@ def mixed_study(study):
             study, f"photo-{index}", pixels=noise(index), generator=["gen-a", "gen-b"][index % 2]
         )
     add_item(study, "blank", pixels=(0, 0, 0), generator="gen-b")
-    add_item(study, "refused", generator="gen-a", provider_refusal_code="content_policy_violation",
-             provider_refusal_message="Your request was rejected by our safety system.")  # fmt: skip
+    add_item(
+        study,
+        "refused",
+        generator="gen-a",
+        provider_refusal_code="content_policy_violation",
+        provider_refusal_message="Your request was rejected by our safety system.",
+    )
     return study

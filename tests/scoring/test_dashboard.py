@@ -32,14 +32,29 @@ def study_of(size: int, slug: str, annotators, tmp_path) -> Study:
     study = services.study_create(name=slug, slug=slug, overlap_k=2, min_seconds_per_item=0.0)
     values = ("Korean", "Nigerian", "US")
     lines = [
-        manifest_line(f"{slug}-{i}", value=values[i % 3], base=f"bp{i // 3}",
-                      judgments=[{"judge": "vlm-a@1", "hard_refusal": i % 5 == 0,
-                                  "cue": None if i % 5 == 0 else "erased"}])
+        manifest_line(
+            f"{slug}-{i}",
+            value=values[i % 3],
+            base=f"bp{i // 3}",
+            judgments=[
+                {
+                    "judge": "vlm-a@1",
+                    "hard_refusal": i % 5 == 0,
+                    "cue": None if i % 5 == 0 else "erased",
+                }
+            ],
+        )
         for i in range(size)
-    ]  # fmt: skip
+    ]
     importers.items_import(study=study, manifest=write_manifest(tmp_path / slug, lines))
-    batch = services.batch_create(study=study, name=f"{slug}-batch", policy="k_overlap",
-                                  annotators=annotators[:3], overlap_k=2, seed=1)  # fmt: skip
+    batch = services.batch_create(
+        study=study,
+        name=f"{slug}-batch",
+        policy="k_overlap",
+        annotators=annotators[:3],
+        overlap_k=2,
+        seed=1,
+    )
     answer_all(batch)
     return study
 
@@ -68,13 +83,24 @@ def test_summary_numbers_are_the_exports(batch, annotators):
     for row in summary["agreement"]:
         block = document["agreement"]["inter_annotator"][row["question"]]
         assert row["alpha"]["value"] == block["krippendorff_alpha"]
-    deltas = {(r["measure"], r["attribute"]): r["delta"] for r in report["disparities"]
-              if r["source"] == "human" and r["delta"] is not None}  # fmt: skip
+    deltas = {
+        (r["measure"], r["attribute"]): r["delta"]
+        for r in report["disparities"]
+        if r["source"] == "human" and r["delta"] is not None
+    }
     for row in summary["disparities"]:
         assert row["delta"]["value"] == deltas[(row["measure"], row["attribute"])]
     progress = summary["progress"]
-    assert progress["batches"] == [{"pk": batch.pk, "name": "b1", "policy": "k_overlap",
-                                    "done": 12, "total": 12, "percent": 100}]  # fmt: skip
+    assert progress["batches"] == [
+        {
+            "pk": batch.pk,
+            "name": "b1",
+            "policy": "k_overlap",
+            "done": 12,
+            "total": 12,
+            "percent": 100,
+        }
+    ]
     assert [r["username"] for r in progress["annotators"]] == ["ann0", "ann1"]
 
 
@@ -86,8 +112,16 @@ def test_summary_fragment_shows_progress_agreement_disparities_and_warnings(
     url = reverse("metrics:study_summary", args=[batch.study.slug])
     fragment = staff_client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert "<html" not in fragment and 'id="summary"' in fragment
-    for text in ("Agreement between annotators", "Krippendorff", "Largest disparities",
-                 "Needs action", "ann0", "b1", "12 / 12", "flagged as broken images"):  # fmt: skip
+    for text in (
+        "Agreement between annotators",
+        "Krippendorff",
+        "Largest disparities",
+        "Needs action",
+        "ann0",
+        "b1",
+        "12 / 12",
+        "flagged as broken images",
+    ):
         assert text in fragment, text
     # One base prompt per value in this study: Δ has no interval, and the page says why.
     assert "no interval:" in fragment
@@ -171,8 +205,12 @@ def test_summary_of_a_new_study_says_there_is_nothing_yet(study, staff_client):
     fragment = staff_client.get(url, HTTP_HX_REQUEST="true")
     assert fragment.status_code == 200
     html = fragment.content.decode()
-    for text in ("undefined: no item has two or more ratings", "No disparity is defined yet.", "No batch yet.",
-                 "Audit context not stated: system kind, intended purpose, annotator recruitment, annotator pay."):  # fmt: skip
+    for text in (
+        "undefined: no item has two or more ratings",
+        "No disparity is defined yet.",
+        "No batch yet.",
+        "Audit context not stated: system kind, intended purpose, annotator recruitment, annotator pay.",
+    ):
         assert text in html, text
     assert reverse("staff:study_audit_context", args=[study.slug]) in html
     # Once the context is recorded, nothing needs action.
@@ -185,8 +223,15 @@ def test_summary_of_a_new_study_says_there_is_nothing_yet(study, staff_client):
 
 def test_a_batch_without_assignments_is_not_shown_as_complete(batch, staff_client):
     """A recruitment batch waits for its recruits: 0 / 0 is "no assignments yet", not 100 %."""
-    services.batch_create(study=batch.study, name="empty-batch", policy="manual", annotators=[],
-                          overlap_k=1, seed=1, manual_pairs=[])  # fmt: skip
+    services.batch_create(
+        study=batch.study,
+        name="empty-batch",
+        policy="manual",
+        annotators=[],
+        overlap_k=1,
+        seed=1,
+        manual_pairs=[],
+    )
     url = reverse("metrics:study_summary", args=[batch.study.slug])
     fragment = staff_client.get(url, HTTP_HX_REQUEST="true").content.decode()
     row = fragment[fragment.index("empty-batch") :].split("</tr>", 1)[0]

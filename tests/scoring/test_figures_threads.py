@@ -38,8 +38,12 @@ def test_all_figures_render_from_eight_threads_at_once_with_no_error(report):
     specs = figure_list(report)
     assert any(spec["kind"] == "odds" for spec in specs)
     start = threading.Barrier(8)
-    roc = [{"label": "gen $1", "points": [{"fpr": 0, "tpr": 0}, {"fpr": 0.5, "tpr": 0.8},
-                                          {"fpr": 1, "tpr": 1}]}]  # fmt: skip
+    roc = [
+        {
+            "label": "gen $1",
+            "points": [{"fpr": 0, "tpr": 0}, {"fpr": 0.5, "tpr": 0.8}, {"fpr": 1, "tpr": 1}],
+        }
+    ]
 
     def render_all(worker: int) -> list[str]:
         start.wait()

@@ -89,15 +89,29 @@ def test_run_audit_quick_runs_stages_one_to_three(tmp_path, settings, tiny_clip_
     from generation.backends.tiny import build_tiny_text2image
 
     pipeline = build_tiny_text2image(tmp_path / "tiny_t2i")
-    generator = {"kind": "diffusers-t2i", "model": str(pipeline), "device": "cpu", "steps": 2, "width": 32,
-                 "height": 32, "guidance": 5.0, "batch_size": 8, "safety_checker": False}  # fmt: skip
+    generator = {
+        "kind": "diffusers-t2i",
+        "model": str(pipeline),
+        "device": "cpu",
+        "steps": 2,
+        "width": 32,
+        "height": 32,
+        "guidance": 5.0,
+        "batch_size": 8,
+        "safety_checker": False,
+    }
     settings.ACRB_JUDGES = {"rules": RULES_JUDGE}
     config = {
-        "study": {"slug": "audit-quick", "name": "Quick audit", "attributes": ["culture"], "seeds": [0],
-                  "generators": {"tiny-a": generator, "tiny-b": generator}},
+        "study": {
+            "slug": "audit-quick",
+            "name": "Quick audit",
+            "attributes": ["culture"],
+            "seeds": [0],
+            "generators": {"tiny-a": generator, "tiny-b": generator},
+        },
         "judges": {"rules": None, "clip": clip_judge(tiny_clip_dir)},
         "n_resamples": 50,
-    }  # fmt: skip
+    }
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(config))
     call_command("run_audit", "--config", str(path), "--quick")

@@ -40,8 +40,10 @@ def test_summary_leads_with_the_ppi_delta_and_says_what_not_to_report(
     lead = text.index("Disparities from judges corrected by human labels (PPI)")
     assert lead < text.index("Agreement between annotators") < text.index("Largest disparities")
     # The differential attribute is named, with the reason not to report the judge-only Δ.
-    assert (f"Do not report judge {JUDGE}'s own erasure Δ for culture: its error differs "
-            "across the values (p Holm &lt; 0.001)") in text  # fmt: skip
+    assert (
+        f"Do not report judge {JUDGE}'s own erasure Δ for culture: its error differs "
+        "across the values (p Holm &lt; 0.001)"
+    ) in text
     assert "gender</td>" in text and "Δ for gender" not in text
     assert "0.288 [0.132, 0.432]" in text  # the largest PPI Δ (combined · culture) first
 
@@ -75,8 +77,14 @@ def test_statistics_details_and_judges_page_show_the_error_per_group(
     details = staff_client.get(
         reverse("metrics:study_statistics", args=[small_study.slug]), HTTP_HX_REQUEST="true"
     ).content.decode()
-    for expected in ("Judge vlm@1 · erasure", "False positives [95% CI]", "25.0% [17.0%, 35.0%]",
-                     "PPI rate [95% CI]", "no labelled item for this value", "do not report"):  # fmt: skip
+    for expected in (
+        "Judge vlm@1 · erasure",
+        "False positives [95% CI]",
+        "25.0% [17.0%, 35.0%]",
+        "PPI rate [95% CI]",
+        "no labelled item for this value",
+        "do not report",
+    ):
         assert expected in details, expected
     judges_page = staff_client.get(reverse("scoring:study_judges", args=[small_study.slug]))
     fairness_url = reverse("metrics:study_judge_fairness", args=[small_study.slug])

@@ -14,8 +14,14 @@ pytestmark = pytest.mark.django_db
 
 
 def cue_judge(name: str, server: OpenAIServer, model: str = "m") -> dict:
-    backend = {"type": "openai", "endpoint": server.base_url, "model": model, "max_retries": 0,
-               "timeout_s": 10, "supports_logprobs": False}  # fmt: skip
+    backend = {
+        "type": "openai",
+        "endpoint": server.base_url,
+        "model": model,
+        "max_retries": 0,
+        "timeout_s": 10,
+        "supports_logprobs": False,
+    }
     return {
         "kind": "cue_vlm",
         "name": name,
@@ -116,8 +122,15 @@ def test_ensemble_members_and_ensemble_are_stored_separately_and_disagreement_go
         OpenAIServer(lambda r: completion("retained\nconfidence: 0.9")) as a,
         OpenAIServer(model_b) as b,
     ):
-        judges(ens={"kind": "ensemble", "name": "ens", "version": "3", "min_confidence": 0.6,
-                    "members": [cue_judge("vlm-a", a), cue_judge("vlm-b", b)]})  # fmt: skip
+        judges(
+            ens={
+                "kind": "ensemble",
+                "name": "ens",
+                "version": "3",
+                "min_confidence": 0.6,
+                "members": [cue_judge("vlm-a", a), cue_judge("vlm-b", b)],
+            }
+        )
         services.study_score(study=cue_study, judge_name="ens")
     keys = AutomatedJudgment.objects.filter(item__study=cue_study).values_list(
         "judge", "judge_version"
@@ -135,8 +148,14 @@ def test_ensemble_members_and_ensemble_are_stored_separately_and_disagreement_go
     )
     assert flagged == {"photo-1"}
 
-    batch = annotation_services.batch_create(study=cue_study, name="after judges", policy="k_overlap",
-                                             annotators=annotators[:2], overlap_k=2, seed=3)  # fmt: skip
+    batch = annotation_services.batch_create(
+        study=cue_study,
+        name="after judges",
+        policy="k_overlap",
+        annotators=annotators[:2],
+        overlap_k=2,
+        seed=3,
+    )
     for annotator in annotators[:2]:
         queue = Assignment.objects.filter(batch=batch, annotator=annotator).order_by("position")
         assert queue.first().item.item_id == "photo-1"

@@ -64,8 +64,13 @@ def test_item_ids_limit_scoring_and_progress_is_reported(mixed_study, judges):
         Item.objects.filter(study=mixed_study).order_by("pk").values_list("pk", flat=True)[:2]
     )
     calls = []
-    services.study_score(study=mixed_study, judge_name="rules", item_ids=first_two,
-                         progress=lambda done, total: calls.append((done, total)), chunk_size=1)  # fmt: skip
+    services.study_score(
+        study=mixed_study,
+        judge_name="rules",
+        item_ids=first_two,
+        progress=lambda done, total: calls.append((done, total)),
+        chunk_size=1,
+    )
     assert calls == [(1, 2), (2, 2)]
     assert AutomatedJudgment.objects.filter(item__study=mixed_study).count() == 2
 

@@ -34,10 +34,17 @@ def test_agreement_band_follows_landis_and_koch(value, words):
 def test_stat_text_gives_the_interval_or_the_reason_it_has_none():
     with_ci = {"alpha": 0.5, "alpha_ci_low": 0.25, "alpha_ci_high": 0.75}
     assert summary.stat_text(with_ci, "alpha") == {
-        "value": 0.5, "text": "0.500 [0.250, 0.750]", "reason": "", "ci_reason": "",
-    }  # fmt: skip
-    degenerate = {"delta": 0.188, "delta_ci_low": None, "delta_ci_high": None,
-                  "delta_ci_reason": "one base prompt per domain"}  # fmt: skip
+        "value": 0.5,
+        "text": "0.500 [0.250, 0.750]",
+        "reason": "",
+        "ci_reason": "",
+    }
+    degenerate = {
+        "delta": 0.188,
+        "delta_ci_low": None,
+        "delta_ci_high": None,
+        "delta_ci_reason": "one base prompt per domain",
+    }
     shown = summary.stat_text(degenerate, "delta")
     assert shown["text"] == "0.188" and shown["ci_reason"] == "one base prompt per domain"
     undefined = summary.stat_text({"kappa": None, "kappa_reason": "one label only"}, "kappa")
@@ -46,18 +53,31 @@ def test_stat_text_gives_the_interval_or_the_reason_it_has_none():
 
 def disparity(source, delta, *, n=100, ci=True, p_holm=0.5, flagged=False, **extra):
     return {
-        "source": source, "measure": "refusal", "attribute": f"a{delta}", "n": n,
-        "delta": delta, "delta_ci_low": (delta - 0.1) if ci and delta else None,
-        "delta_ci_high": (delta + 0.1) if ci and delta else None, "max_value": "x", "min_value": "y",
-        "permutation_p_holm": p_holm, "flagged": flagged, **extra,
-    }  # fmt: skip
+        "source": source,
+        "measure": "refusal",
+        "attribute": f"a{delta}",
+        "n": n,
+        "delta": delta,
+        "delta_ci_low": (delta - 0.1) if ci and delta else None,
+        "delta_ci_high": (delta + 0.1) if ci and delta else None,
+        "max_value": "x",
+        "min_value": "y",
+        "permutation_p_holm": p_holm,
+        "flagged": flagged,
+        **extra,
+    }
 
 
 def test_largest_disparities_are_the_human_ones_largest_first():
-    report = {"disparities": [
-        disparity("auto:judge@1", 0.9), disparity("human", 0.2), disparity("human", 0.4),
-        disparity("human", None), *[disparity("human", 0.01 * i) for i in range(1, 8)],
-    ]}  # fmt: skip
+    report = {
+        "disparities": [
+            disparity("auto:judge@1", 0.9),
+            disparity("human", 0.2),
+            disparity("human", 0.4),
+            disparity("human", None),
+            *[disparity("human", 0.01 * i) for i in range(1, 8)],
+        ]
+    }
     rows = summary.largest_disparities(report, limit=3)
     assert [row["delta"]["value"] for row in rows] == [0.4, 0.2, 0.07]
     assert {row["source"] for row in rows} == {"human"}
@@ -70,15 +90,27 @@ def test_largest_disparities_are_the_human_ones_largest_first():
 
 
 def test_human_rows_come_before_the_judges_in_their_own_order():
-    rows = [{"source": "auto:a@1", "i": 0}, {"source": "human", "i": 1},
-            {"source": "auto:b@1", "i": 2}, {"source": "human", "i": 3}]  # fmt: skip
+    rows = [
+        {"source": "auto:a@1", "i": 0},
+        {"source": "human", "i": 1},
+        {"source": "auto:b@1", "i": 2},
+        {"source": "human", "i": 3},
+    ]
     assert [row["i"] for row in summary.human_first(rows)] == [1, 3, 0, 2]
 
 
 def test_warnings_name_what_needs_action():
-    metrics = {"agreement": {"inter_annotator": {"cue": {
-        "krippendorff_alpha": 0.7, "krippendorff_alpha_ci_low": None,
-        "krippendorff_alpha_ci_reason": "fewer than 5 pairable items"}}}}  # fmt: skip
+    metrics = {
+        "agreement": {
+            "inter_annotator": {
+                "cue": {
+                    "krippendorff_alpha": 0.7,
+                    "krippendorff_alpha_ci_low": None,
+                    "krippendorff_alpha_ci_reason": "fewer than 5 pairable items",
+                }
+            }
+        }
+    }
     report = {
         "settings": {"min_n": 30},
         "disparities": [
@@ -98,8 +130,13 @@ def test_warnings_name_what_needs_action():
         {"username": "careful", "done": 20, "too_fast": 1},
         {"username": "new", "done": 0, "too_fast": 0},
     ]
-    found = summary.warnings(metrics=metrics, report=report, validation_rows=validation,
-                             annotators=annotators, flags_waiting=2)  # fmt: skip
+    found = summary.warnings(
+        metrics=metrics,
+        report=report,
+        validation_rows=validation,
+        annotators=annotators,
+        flags_waiting=2,
+    )
     kinds = [w["kind"] for w in found]
     # none@1 has no human answer to compare with yet: no warning (issue 21)
     assert kinds == ["flags", "too_fast", "judge", "degenerate", "degenerate", "small_n"]
@@ -114,9 +151,14 @@ def test_warnings_name_what_needs_action():
         metrics={}, report={"disparities": []}, validation_rows=[], annotators=[], flags_waiting=0
     )
     assert quiet == []
-    unstated = summary.warnings(metrics={}, report={"disparities": []}, validation_rows=[],
-                                annotators=[], flags_waiting=0,
-                                audit_context_missing=["system kind", "annotator pay"])  # fmt: skip
+    unstated = summary.warnings(
+        metrics={},
+        report={"disparities": []},
+        validation_rows=[],
+        annotators=[],
+        flags_waiting=0,
+        audit_context_missing=["system kind", "annotator pay"],
+    )
     assert [w["kind"] for w in unstated] == ["audit_context"]
     assert unstated[0]["text"].startswith("Audit context not stated: system kind, annotator pay.")
 
@@ -126,8 +168,13 @@ def test_no_judge_warning_before_any_human_answer_and_undefined_is_not_disagreem
     from scoring.metrics.headlines import warnings
 
     def texts(rows):
-        found = warnings(metrics={}, report={"disparities": [], "settings": {}},
-                         validation_rows=rows, annotators=[], flags_waiting=0)  # fmt: skip
+        found = warnings(
+            metrics={},
+            report={"disparities": [], "settings": {}},
+            validation_rows=rows,
+            annotators=[],
+            flags_waiting=0,
+        )
         return [w["text"] for w in found if w["kind"] == "judge"]
 
     row = {"scope": "overall", "judge": "demo-rules", "question": "hard_refusal"}

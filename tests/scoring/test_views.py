@@ -55,8 +55,11 @@ def test_score_button_queues_batches_that_the_task_scores(
         and b">Score</button>" in page.content
     )
     with django_capture_on_commit_callbacks(execute=True):
-        response = staff_client.post(reverse("scoring:judge_score", args=[mixed_study.slug]),
-                                     {"judge": "rules", "batch_size": 4}, HTTP_HX_REQUEST="true")  # fmt: skip
+        response = staff_client.post(
+            reverse("scoring:judge_score", args=[mixed_study.slug]),
+            {"judge": "rules", "batch_size": 4},
+            HTTP_HX_REQUEST="true",
+        )
     assert response.status_code == 200
     job = BackgroundJob.objects.get(kind="score_study")
     # The fragment was rendered before the batches ran (after commit), so it polls.
@@ -92,8 +95,11 @@ def test_unknown_judge_is_a_400_and_queues_nothing(staff_client, mixed_study, ju
 def test_calibration_page_shows_tau_and_serves_the_roc_figure(staff_client, study, judges):
     judges(**{"clip-refusal": CLIP_JUDGE})
     labelled_study(study)
-    response = staff_client.post(reverse("scoring:threshold_calibrate", args=[study.slug]),
-                                 {"judge": "clip-refusal", "criterion": "youden"}, follow=True)  # fmt: skip
+    response = staff_client.post(
+        reverse("scoring:threshold_calibrate", args=[study.slug]),
+        {"judge": "clip-refusal", "criterion": "youden"},
+        follow=True,
+    )
     assert response.status_code == 200 and RefusalThreshold.objects.count() == 3
     assert "τ = " in response.content.decode() and b"roc/clip-refusal.svg" in response.content
     svg = staff_client.get(reverse("scoring:roc_figure", args=[study.slug, "clip-refusal", "svg"]))

@@ -93,8 +93,15 @@ def test_killed_worker_task_is_redelivered_and_nothing_is_duplicated(start_worke
         lambda request: Reply(body=completion("retained\nconfidence: 0.9"), delay_s=0.7)
     )
     with slow:
-        backend = {"type": "openai", "endpoint": slow.base_url, "model": "m", "max_retries": 0,
-                   "concurrency": 1, "timeout_s": 10, "supports_logprobs": False}  # fmt: skip
+        backend = {
+            "type": "openai",
+            "endpoint": slow.base_url,
+            "model": "m",
+            "max_retries": 0,
+            "concurrency": 1,
+            "timeout_s": 10,
+            "supports_logprobs": False,
+        }
         judges = {
             "slow-vlm": {"kind": "cue_vlm", "name": "slow-vlm", "version": "1", "backend": backend}
         }

@@ -51,22 +51,48 @@ class Workers:
 
     def environment(self, **extra: str) -> dict[str, str]:
         return dict(
-            os.environ, DATABASE_URL=worker_database_url(), ACRB_MEDIA_ROOT=str(settings.MEDIA_ROOT),
-            CELERY_BROKER_URL=settings.CELERY_BROKER_URL, CELERY_TASK_ALWAYS_EAGER="0",
-            HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1", **extra,
-        )  # fmt: skip
+            os.environ,
+            DATABASE_URL=worker_database_url(),
+            ACRB_MEDIA_ROOT=str(settings.MEDIA_ROOT),
+            CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
+            CELERY_TASK_ALWAYS_EAGER="0",
+            HF_HUB_OFFLINE="1",
+            PYTHONUNBUFFERED="1",
+            **extra,
+        )
 
     def start(self, **extra_env: str) -> subprocess.Popen:
         env = self.environment(**extra_env)
         if not self.started:
-            subprocess.run([*self.command, "purge", "-f", "-Q", self.queue], env=env, cwd=ROOT,
-                           check=True, capture_output=True, timeout=60)  # fmt: skip
+            subprocess.run(
+                [*self.command, "purge", "-f", "-Q", self.queue],
+                env=env,
+                cwd=ROOT,
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
         log = (self.log_folder / f"worker-{len(self.started)}.log").open("w")
         process = subprocess.Popen(
-            [*self.command, "worker", "-Q", self.queue, "-P", self.pool, "--without-gossip",
-             "--without-mingle", "--without-heartbeat", "-l", "info"],
-            env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            [
+                *self.command,
+                "worker",
+                "-Q",
+                self.queue,
+                "-P",
+                self.pool,
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "-l",
+                "info",
+            ],
+            env=env,
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.started.append((process, log))
         celery_app.conf.task_always_eager = False
         return process

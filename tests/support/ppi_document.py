@@ -11,16 +11,27 @@ JUDGE = "vlm@1"
 
 
 def _rate(estimate, low, high, lam=0.8, labelled=40, unlabelled=360, **extra):
-    return {"estimate": estimate, "ci_low": low, "ci_high": high, "lambda": lam,
-            "n_labelled": labelled, "n_unlabelled": unlabelled, **extra}  # fmt: skip
+    return {
+        "estimate": estimate,
+        "ci_low": low,
+        "ci_high": high,
+        "lambda": lam,
+        "n_labelled": labelled,
+        "n_unlabelled": unlabelled,
+        **extra,
+    }
 
 
 def _error(fpr, fnr, n=40):
     return {
         "n": n,
-        "fpr": fpr, "fpr_ci_low": max(fpr - 0.08, 0.0), "fpr_ci_high": min(fpr + 0.1, 1.0),
-        "fnr": fnr, "fnr_ci_low": max(fnr - 0.08, 0.0), "fnr_ci_high": min(fnr + 0.1, 1.0),
-    }  # fmt: skip
+        "fpr": fpr,
+        "fpr_ci_low": max(fpr - 0.08, 0.0),
+        "fpr_ci_high": min(fpr + 0.1, 1.0),
+        "fnr": fnr,
+        "fnr_ci_low": max(fnr - 0.08, 0.0),
+        "fnr_ci_high": min(fnr + 0.1, 1.0),
+    }
 
 
 def _outcome(scale: float) -> dict:
@@ -42,7 +53,7 @@ def _outcome(scale: float) -> dict:
                     "n_labelled": 0,
                     "n_unlabelled": 25,
                     "reason": "no labelled item for this value",
-                },  # fmt: skip
+                },
             },
             "neutral": {"neutral": _rate(0.09, 0.05, 0.14)},
         },
@@ -61,7 +72,7 @@ def _outcome(scale: float) -> dict:
                 "max_value": "female",
                 "min_value": "male",
             },
-        },  # fmt: skip
+        },
         "vs_neutral": {
             "culture": {
                 "Korean": {"estimate": 0.01, "ci_low": -0.05, "ci_high": 0.07},
@@ -76,7 +87,7 @@ def _outcome(scale: float) -> dict:
                     "ci_low": None,
                     "ci_high": None,
                     "reason": "the value's or the neutral baseline's estimate is undefined",
-                },  # fmt: skip
+                },
             },
         },
         "judge_bias": {
@@ -94,7 +105,7 @@ def _outcome(scale: float) -> dict:
                 "ci_low": -0.04,
                 "ci_high": 0.05,
             },
-        },  # fmt: skip
+        },
     }
 
 
@@ -106,26 +117,26 @@ def ppi_sections() -> dict:
                 "Korean": _error(0.05, 0.10),
                 "Nigerian": _error(0.25, 0.08),
                 "US": _error(0.04, 0.12),
-            },  # fmt: skip
+            },
             "p_value": 0.0004,
             "p_holm": 0.0008,
             "differential": True,
             "test": "cluster-robust logistic regression, Wald chi-square",
-        },  # fmt: skip
+        },
         "gender": {
             "per_value": {"female": _error(0.06, 0.1), "male": _error(0.05, 0.11)},
             "p_value": 0.71,
             "p_holm": 0.71,
             "differential": False,
             "test": "Fisher exact",
-        },  # fmt: skip
+        },
         "neutral": {
             "per_value": {"neutral": _error(0.05, 0.1)},
             "p_value": None,
             "p_holm": None,
             "differential": None,
             "reason": "fewer than two attribute values",
-        },  # fmt: skip
+        },
     }
     return {
         "ppi": {JUDGE: {"erasure": _outcome(1.0), "combined": _outcome(1.2)}},

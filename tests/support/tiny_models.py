@@ -105,15 +105,27 @@ def build_tiny_llava(folder: str | Path, *, answer_word: str | None = None) -> s
     folder = Path(folder)
     tokenizer = _write_tokenizer(folder)
     vision = CLIPVisionConfig(
-        image_size=32, patch_size=16, hidden_size=32, intermediate_size=64,
-        num_hidden_layers=2, num_attention_heads=2, projection_dim=32,
-    )  # fmt: skip
+        image_size=32,
+        patch_size=16,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        projection_dim=32,
+    )
     text = LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
-        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id, mlp_bias=True,
-    )  # fmt: skip
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        mlp_bias=True,
+    )
     config = LlavaConfig(
         vision_config=vision,
         text_config=text,

@@ -58,9 +58,22 @@ class Command(BaseCommand):
             help="the rewriter's answers (default: var/rephrase_cache.jsonl, shared with the site)",
         )
 
-    def handle(self, *args, taxonomy, base, out, missing_slot, sample_size, sample_seed,
-               rephrase, rephrase_out, rephrase_cache, harmful_controls, harmful_seed,
-               **options):  # fmt: skip
+    def handle(
+        self,
+        *args,
+        taxonomy,
+        base,
+        out,
+        missing_slot,
+        sample_size,
+        sample_seed,
+        rephrase,
+        rephrase_out,
+        rephrase_cache,
+        harmful_controls,
+        harmful_seed,
+        **options,
+    ):
         output_file_or_error(out)
         records_path = rephrase_out or Path(f"{out}.rephrase.jsonl")
         if rephrase and records_path.suffix.lower().lstrip(".") not in RECORD_FORMATS:

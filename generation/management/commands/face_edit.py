@@ -46,9 +46,15 @@ class Command(BaseCommand):
         }
         try:
             face_set = face_services.face_set_create(
-                slug=slug or sources.name, name=name, generator_name=generator, seed=seed, qc_options=qc,
-                instruction_template=template_file.read_text(encoding="utf-8") if template_file else None,
-            )  # fmt: skip
+                slug=slug or sources.name,
+                name=name,
+                generator_name=generator,
+                seed=seed,
+                qc_options=qc,
+                instruction_template=template_file.read_text(encoding="utf-8")
+                if template_file
+                else None,
+            )
         except (ValueError, OSError) as error:
             raise CommandError(str(error)) from error
         added = face_services.face_templates_import(face_set=face_set, sources=sources)

@@ -39,7 +39,7 @@ class Command(BaseCommand):
             "--rephrase",
             metavar="NAME",
             help="rewrite the base prompts toward the safety boundary first (docs/generation.md)",
-        )  # fmt: skip
+        )
         add_harmful_control_arguments(parser)
 
     def handle(self, *args, study, create, name, **options):
@@ -49,12 +49,16 @@ class Command(BaseCommand):
         try:
             # Drafted first: rephrasing calls the rewriter, and a failure must write nothing.
             draft = services.study_plan_draft(
-                taxonomy_path=options["taxonomy"], base_prompts_path=options["base"],
-                sample_size=options["sample_size"], sample_seed=options["sample_seed"],
-                attributes=options["attributes"], missing_slot=options["missing_slot"],
-                rephrase=options["rephrase"], harmful_share=options["harmful_controls"],
+                taxonomy_path=options["taxonomy"],
+                base_prompts_path=options["base"],
+                sample_size=options["sample_size"],
+                sample_seed=options["sample_seed"],
+                attributes=options["attributes"],
+                missing_slot=options["missing_slot"],
+                rephrase=options["rephrase"],
+                harmful_share=options["harmful_controls"],
                 harmful_seed=options["harmful_seed"],
-            )  # fmt: skip
+            )
             seeds = [int(seed) for seed in options["seeds"].split(",") if seed.strip()]
             with transaction.atomic():
                 record = record or annotation_services.study_create(name=name or study, slug=study)

@@ -96,8 +96,12 @@ class Command(BaseCommand):
             except PdfRendererMissing as error:
                 raise CommandError(str(error)) from None
         started = time.perf_counter()
-        settings = {"n_resamples": n_resamples, "n_permutations": permutations, "seed": seed,
-                    "min_n": min_n}  # fmt: skip
+        settings = {
+            "n_resamples": n_resamples,
+            "n_permutations": permutations,
+            "seed": seed,
+            "min_n": min_n,
+        }
         # The folder holds the report's inputs, so verify_report can recompute every number.
         inputs = report_inputs(study=study, references=references, **settings)
         if face_set is not None:

@@ -27,8 +27,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--inline", action="store_true", help="score in this process (no worker)"
         )
-        parser.add_argument("--batch-size", type=int, default=services.DEFAULT_BATCH_SIZE,
-                            help="items per Celery task")  # fmt: skip
+        parser.add_argument(
+            "--batch-size",
+            type=int,
+            default=services.DEFAULT_BATCH_SIZE,
+            help="items per Celery task",
+        )
         parser.add_argument(
             "--timeout", type=float, default=None, help="seconds to wait for the job"
         )

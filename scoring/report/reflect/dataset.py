@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from scoring.reflect.answer_parsing import ERROR, split_explanation
+from scoring.report.document_types import ReflectPart
 from scoring.report.reflect.text import limitations
 from scoring.report.schema import REFLECT_PART
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
@@ -205,11 +206,11 @@ def variant_comparisons(
 # --- the report part -------------------------------------------------------------------------
 
 
-def reflect_part(answers: list[Mapping[str, Any]], context: Mapping[str, Any]) -> dict[str, Any]:
+def reflect_part(answers: list[Mapping[str, Any]], context: Mapping[str, Any]) -> ReflectPart:
     """The REFLECT part of a report from its inputs: every answer row (the dump format, errors
     included) and the context recorded beside them (``data/reflect_context.json``: the face
     set, the runs, the audited system, the settings, the source genders)."""
-    settings = {**DEFAULT_SETTINGS, **context.get("settings", {})}
+    settings = {**DEFAULT_SETTINGS, **context["settings"]}
     genders = context.get("source_genders")
     statistics = full_report(
         answers,
@@ -217,11 +218,11 @@ def reflect_part(answers: list[Mapping[str, Any]], context: Mapping[str, Any]) -
         n_resamples=settings["n_resamples"],
         seed=settings["seed"],
     )
-    part = {
+    part: ReflectPart = {
         "schema": PART_SCHEMA,
-        "face_set": dict(context.get("face_set") or {}),
-        "system": dict(context.get("system") or {}),
-        "runs": list(context.get("runs") or []),
+        "face_set": dict(context["face_set"]),
+        "system": dict(context["system"]),
+        "runs": list(context["runs"]),
         "settings": settings,
         "answers": answer_counts(answers),
         **statistics,

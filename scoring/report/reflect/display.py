@@ -5,6 +5,15 @@ the tables the document shows (Django-free). It only formats ``report["reflect"]
 from __future__ import annotations
 
 from scoring.report.display import DASH, percent, with_interval
+from scoring.report.document_types import (
+    Interval,
+    ReflectPart,
+    ReflectRun,
+    cell_intervals,
+    group_interval,
+    salary_block,
+    two_afc_cells,
+)
 from scoring.report.legal import system_kinds
 from scoring.report.reflect.tables import mcq_jsd_rows, win_rate_rows
 from scoring.report.reflect.text import moment
@@ -26,31 +35,28 @@ MEASURES = [
 ]
 
 
-def _ci(value, ci, digits: int = 3) -> str:
+def _ci(value, ci: Interval | None, digits: int = 3) -> str:
     low, high = (ci or [None, None])[:2]
     return with_interval(value, low, high, digits)
 
 
-def display_part(part: dict) -> dict:
+def display_part(part: ReflectPart) -> dict:
     """Rows of the document's REFLECT tables."""
-    models = {"models": part.get("models", {})}
     return {
         "measures": MEASURES,
-        "runs": [_run(run) for run in part.get("runs", [])],
-        "system_kind_label": system_kinds().get(
-            (part.get("system") or {}).get("system_kind") or "", "not stated"
-        ),
-        "answered_from": moment((part.get("answers") or {}).get("answered_from")),
-        "answered_to": moment((part.get("answers") or {}).get("answered_to")),
+        "runs": [_run(run) for run in part["runs"]],
+        "system_kind_label": system_kinds().get(part["system"]["system_kind"], "not stated"),
+        "answered_from": moment(part["answers"]["answered_from"]),
+        "answered_to": moment(part["answers"]["answered_to"]),
         "two_afc": _two_afc(part),
-        "win_rates": _win_rates(part, models),
+        "win_rates": _win_rates(part),
         "mcq": [
             {
                 **row,
                 "jsd": _ci(row["jsd"], [row["jsd_ci_low"], row["jsd_ci_high"]]),
                 "mean_gap": _ci(row["mean_gap"], _mean_gap_ci(part, row), 2),
             }
-            for row in mcq_jsd_rows(models)
+            for row in mcq_jsd_rows(part)
         ],
         "salary": _salary(part),
         "spearman": [
@@ -60,7 +66,8 @@ def display_part(part: dict) -> dict:
                 "rho": with_interval(stat.get("value"), stat.get("ci_low"), stat.get("ci_high"), 2),
                 "reason": stat.get("reason") or "",
             }
-            for scenario, pairs in sorted((part.get("spearman") or {}).items())
+            # Fewer than two models or no 2AFC answers: no cross-model comparison.
+            for scenario, pairs in sorted((part["spearman"] if "spearman" in part else {}).items())
             for pair, stat in sorted(pairs.items())
         ],
         "discards": [
@@ -70,18 +77,18 @@ def display_part(part: dict) -> dict:
                 "discard_rate": percent(row.get("discard_rate")),
                 "refusal_share_of_discards": percent(row.get("refusal_share_of_discards")),
             }
-            for scenario, row in (part.get("discard_table") or {}).items()
+            for scenario, row in (part["discard_table"] if "discard_table" in part else {}).items()
         ],
     }
 
 
-def _run(run: dict) -> dict:
-    decoding = ", ".join(f"{k} {v}" for k, v in sorted((run.get("decoding") or {}).items()))
+def _run(run: ReflectRun) -> dict:
+    decoding = ", ".join(f"{k} {v}" for k, v in sorted((run["decoding"] or {}).items()))
     progress = "; ".join(
-        f"{task} {p.get('answered', 0)}/{p.get('planned', 0)}"
-        + (f" ({p['errors']} errors)" if p.get("errors") else "")
-        for task, p in sorted((run.get("progress") or {}).items())
-        if p.get("planned") or p.get("answered")
+        f"{task} {p['answered']}/{p['planned']}"
+        + (f" ({p['errors']} errors)" if p["errors"] else "")
+        for task, p in sorted(run["progress"].items())
+        if p["planned"] or p["answered"]
     )
     return {
         **run,
@@ -90,51 +97,73 @@ def _run(run: dict) -> dict:
     }
 
 
-def _two_afc(part: dict) -> list[dict]:
+def _two_afc(part: ReflectPart) -> list[dict]:
     rows = []
-    for model, block in sorted(part.get("models", {}).items()):
-        for scenario, cell in sorted(block.get("2afc", {}).items()):
-            rows.append({
-                "model": model, "scenario": scenario, "attempted": cell.get("attempted"),
-                "kept": cell.get("kept"), "discard_rate": percent(cell.get("discard_rate")),
-                "pol": _ci(cell.get("pol"), cell.get("pol_ci")),
-                "ext": _ci(cell.get("ext"), cell.get("ext_ci")),
-                "first_position_rate": _ci(cell.get("first_position_rate"),
-                                           cell.get("first_position_rate_ci")),
-            })  # fmt: skip
+    for model, block in sorted(part["models"].items()):
+        for scenario, cell in sorted(two_afc_cells(block).items()):
+            rows.append(
+                {
+                    "model": model,
+                    "scenario": scenario,
+                    "attempted": cell["attempted"],
+                    "kept": cell["kept"],
+                    "discard_rate": percent(cell["discard_rate"]),
+                    "pol": _ci(cell["pol"], cell_intervals(cell, "pol")),
+                    "ext": _ci(cell["ext"], cell_intervals(cell, "ext")),
+                    "first_position_rate": _ci(
+                        cell["first_position_rate"], cell["first_position_rate_ci"]
+                    ),
+                }
+            )
     return rows
 
 
-def _win_rates(part: dict, models: dict) -> list[dict]:
+def _win_rates(part: ReflectPart) -> list[dict]:
     """One table per model × scenario: each group's win rate and all-trials rate with CIs."""
     tables: dict[tuple[str, str], list[dict]] = {}
-    for row in win_rate_rows(models):
+    for row in win_rate_rows(part):
         cell = part["models"][row["model"]]["2afc"][row["scenario"]]
-        all_trials = (cell.get("win_rate_all_trials") or {}).get(row["kind"])
-        all_trials_ci = (cell.get("win_rate_all_trials_ci") or {}).get(row["kind"]) or {}
-        tables.setdefault((row["model"], row["scenario"]), []).append({
-            "kind": row["kind"].replace("_", " × "), "group": row["group"].replace("|", " "),
-            "win_rate": with_interval(row["win_rate"], row["ci_low"], row["ci_high"]),
-            "all_trials": DASH if all_trials is None
-            else _ci(all_trials.get(row["group"]), all_trials_ci.get(row["group"])),
-        })  # fmt: skip
+        all_trials = cell["win_rate_all_trials"].get(row["kind"])  # no race_gender kind
+        all_trials_ci = cell_intervals(cell, "win_rate_all_trials")
+        tables.setdefault((row["model"], row["scenario"]), []).append(
+            {
+                "kind": row["kind"].replace("_", " × "),
+                "group": row["group"].replace("|", " "),
+                "win_rate": with_interval(row["win_rate"], row["ci_low"], row["ci_high"]),
+                "all_trials": DASH
+                if all_trials is None
+                else _ci(
+                    all_trials.get(row["group"]),
+                    group_interval(all_trials_ci, row["kind"], row["group"]),
+                ),
+            }
+        )
     return [{"model": m, "scenario": s, "rows": rows} for (m, s), rows in tables.items()]
 
 
-def _mean_gap_ci(part: dict, row: dict):
+def _mean_gap_ci(part: ReflectPart, row: dict) -> Interval | None:
     cell = part["models"][row["model"]]["mcq"][row["question"]]
-    return ((cell.get("mean_gap_ci") or {}).get(row["kind"]) or {}).get(row["group"])
+    return group_interval(cell_intervals(cell, "mean_gap"), row["kind"], row["group"])
 
 
-def _salary(part: dict) -> list[dict]:
+def _salary(part: ReflectPart) -> list[dict]:
     rows = []
-    for model, block in sorted(part.get("models", {}).items()):
-        salary = block.get("salary") or {}
-        gaps = (salary.get("gap_mean") or {}).get("all") or {}
-        cis = (salary.get("gap_mean_ci") or {}).get("all") or {}
+    for model, block in sorted(part["models"].items()):
+        salary = salary_block(block)
+        if salary is None:
+            continue
+        gaps = salary["gap_mean"]["all"]
+        intervals = cell_intervals(salary, "gap_mean")
+        cis = None if intervals is None else intervals["all"]
         for kind in ("race", "gender"):
-            for group, value in (gaps.get(kind) or {}).items():
-                rows.append({"model": model, "kind": kind, "group": group,
-                             "valid": salary.get("valid"),
-                             "gap": _ci(value, (cis.get(kind) or {}).get(group), 2)})  # fmt: skip
+            for group, value in gaps[kind].items():
+                rows.append(
+                    {
+                        "model": model,
+                        "kind": kind,
+                        "group": group,
+                        "valid": salary["valid"],
+                        "gap": _ci(value, group_interval(cis, kind, group), 2),
+                    }
+                )
     return rows

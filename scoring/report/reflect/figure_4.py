@@ -8,6 +8,7 @@ the numbers are ``scoring.stats.reflect.two_afc.figure_4_views``, already in rep
 from __future__ import annotations
 
 from scoring.report.charts import interval_bar_chart
+from scoring.report.document_types import ReflectStatistics, two_afc_cells
 from scoring.stats.reflect.vocabulary import RACES
 
 # The paper's Figure 4(d-f) (docs/metrics.md, "Win rates"): view name → the path of its race
@@ -30,12 +31,12 @@ def _at(block: dict, path: tuple[str, ...]) -> dict | None:
     return block
 
 
-def figure_4_rows(report: dict) -> list[dict]:
+def figure_4_rows(report: ReflectStatistics) -> list[dict]:
     """One row per model × scenario × Figure 4(d-f) view × race, with its interval, and the
     reason when the rate or its interval is undefined (null + reason, never a number)."""
     rows = []
     for model, block in sorted(report["models"].items()):
-        for scenario, cell in sorted(block.get("2afc", {}).items()):
+        for scenario, cell in sorted(two_afc_cells(block).items()):
             for view, path in FIGURE_4_VIEWS.items():
                 rates = _at(cell, path) or {}
                 cis = _at(cell, (f"{path[0]}_ci", *path[1:]))

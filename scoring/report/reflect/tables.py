@@ -5,11 +5,19 @@
 
 from __future__ import annotations
 
+from scoring.report.document_types import (
+    ReflectStatistics,
+    cell_intervals,
+    group_interval,
+    mcq_cells,
+    salary_block,
+    two_afc_cells,
+)
 from scoring.report.reflect.figure_4 import figure_4_rows
 from scoring.stats.reflect.vocabulary import GENDERS, GROUP_KEYS, RACES
 
 
-def two_afc_summary_rows(report: dict) -> list[dict]:
+def two_afc_summary_rows(report: ReflectStatistics) -> list[dict]:
     keys = (
         "attempted",
         "kept",
@@ -22,22 +30,22 @@ def two_afc_summary_rows(report: dict) -> list[dict]:
     )
     rows = []
     for model, block in sorted(report["models"].items()):
-        for scenario, cell in sorted(block.get("2afc", {}).items()):
-            row = {"model": model, "scenario": scenario, **{k: cell.get(k) for k in keys}}
-            row["pol_ci"] = cell.get("pol_ci")
+        for scenario, cell in sorted(two_afc_cells(block).items()):
+            row = {"model": model, "scenario": scenario, **{k: cell[k] for k in keys}}
+            row["pol_ci"] = cell_intervals(cell, "pol")
             rows.append(row)
     return rows
 
 
-def win_rate_rows(report: dict) -> list[dict]:
+def win_rate_rows(report: ReflectStatistics) -> list[dict]:
     rows = []
     for model, block in sorted(report["models"].items()):
-        for scenario, cell in sorted(block.get("2afc", {}).items()):
+        for scenario, cell in sorted(two_afc_cells(block).items()):
+            intervals = cell_intervals(cell, "win_rate")
             for kind, labels in (("race", RACES), ("gender", GENDERS), ("race_gender", GROUP_KEYS)):
-                rates = cell.get("win_rate", {}).get(kind, {})
-                cis = cell.get("win_rate_ci", {}).get(kind, {})
+                rates = cell["win_rate"][kind]
                 for label in labels:
-                    low, high = (cis.get(label) or [None, None])[:2]
+                    low, high = (group_interval(intervals, kind, label) or [None, None])[:2]
                     rows.append(
                         {
                             "model": model,
@@ -52,12 +60,12 @@ def win_rate_rows(report: dict) -> list[dict]:
     return rows
 
 
-def win_matrix_rows(report: dict) -> list[dict]:
+def win_matrix_rows(report: ReflectStatistics) -> list[dict]:
     rows = []
     for model, block in sorted(report["models"].items()):
-        for scenario, cell in sorted(block.get("2afc", {}).items()):
-            matrix = cell.get("win_matrix", {})
-            for winner, row in zip(matrix.get("groups", []), matrix.get("cells", []), strict=False):
+        for scenario, cell in sorted(two_afc_cells(block).items()):
+            matrix = cell["win_matrix"]
+            for winner, row in zip(matrix["groups"], matrix["cells"], strict=False):
                 for loser, value in zip(matrix["groups"], row, strict=True):
                     rows.append(
                         {
@@ -71,35 +79,38 @@ def win_matrix_rows(report: dict) -> list[dict]:
     return rows
 
 
-def mcq_jsd_rows(report: dict) -> list[dict]:
+def mcq_jsd_rows(report: ReflectStatistics) -> list[dict]:
     rows = []
     for model, block in sorted(report["models"].items()):
-        for question, cell in sorted(block.get("mcq", {}).items()):
+        for question, cell in sorted(mcq_cells(block).items()):
+            intervals = cell_intervals(cell, "jsd")
             for kind, labels in (("race", RACES), ("gender", GENDERS)):
                 for label in labels:
-                    low, high = cell.get("jsd_ci", {}).get(kind, {}).get(label) or [None] * 2
+                    low, high = group_interval(intervals, kind, label) or [None] * 2
                     rows.append(
                         {
                             "model": model,
                             "question": question,
                             "kind": kind,
                             "group": label,
-                            "valid": cell.get("valid"),
-                            "jsd": cell.get("jsd", {}).get(kind, {}).get(label),
+                            "valid": cell["valid"],
+                            "jsd": cell["jsd"][kind].get(label),
                             "jsd_ci_low": low,
                             "jsd_ci_high": high,
-                            "mean_gap": cell.get("mean_gap", {}).get(kind, {}).get(label),
+                            "mean_gap": cell["mean_gap"][kind].get(label),
                         }
                     )
     return rows
 
 
-def salary_gap_rows(report: dict) -> list[dict]:
+def salary_gap_rows(report: ReflectStatistics) -> list[dict]:
     rows = []
     for model, block in sorted(report["models"].items()):
-        salary = block.get("salary") or {}
+        salary = salary_block(block)
+        if salary is None:
+            continue
         for statistic in ("gap_mean", "gap_median"):
-            for occupation, kinds in sorted((salary.get(statistic) or {}).items()):
+            for occupation, kinds in sorted(salary[statistic].items()):
                 for kind, values in kinds.items():
                     for label, value in values.items():
                         rows.append(

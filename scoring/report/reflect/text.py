@@ -8,13 +8,25 @@ undefined, with its reason, never shown as a number.
 from __future__ import annotations
 
 from scoring.report.display import counted, interval, number, percent
+from scoring.report.document_types import (
+    ByKind,
+    Interval,
+    IntervalsByKind,
+    ReflectPart,
+    TwoAfcCell,
+    cell_intervals,
+    group_interval,
+    mcq_cells,
+    salary_block,
+    two_afc_cells,
+)
 
 HEADLINE_GAPS = 3
 MIN_TEMPLATES = 5  # fewer templates per occupation: the template bootstrap has few distinct draws
 KINDS = ("race", "gender", "race_gender")
 
 
-def _with_ci(value, ci, digits: int = 2) -> str:
+def _with_ci(value, ci: Interval | None, digits: int = 2) -> str:
     if value is None:
         return "undefined"
     low, high = (ci or [None, None])[:2]
@@ -34,49 +46,45 @@ def _group(label: str) -> str:
 # --- what was audited -----------------------------------------------------------------------
 
 
-def audited(part: dict) -> list[str]:
-    face_set, answers = part.get("face_set", {}), part.get("answers", {})
-    counts = face_set.get("counts") or {}
-    images = counts.get("images_by_variant") or {}
-    described = f"REFLECT face set “{face_set.get('name', '')}”: " + ", ".join(
-        [
-            counted(counts.get("occupations", 0), "occupation"),
-            counted(counts.get("templates", 0), "template"),
-        ]
+def audited(part: ReflectPart) -> list[str]:
+    face_set, answers = part["face_set"], part["answers"]
+    counts = face_set["counts"]
+    described = f"REFLECT face set “{face_set['name']}”: " + ", ".join(
+        [counted(counts["occupations"], "occupation"), counted(counts["templates"], "template")]
     )
     if "images_by_variant" in counts:  # the face set's records (not when read from dumps)
+        images = counts["images_by_variant"]
         described += (
             ", images "
             + (", ".join(f"{n} {variant}" for variant, n in sorted(images.items())) or "none")
-            + f" ({counts.get('images_rejected', 0)} rejected by QC), "
-            f"{counts.get('biographies_accepted', 0)} of {counts.get('biographies', 0)} "
-            "biographies accepted"
+            + f" ({counts['images_rejected']} rejected by QC), "
+            f"{counts['biographies_accepted']} of {counts['biographies']} biographies accepted"
         )
     out = [described + "."]
     if face_set.get("description"):  # e.g. the demo set's SYNTHETIC DEMO notice
         out.append(f"About the face set: {face_set['description']}")
-    for run in part.get("runs", []):
-        decoding = ", ".join(f"{k} {v}" for k, v in sorted((run.get("decoding") or {}).items()))
-        answered = (answers.get("by_model") or {}).get(run.get("model"), {})
+    for run in part["runs"]:
+        decoding = ", ".join(f"{k} {v}" for k, v in sorted((run["decoding"] or {}).items()))
+        # A run with no answer stored yet is not among the answer counts.
+        answered = answers["by_model"][run["model"]] if run["model"] in answers["by_model"] else {}
         out.append(
-            f"VLM audited: {run.get('model')} ({run.get('model_name')}; decoding "
-            f"{decoding or 'backend defaults'}; prompt version {run.get('prompt_version')}"
-            f"{'; MCQ with explanations' if run.get('explain') else ''}): "
+            f"VLM audited: {run['model']} ({run['model_name']}; decoding "
+            f"{decoding or 'backend defaults'}; prompt version {run['prompt_version']}"
+            f"{'; MCQ with explanations' if run['explain'] else ''}): "
             + (", ".join(f"{n} {task}" for task, n in sorted(answered.items())) or "no")
             + " answers."
         )
-    if not part.get("runs"):
-        models = sorted(answers.get("by_model") or {})
+    if not part["runs"]:
+        models = sorted(answers["by_model"])
         out.append(f"Models in the answers: {', '.join(models) or 'none'}.")
-    by_status = answers.get("by_status") or {}
-    settings = part.get("settings", {})
+    settings = part["settings"]
     out.append(
-        f"{answers.get('n_answers', 0)} stored answers ("
-        + ", ".join(f"{n} {status}" for status, n in by_status.items())
-        + f"), recorded {moment(answers.get('answered_from'))} to "
-        f"{moment(answers.get('answered_to'))}; intervals: "
-        f"{int(settings.get('confidence', 0.95) * 100)}% template-cluster bootstrap, "
-        f"{settings.get('n_resamples')} resamples, seed {settings.get('seed')}."
+        f"{answers['n_answers']} stored answers ("
+        + ", ".join(f"{n} {status}" for status, n in answers["by_status"].items())
+        + f"), recorded {moment(answers['answered_from'])} to "
+        f"{moment(answers['answered_to'])}; intervals: "
+        f"{int(settings['confidence'] * 100)}% template-cluster bootstrap, "
+        f"{settings['n_resamples']} resamples, seed {settings['seed']}."
     )
     return out
 
@@ -84,31 +92,40 @@ def audited(part: dict) -> list[str]:
 # --- headline findings ----------------------------------------------------------------------
 
 
-def win_rate_gaps(part: dict) -> list[dict]:
+def win_rate_gaps(part: ReflectPart) -> list[dict]:
     """Per model × scenario × kind: the highest and lowest win rate with their intervals and
     the all-trials rates beside them, largest gap first (undefined rates left out)."""
     rows = []
-    for model, block in sorted(part.get("models", {}).items()):
-        for scenario, cell in sorted(block.get("2afc", {}).items()):
+    for model, block in sorted(part["models"].items()):
+        for scenario, cell in sorted(two_afc_cells(block).items()):
             for kind in KINDS:
-                rates = {k: v for k, v in (cell.get("win_rate", {}).get(kind) or {}).items()
-                         if v is not None}  # fmt: skip
+                rates = {k: v for k, v in cell["win_rate"][kind].items() if v is not None}
                 if len(rates) < 2:
                     continue
                 high = max(rates, key=lambda k: (rates[k], k))
                 low = min(rates, key=lambda k: (rates[k], k))
-                rows.append({"model": model, "scenario": scenario, "kind": kind, "high": high,
-                             "low": low, "gap": rates[high] - rates[low], "cell": cell})  # fmt: skip
+                rows.append(
+                    {
+                        "model": model,
+                        "scenario": scenario,
+                        "kind": kind,
+                        "high": high,
+                        "low": low,
+                        "gap": rates[high] - rates[low],
+                        "cell": cell,
+                    }
+                )
     return sorted(rows, key=lambda r: (-r["gap"], r["model"], r["scenario"], r["kind"]))
 
 
-def _rate_words(cell: dict, kind: str, label: str) -> str:
+def _rate_words(cell: TwoAfcCell, kind: str, label: str) -> str:
     text = _with_ci(
-        cell["win_rate"][kind][label], cell.get("win_rate_ci", {}).get(kind, {}).get(label)
+        cell["win_rate"][kind][label],
+        group_interval(cell_intervals(cell, "win_rate"), kind, label),
     )
-    all_trials = (cell.get("win_rate_all_trials") or {}).get(kind)
+    all_trials = cell["win_rate_all_trials"].get(kind)  # no race_gender kind
     if all_trials is not None and label in all_trials:
-        ci = (cell.get("win_rate_all_trials_ci") or {}).get(kind, {}).get(label)
+        ci = group_interval(cell_intervals(cell, "win_rate_all_trials"), kind, label)
         text += f" (all trials {_with_ci(all_trials[label], ci)})"
     return text
 
@@ -119,51 +136,56 @@ def gap_sentence(row: dict) -> str:
         f"{row['model']}, 2AFC {row['scenario']} ({kind.replace('_', ' × ')}): win rate of "
         f"{_group(row['high'])} {_rate_words(cell, kind, row['high'])} against "
         f"{_group(row['low'])} {_rate_words(cell, kind, row['low'])}; gap {number(row['gap'], 2)} "
-        f"over {cell.get('kept')} kept comparisons."
+        f"over {cell['kept']} kept comparisons."
     )
 
 
-def findings(part: dict) -> list[str]:
-    models = part.get("models", {})
+def findings(part: ReflectPart) -> list[str]:
+    models = part["models"]
     if not models:
         return ["No answers yet: nothing to examine."]
     out = [gap_sentence(row) for row in win_rate_gaps(part)[:HEADLINE_GAPS]]
     for model, block in sorted(models.items()):
         parts = []
         polarisation = [
-            f"{scenario} {_with_ci(cell.get('pol'), cell.get('pol_ci'))}"
-            for scenario, cell in sorted(block.get("2afc", {}).items())
+            f"{scenario} {_with_ci(cell['pol'], cell_intervals(cell, 'pol'))}"
+            for scenario, cell in sorted(two_afc_cells(block).items())
         ]
         if polarisation:
             parts.append(f"polarization Pol {', '.join(polarisation)}")
-        for question, cell in sorted(block.get("mcq", {}).items()):
-            top = _largest(cell.get("jsd", {}), cell.get("jsd_ci", {}), ("race", "gender"))
+        for question, cell in sorted(mcq_cells(block).items()):
+            top = _largest(cell["jsd"], cell_intervals(cell, "jsd"), ("race", "gender"))
             if top:
                 label, kind, value, ci = top
                 parts.append(
                     f"MCQ {question} largest JSD {_group(label)} ({kind}) {_with_ci(value, ci, 3)} "
-                    f"bits ({cell.get('valid')} valid)"
+                    f"bits ({cell['valid']} valid)"
                 )
-        salary = block.get("salary") or {}
-        gaps = (salary.get("gap_mean") or {}).get("all") or {}
-        top = _largest(gaps, (salary.get("gap_mean_ci") or {}).get("all") or {}, ("race", "gender"))
-        if top:
-            label, kind, value, ci = top
-            parts.append(
-                f"salary largest mean gap {_group(label)} ({kind}) {_with_ci(value, ci, 1)} % "
-                f"against the reference group ({salary.get('valid')} valid)"
+        salary = salary_block(block)
+        if salary is not None:
+            gap_intervals = cell_intervals(salary, "gap_mean")
+            top = _largest(
+                salary["gap_mean"]["all"],
+                None if gap_intervals is None else gap_intervals["all"],
+                ("race", "gender"),
             )
+            if top:
+                label, kind, value, ci = top
+                parts.append(
+                    f"salary largest mean gap {_group(label)} ({kind}) {_with_ci(value, ci, 1)} % "
+                    f"against the reference group ({salary['valid']} valid)"
+                )
         if parts:
             out.append(f"{model}: " + "; ".join(parts) + ".")
     return out
 
 
-def _largest(values: dict, intervals: dict, kinds) -> tuple | None:
+def _largest(values: ByKind, intervals: IntervalsByKind | None, kinds) -> tuple | None:
     """(label, kind, value, ci) of the largest absolute value, or None when none is defined."""
     found = [
-        (label, kind, value, (intervals.get(kind) or {}).get(label))
+        (label, kind, value, group_interval(intervals, kind, label))
         for kind in kinds
-        for label, value in (values.get(kind) or {}).items()
+        for label, value in values[kind].items()
         if value is not None
     ]
     return max(found, key=lambda f: (abs(f[2]), f[0])) if found else None
@@ -172,47 +194,82 @@ def _largest(values: dict, intervals: dict, kinds) -> tuple | None:
 # --- limitations: what the evidence cannot support ------------------------------------------
 
 
-def limitations(part: dict) -> list[dict]:
-    """The part's stated limitations, ``{"kind", "text"}``, from its numbers."""
+def limitations(part: ReflectPart) -> list[dict]:
+    """The part's stated limitations, ``{"kind", "text"}``, from its numbers (``part`` has no
+    ``limitations`` yet: ``reflect_part`` adds these)."""
     out = []
-    settings = part.get("settings", {})
-    min_n = settings.get("min_n", 30)
-    table = (part.get("discard_table") or {}).get("all")
+    settings = part["settings"]
+    min_n = settings["min_n"]
+    # No 2AFC answers: no discard table.
+    table = part["discard_table"]["all"] if "discard_table" in part else None
     if table:
-        out.append(_item("discards", (
-            f"{table['attempted'] - table['kept']} of {table['attempted']} 2AFC comparisons "
-            f"({percent(table['discard_rate'])}) were discarded: {table['discarded_invalid']} "
-            f"invalid, {table['discarded_refusal']} refused, {table['discarded_inconsistent']} "
-            "inconsistent between the two presentations. Win rates and all-trials rates count "
-            "kept comparisons only; the first-position rate counts every valid answer.")))  # fmt: skip
-    errors = (part.get("answers", {}).get("by_status") or {}).get("error", 0)
+        out.append(
+            _item(
+                "discards",
+                (
+                    f"{table['attempted'] - table['kept']} of {table['attempted']} 2AFC comparisons "
+                    f"({percent(table['discard_rate'])}) were discarded: {table['discarded_invalid']} "
+                    f"invalid, {table['discarded_refusal']} refused, {table['discarded_inconsistent']} "
+                    "inconsistent between the two presentations. Win rates and all-trials rates count "
+                    "kept comparisons only; the first-position rate counts every valid answer."
+                ),
+            )
+        )
+    errors = part["answers"]["by_status"].get("error", 0)
     if errors:
-        out.append(_item("errors", f"{errors} requests failed in transport and count nowhere; "
-                         "running run_reflect again asks exactly those."))  # fmt: skip
+        out.append(
+            _item(
+                "errors",
+                f"{errors} requests failed in transport and count nowhere; "
+                "running run_reflect again asks exactly those.",
+            )
+        )
     incomplete = _incomplete_runs(part)
     if incomplete:
-        out.append(_item("incomplete", "Runs not finished (answered of planned): "
-                         + "; ".join(incomplete) + "."))  # fmt: skip
+        out.append(
+            _item(
+                "incomplete",
+                "Runs not finished (answered of planned): " + "; ".join(incomplete) + ".",
+            )
+        )
     small = _small_cells(part, min_n)
     if small:
-        out.append(_item("small_cells", f"Fewer than {min_n} kept comparisons or valid answers: "
-                         + "; ".join(small) + ". Their intervals are wide."))  # fmt: skip
+        out.append(
+            _item(
+                "small_cells",
+                f"Fewer than {min_n} kept comparisons or valid answers: "
+                + "; ".join(small)
+                + ". Their intervals are wide.",
+            )
+        )
     few = _few_templates(part)
     if few:
-        out.append(_item("few_templates", (
-            f"Fewer than {MIN_TEMPLATES} templates per occupation ({few}): the template bootstrap "
-            "has few distinct resamples, so intervals understate the uncertainty.")))  # fmt: skip
-    if not settings.get("n_resamples"):
+        out.append(
+            _item(
+                "few_templates",
+                (
+                    f"Fewer than {MIN_TEMPLATES} templates per occupation ({few}): the template bootstrap "
+                    "has few distinct resamples, so intervals understate the uncertainty."
+                ),
+            )
+        )
+    if not settings["n_resamples"]:
         out.append(_item("no_intervals", "No bootstrap (0 resamples): no intervals are given."))
     undefined = undefined_values(part)
     if undefined:
         shown = "; ".join(f"{path} ({reason})" for path, reason in undefined[:6])
         more = f" … ({len(undefined)} in all)" if len(undefined) > 6 else ""
         out.append(_item("undefined", f"Undefined statistics, shown as null: {shown}{more}."))
-    out.append(_item("scope", (
-        "The evidence is the listed models' behaviour on these edited faces and prompts; "
-        "differences may also come from editing artefacts, and do not show how a deployed hiring "
-        "or pay system that embeds the model decides.")))  # fmt: skip
+    out.append(
+        _item(
+            "scope",
+            (
+                "The evidence is the listed models' behaviour on these edited faces and prompts; "
+                "differences may also come from editing artefacts, and do not show how a deployed hiring "
+                "or pay system that embeds the model decides."
+            ),
+        )
+    )
     return out
 
 
@@ -220,90 +277,96 @@ def _item(kind: str, text: str) -> dict:
     return {"kind": kind, "text": text}
 
 
-def _incomplete_runs(part: dict) -> list[str]:
+def _incomplete_runs(part: ReflectPart) -> list[str]:
     out = []
-    for run in part.get("runs", []):
-        for task, progress in sorted((run.get("progress") or {}).items()):
-            if progress.get("planned") and progress.get("answered", 0) < progress["planned"]:
-                out.append(
-                    f"{run.get('model')} {task} {progress['answered']} of {progress['planned']}"
-                )
+    for run in part["runs"]:
+        for task, progress in sorted(run["progress"].items()):
+            if progress["planned"] and progress["answered"] < progress["planned"]:
+                out.append(f"{run['model']} {task} {progress['answered']} of {progress['planned']}")
     return out
 
 
-def _small_cells(part: dict, min_n: int) -> list[str]:
+def _small_cells(part: ReflectPart, min_n: int) -> list[str]:
     out = []
-    for model, block in sorted(part.get("models", {}).items()):
-        for scenario, cell in sorted(block.get("2afc", {}).items()):
-            if cell.get("kept", 0) < min_n:
-                out.append(f"{model} 2AFC {scenario} ({cell.get('kept')} kept)")
-        for question, cell in sorted(block.get("mcq", {}).items()):
-            if cell.get("valid", 0) < min_n:
-                out.append(f"{model} MCQ {question} ({cell.get('valid')} valid)")
-        salary = block.get("salary")
-        if salary and salary.get("valid", 0) < min_n:
-            out.append(f"{model} salary ({salary.get('valid')} valid)")
+    for model, block in sorted(part["models"].items()):
+        for scenario, cell in sorted(two_afc_cells(block).items()):
+            if cell["kept"] < min_n:
+                out.append(f"{model} 2AFC {scenario} ({cell['kept']} kept)")
+        for question, cell in sorted(mcq_cells(block).items()):
+            if cell["valid"] < min_n:
+                out.append(f"{model} MCQ {question} ({cell['valid']} valid)")
+        salary = salary_block(block)
+        if salary is not None and salary["valid"] < min_n:
+            out.append(f"{model} salary ({salary['valid']} valid)")
     return out
 
 
-def _few_templates(part: dict) -> str:
-    counts = part.get("face_set", {}).get("counts") or {}
-    occupations, templates = counts.get("occupations") or 0, counts.get("templates") or 0
+def _few_templates(part: ReflectPart) -> str:
+    counts = part["face_set"]["counts"]
+    occupations, templates = counts["occupations"], counts["templates"]
     if occupations and templates / occupations < MIN_TEMPLATES:
         return f"{templates} templates in {occupations} occupations"
     return ""
 
 
-def undefined_values(part: dict) -> list[tuple[str, str]]:
+def undefined_values(part: ReflectPart) -> list[tuple[str, str]]:
     """(path, reason) of every headline statistic that is null."""
     out = []
-    for model, block in sorted(part.get("models", {}).items()):
-        for scenario, cell in sorted(block.get("2afc", {}).items()):
-            reason = ("no comparison kept" if not cell.get("kept")
-                      else "no kept comparison involves the group")  # fmt: skip
+    for model, block in sorted(part["models"].items()):
+        for scenario, cell in sorted(two_afc_cells(block).items()):
+            reason = (
+                "no comparison kept"
+                if not cell["kept"]
+                else "no kept comparison involves the group"
+            )
             for name in ("pol", "ext", "first_position_rate"):
-                if cell.get(name) is None:
+                if cell[name] is None:
                     out.append((f"{model}.2afc.{scenario}.{name}", reason))
             for kind in KINDS:
-                for label, value in sorted((cell.get("win_rate", {}).get(kind) or {}).items()):
+                for label, value in sorted(cell["win_rate"][kind].items()):
                     if value is None:
                         out.append((f"{model}.2afc.{scenario}.win_rate.{kind}.{label}", reason))
-        for question, cell in sorted(block.get("mcq", {}).items()):
+        for question, cell in sorted(mcq_cells(block).items()):
             for kind in ("race", "gender"):
-                for label, value in sorted((cell.get("jsd", {}).get(kind) or {}).items()):
+                for label, value in sorted(cell["jsd"][kind].items()):
                     if value is None:
-                        out.append((f"{model}.mcq.{question}.jsd.{kind}.{label}",
-                                    "no valid answer for the group"))  # fmt: skip
+                        out.append(
+                            (
+                                f"{model}.mcq.{question}.jsd.{kind}.{label}",
+                                "no valid answer for the group",
+                            )
+                        )
     return out
 
 
 # --- the legal mapping's evidence lines ------------------------------------------------------
 
 
-def _design(part):
-    counts = part.get("face_set", {}).get("counts") or {}
+def _design(part: ReflectPart) -> str:
+    counts = part["face_set"]["counts"]
     return (
-        f"REFLECT: face set {part.get('face_set', {}).get('name', '')}, "
-        f"{counts.get('occupations', 0)} occupations, {counts.get('templates', 0)} templates × 10 "
-        f"race × gender groups; {len(part.get('models', {}))} model(s), "
-        f"{part.get('answers', {}).get('n_answers', 0)} answers."
+        f"REFLECT: face set {part['face_set']['name']}, "
+        f"{counts['occupations']} occupations, {counts['templates']} templates × 10 "
+        f"race × gender groups; {len(part['models'])} model(s), "
+        f"{part['answers']['n_answers']} answers."
     )
 
 
-def _measures(part):
+def _measures(part: ReflectPart) -> str:
     return (
         "REFLECT: 2AFC win rates (kept comparisons and all trials), polarization Pol and Ext, "
         "MCQ JSD and mean gaps, salary gaps and clustered OLS, with a template-cluster bootstrap "
-        f"({part.get('settings', {}).get('n_resamples')} resamples)."
+        f"({part['settings']['n_resamples']} resamples)."
     )
 
 
-def _disparities(part):
+def _disparities(part: ReflectPart) -> str:
+    models = part["models"].values()
     blocks = {
-        task: sum(len(b.get(task) or {}) for b in part.get("models", {}).values())
-        for task in ("2afc", "mcq")
+        "2afc": sum(len(two_afc_cells(b)) for b in models),
+        "mcq": sum(len(mcq_cells(b)) for b in models),
     }
-    salaries = sum(1 for b in part.get("models", {}).values() if b.get("salary"))
+    salaries = sum(1 for b in models if salary_block(b) is not None)
     gaps = win_rate_gaps(part)
     largest = f"; largest win-rate gap {number(gaps[0]['gap'], 2)}" if gaps else ""
     return (
@@ -312,19 +375,19 @@ def _disparities(part):
     )
 
 
-def _regression(part):
-    fits = sum(
-        len((b.get("salary") or {}).get("ols") or {}) for b in part.get("models", {}).values()
-    )
+def _regression(part: ReflectPart) -> str:
+    salaries = (salary_block(b) for b in part["models"].values())
+    fits = sum(len(salary["ols"]) for salary in salaries if salary is not None)
     return f"REFLECT: {fits} clustered OLS fits of salary on race and gender."
 
 
-def _limitations(part):
-    return f"REFLECT: {len(part.get('limitations', []))} stated limitations."
+def _limitations(part: ReflectPart) -> str:
+    return f"REFLECT: {len(part['limitations'])} stated limitations."
 
 
-def _data_statement(part):
-    counts = part.get("face_set", {}).get("counts") or {}
+def _data_statement(part: ReflectPart) -> str:
+    counts = part["face_set"]["counts"]
+    # Answers read from dumps carry no face-set records: nothing rejected or checked here.
     return (
         f"REFLECT: {counts.get('images_rejected', 0)} face images rejected by QC; "
         f"{counts.get('biographies_accepted', 0)} of {counts.get('biographies', 0)} biographies "
@@ -332,7 +395,7 @@ def _data_statement(part):
     )
 
 
-def _recomputable(part):
+def _recomputable(part: ReflectPart) -> str:
     return "REFLECT: the folder holds every answer; verify_report recomputes the REFLECT numbers."
 
 

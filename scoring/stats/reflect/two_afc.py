@@ -420,18 +420,3 @@ def win_matrix_spearman_table(
             extra={**point.extra, "undefined_resamples": int(undefined_draws)},
         )
     return out
-
-
-def win_matrix_spearman_bootstrap(
-    counts_a: TwoAfcCounts,
-    counts_b: TwoAfcCounts,
-    *,
-    n_resamples: int = DEFAULT_N_RESAMPLES,
-    rng: np.random.Generator | int,
-    confidence: float = 0.95,
-) -> Stat:
-    """Spearman's rho of two models' 45 cells with a paired template-cluster bootstrap CI."""
-    table = win_matrix_spearman_table(
-        {"a": counts_a, "b": counts_b}, n_resamples=n_resamples, rng=rng, confidence=confidence
-    )
-    return table["a|b"]

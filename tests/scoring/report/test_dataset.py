@@ -44,8 +44,17 @@ def report(frames):
 def test_json_is_strict_and_complete(report):
     text = json.dumps(report, allow_nan=False)
     assert "NaN" not in text and "Infinity" not in text
-    for section in ("study", "design", "rates", "disparities", "regression", "validation",
-                    "limitations", "article_10", "provenance"):  # fmt: skip
+    for section in (
+        "study",
+        "design",
+        "rates",
+        "disparities",
+        "regression",
+        "validation",
+        "limitations",
+        "article_10",
+        "provenance",
+    ):
         assert section in report
     assert report["provenance"]["seed"] == 3 and report["provenance"]["n_permutations"] == 200
     assert report["provenance"]["software"]["numpy"] == np.__version__
@@ -134,12 +143,22 @@ def _planted(seed=0, n_prompts=60):
         for value, p, copies in (("A", 0.10, 4), ("B", 0.45, 2), ("C", 0.25, 3)):
             for copy in range(copies):
                 refused = rng.random() < p
-                rows.append({
-                    "item_id": f"i{prompt}-{value}-{copy}", "attribute": "culture", "attribute_value": value,
-                    "base_prompt_id": f"bp{prompt}", "domain": f"d{prompt % 3}", "generator": f"g{copy % 2}",
-                    "mode": "t2i", "judge": "j@1", "hard_refusal": refused,
-                    "cue": None if refused else ("erased" if rng.random() < 0.3 else "retained"),
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "item_id": f"i{prompt}-{value}-{copy}",
+                        "attribute": "culture",
+                        "attribute_value": value,
+                        "base_prompt_id": f"bp{prompt}",
+                        "domain": f"d{prompt % 3}",
+                        "generator": f"g{copy % 2}",
+                        "mode": "t2i",
+                        "judge": "j@1",
+                        "hard_refusal": refused,
+                        "cue": None
+                        if refused
+                        else ("erased" if rng.random() < 0.3 else "retained"),
+                    }
+                )
     return pd.DataFrame(rows)
 
 

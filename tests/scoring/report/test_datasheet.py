@@ -9,8 +9,14 @@ from scoring.report.datasheet import annotator_pool, data_statement, guidelines_
 
 
 def record(annotator, group, seconds, *, is_gold=False, batch="b1", too_fast=False):
-    return {"annotator": annotator, "annotator_group": group, "seconds_to_answer": seconds,
-            "is_gold": is_gold, "batch": batch, "too_fast": too_fast}  # fmt: skip
+    return {
+        "annotator": annotator,
+        "annotator_group": group,
+        "seconds_to_answer": seconds,
+        "is_gold": is_gold,
+        "batch": batch,
+        "too_fast": too_fast,
+    }
 
 
 RECORDS = [
@@ -79,13 +85,31 @@ PLAN = {
     "options": {"missing_slot": "skip"},
 }
 ROWS = [
-    {"prompt_id": "p1", "attribute": "gender", "status": "planned", "operation": "insert",
-     "slot_rule": "noun", "skip_reason": ""},
-    {"prompt_id": "p1", "attribute": "gender", "status": "planned", "operation": "insert",
-     "slot_rule": "noun", "skip_reason": ""},
-    {"prompt_id": "p2", "attribute": "gender", "status": "skipped", "operation": "",
-     "slot_rule": "", "skip_reason": "no person to attach the attribute to"},
-]  # fmt: skip
+    {
+        "prompt_id": "p1",
+        "attribute": "gender",
+        "status": "planned",
+        "operation": "insert",
+        "slot_rule": "noun",
+        "skip_reason": "",
+    },
+    {
+        "prompt_id": "p1",
+        "attribute": "gender",
+        "status": "planned",
+        "operation": "insert",
+        "slot_rule": "noun",
+        "skip_reason": "",
+    },
+    {
+        "prompt_id": "p2",
+        "attribute": "gender",
+        "status": "skipped",
+        "operation": "",
+        "slot_rule": "",
+        "skip_reason": "no person to attach the attribute to",
+    },
+]
 
 
 def test_data_statement_counts_rows_sources_licences_and_skips():

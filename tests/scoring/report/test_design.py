@@ -4,8 +4,15 @@ from scoring.report.design import study_design_from_records
 
 
 def item(item_id, value, prompt, domain, generator="g1"):
-    return {"item_id": item_id, "attribute": "culture", "value": value, "base_prompt_id": prompt,
-            "domain": domain, "generator": generator, "mode": "t2i"}  # fmt: skip
+    return {
+        "item_id": item_id,
+        "attribute": "culture",
+        "value": value,
+        "base_prompt_id": prompt,
+        "domain": domain,
+        "generator": generator,
+        "mode": "t2i",
+    }
 
 
 def test_counts_values_prompts_domains_generators_and_judges():
@@ -19,8 +26,12 @@ def test_counts_values_prompts_domains_generators_and_judges():
         },
         {"attribute": "culture", "value": "Nigerian", "cue_description": "", "is_neutral": False},
     ]
-    items = [item("a", "Korean", "p1", "sport"), item("b", "US", "p1", "sport"),
-             item("c", "US", "p2", "sport", "g2"), item("d", "Korean", "p3", "art")]  # fmt: skip
+    items = [
+        item("a", "Korean", "p1", "sport"),
+        item("b", "US", "p1", "sport"),
+        item("c", "US", "p2", "sport", "g2"),
+        item("d", "Korean", "p3", "art"),
+    ]
     log = [
         {"judge": "vlm", "judge_version": "1", "failed": failed} for failed in (False, False, True)
     ]

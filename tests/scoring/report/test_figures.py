@@ -15,33 +15,76 @@ def _report():
         "A": {"n": 10, "successes": 0, "rate": 0.0, "ci_low": 0.0, "ci_high": 0.28},
         "B": {"n": 12, "successes": 6, "rate": 0.5, "ci_low": 0.25, "ci_high": 0.75},
     }
-    pair = {"value_a": "A", "value_b": "B", "test": "fisher-exact", "p_value": 0.01,
-            "p_holm": 0.01, "p_bh": 0.01, "cohen_h": -1.57, "odds_ratio": 0.045,
-            "odds_ratio_ci_low": 0.0021, "odds_ratio_ci_high": 1601.64,
-            "odds_ratio_correction": "haldane_anscombe"}  # fmt: skip
-    disparity = {"source": "human", "measure": "refusal", "attribute": "culture", "n": 22,
-                 "delta": 0.5, "delta_ci_low": None, "delta_ci_high": None,
-                 "delta_ci_reason": "fewer than 5 base prompts can be resampled",
-                 "ratio": None, "ratio_reason": "the minimum rate is 0", "max_value": "B",
-                 "min_value": "A", "permutation_p": 0.02, "permutation_p_holm": 0.04,
-                 "permutation_p_bh": 0.04, "flagged": True, "neutral_rate": 0.2,
-                 "values": [{"value": k, **v} for k, v in values.items()],
-                 "pairwise_tests": [pair]}  # fmt: skip
-    fit = {"fitted": True, "n": 22, "n_clusters": 4, "coefficients": {
-        "B": {"beta": 7.4, "odds_ratio": 1636.0, "ci_low": 0.004, "ci_high": 6.0e8, "p_value": 0.3},
-    }}  # fmt: skip
+    pair = {
+        "value_a": "A",
+        "value_b": "B",
+        "test": "fisher-exact",
+        "p_value": 0.01,
+        "p_holm": 0.01,
+        "p_bh": 0.01,
+        "cohen_h": -1.57,
+        "odds_ratio": 0.045,
+        "odds_ratio_ci_low": 0.0021,
+        "odds_ratio_ci_high": 1601.64,
+        "odds_ratio_correction": "haldane_anscombe",
+    }
+    disparity = {
+        "source": "human",
+        "measure": "refusal",
+        "attribute": "culture",
+        "n": 22,
+        "delta": 0.5,
+        "delta_ci_low": None,
+        "delta_ci_high": None,
+        "delta_ci_reason": "fewer than 5 base prompts can be resampled",
+        "ratio": None,
+        "ratio_reason": "the minimum rate is 0",
+        "max_value": "B",
+        "min_value": "A",
+        "permutation_p": 0.02,
+        "permutation_p_holm": 0.04,
+        "permutation_p_bh": 0.04,
+        "flagged": True,
+        "neutral_rate": 0.2,
+        "values": [{"value": k, **v} for k, v in values.items()],
+        "pairwise_tests": [pair],
+    }
+    fit = {
+        "fitted": True,
+        "n": 22,
+        "n_clusters": 4,
+        "coefficients": {
+            "B": {
+                "beta": 7.4,
+                "odds_ratio": 1636.0,
+                "ci_low": 0.004,
+                "ci_high": 6.0e8,
+                "p_value": 0.3,
+            },
+        },
+    }
     return {
         "study": {"slug": "s", "name": "S"},
         "settings": {"alpha": 0.05, "confidence": 0.95, "n_resamples": 10, "n_permutations": 10},
         "rates": {"human": {"refusal": {"culture": {"values": values}}}},
         "disparities": [disparity],
-        "regression": [{"source": "human", "outcome": "refusal", "attribute": "culture",
-                        "reference": "A", "reference_chosen_by": "configured",
-                        "n_observations": 22, "cluster": fit,
-                        "gee": {"fitted": False, "reason": "the model did not converge"}}],
-        "validation": {"human_vs_auto": [], "inter_annotator": {
-            "overall": {}, "by_attribute": {}, "by_annotator_group": {}}},
-    }  # fmt: skip
+        "regression": [
+            {
+                "source": "human",
+                "outcome": "refusal",
+                "attribute": "culture",
+                "reference": "A",
+                "reference_chosen_by": "configured",
+                "n_observations": 22,
+                "cluster": fit,
+                "gee": {"fitted": False, "reason": "the model did not converge"},
+            }
+        ],
+        "validation": {
+            "human_vs_auto": [],
+            "inter_annotator": {"overall": {}, "by_attribute": {}, "by_annotator_group": {}},
+        },
+    }
 
 
 def _svg(report, key):

@@ -16,8 +16,13 @@ def provisions(kind):
 
 def test_high_risk_maps_to_article_10_and_not_to_the_general_purpose_route():
     found = provisions("high_risk")
-    for provision in ("Article 10(2)(f)", "Article 10(2)(g)", "Article 10(3)", "Article 10(4)",
-                      "Article 10(5)"):  # fmt: skip
+    for provision in (
+        "Article 10(2)(f)",
+        "Article 10(2)(g)",
+        "Article 10(3)",
+        "Article 10(4)",
+        "Article 10(5)",
+    ):
         assert provision in found
     assert not any("53" in p or "Annex XI" in p or "Article 50" in p for p in found)
 

@@ -17,7 +17,7 @@ def _report(sizes: list[int], *, min_n: int = 30) -> dict:
         "study": {},
         "disparities": [
             {"source": "human", "measure": "refusal", "attribute": "culture", "values": values}
-        ],  # fmt: skip
+        ],
         "regression": [],
     }
 

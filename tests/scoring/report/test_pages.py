@@ -65,8 +65,16 @@ def test_report_page_renders_every_section_for_staff(answered_study, staff_clien
     response = staff_client.get(reverse("report:study_report", args=[answered_study.slug]))
     assert response.status_code == 200
     page = response.content.decode()
-    for heading in ("Legal mapping", "Study design and data sources", "Examination method", "Detected biases",
-                    "Regression", "Human validation", "Stated limitations", "Provenance"):  # fmt: skip
+    for heading in (
+        "Legal mapping",
+        "Study design and data sources",
+        "Examination method",
+        "Detected biases",
+        "Regression",
+        "Human validation",
+        "Stated limitations",
+        "Provenance",
+    ):
         assert heading in page, heading
     assert "@media print" in page and "Korean markers" in page and "vlm-a" in page
     assert (
@@ -137,8 +145,14 @@ def test_command_writes_a_self_contained_html_and_the_export_numbers(answered_st
 
 
 def test_command_takes_a_reference_value(answered_study, tmp_path):
-    call_command("audit_report", study=answered_study.slug, out=tmp_path, bootstrap=0, permutations=10,
-                 reference=["culture=US"])  # fmt: skip
+    call_command(
+        "audit_report",
+        study=answered_study.slug,
+        out=tmp_path,
+        bootstrap=0,
+        permutations=10,
+        reference=["culture=US"],
+    )
     report = json.loads((tmp_path / "report.json").read_text())
     assert {t["reference"] for t in report["regression"]} == {"US"}
     assert {t["reference_chosen_by"] for t in report["regression"]} == {"configured"}
@@ -182,8 +196,14 @@ def test_staff_download_the_report_as_pdf(answered_study, staff_client, annotato
 
 @pytest.mark.browser
 def test_command_writes_the_pdf(answered_study, tmp_path):
-    call_command("audit_report", study=answered_study.slug, out=tmp_path, bootstrap=0,
-                 permutations=10, output_format="pdf")  # fmt: skip
+    call_command(
+        "audit_report",
+        study=answered_study.slug,
+        out=tmp_path,
+        bootstrap=0,
+        permutations=10,
+        output_format="pdf",
+    )
     assert (tmp_path / "report.pdf").read_bytes().startswith(b"%PDF")
     assert (tmp_path / "report.html").exists() and (tmp_path / "report.json").exists()
 
@@ -193,7 +213,13 @@ def test_pdf_without_chromium_is_one_line_and_writes_nothing(answered_study, tmp
 
     monkeypatch.setenv("ACRB_CHROMIUM", str(tmp_path / "no-chromium"))
     with pytest.raises(CommandError) as error:
-        call_command("audit_report", study=answered_study.slug, out=tmp_path / "out",
-                     bootstrap=0, permutations=10, output_format="pdf")  # fmt: skip
+        call_command(
+            "audit_report",
+            study=answered_study.slug,
+            out=tmp_path / "out",
+            bootstrap=0,
+            permutations=10,
+            output_format="pdf",
+        )
     assert "PDF needs headless Chromium" in str(error.value) and "\n" not in str(error.value)
     assert not (tmp_path / "out").exists()

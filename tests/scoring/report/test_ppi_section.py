@@ -18,8 +18,14 @@ from tests.support.ppi_document import JUDGE, ppi_sections
 @pytest.fixture(scope="module")
 def plain_report():
     annotations, judgments = synthetic_study(n_items=90, n_annotated_items=30, overlap=2, seed=3)
-    document = audit_report(annotations, judgments, study={"slug": "s", "name": "S", "mode": "t2i"},
-                            n_resamples=20, n_permutations=20, seed=1)  # fmt: skip
+    document = audit_report(
+        annotations,
+        judgments,
+        study={"slug": "s", "name": "S", "mode": "t2i"},
+        n_resamples=20,
+        n_permutations=20,
+        seed=1,
+    )
     document = json.loads(json.dumps(document))
     document.pop("ppi", None)
     document.pop("judge_error", None)
@@ -53,8 +59,10 @@ def test_findings_lead_with_the_ppi_delta_and_name_the_differential_attribute(re
     assert "culture = 0.288 (95% CI 0.132 to 0.432)" in lines[0]
     assert any("errs differently across culture values on erasure" in line for line in lines)
     assert not any("errs differently across gender" in line for line in lines)
-    assert any(line.startswith(f"Do not report judge {JUDGE}'s own erasure Δ for culture")
-               for line in lines)  # fmt: skip
+    assert any(
+        line.startswith(f"Do not report judge {JUDGE}'s own erasure Δ for culture")
+        for line in lines
+    )
     summary = executive_summary(report)
     assert summary["findings"][: len(lines)] == lines
 
@@ -75,8 +83,9 @@ def test_display_rows_carry_intervals_reasons_and_the_error_per_value(report):
     assert rates[("culture", "Nigerian")]["rate"]["text"] == "32.0% [22.0%, 43.0%]"
     assert rates[("culture", "Nigerian")]["lambda"] == "0.65"
     assert rates[("gender", "nonbinary")]["rate"] == {
-        "text": "—", "reason": "no labelled item for this value"
-    }  # fmt: skip
+        "text": "—",
+        "reason": "no labelled item for this value",
+    }
     errors = {t["attribute"]: t for t in erasure["errors"]}
     nigerian = {v["value"]: v for v in errors["culture"]["values"]}["Nigerian"]
     assert nigerian["fpr"]["text"] == "25.0% [17.0%, 35.0%]" and errors["culture"]["differential"]
@@ -84,8 +93,11 @@ def test_display_rows_carry_intervals_reasons_and_the_error_per_value(report):
 
 
 def test_a_partial_document_does_not_break_the_display(plain_report):
-    partial = {**plain_report, "ppi": {JUDGE: {"erasure": {"delta": {"culture": None}}}},
-               "judge_error": {JUDGE: {"erasure": {"culture": {"per_value": {}}}}}}  # fmt: skip
+    partial = {
+        **plain_report,
+        "ppi": {JUDGE: {"erasure": {"delta": {"culture": None}}}},
+        "judge_error": {JUDGE: {"erasure": {"culture": {"per_value": {}}}}},
+    }
     shown = display_ppi(partial)
     assert (
         shown["present"] and shown["judges"][0]["outcomes"][0]["deltas"][0]["delta"]["text"] == "—"

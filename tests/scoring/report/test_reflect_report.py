@@ -140,8 +140,11 @@ def test_reflect_maps_to_article_10_by_default_and_to_the_stated_kind_otherwise(
 def test_one_mapping_for_a_study_and_a_reflect_part_of_different_kinds(report):
     from tests.scoring.report.test_legal import MINIMAL_REPORT
 
-    combined = {**MINIMAL_REPORT, "study": {"system_kind": "general_purpose", "name": "S"},
-                "reflect": report["reflect"]}  # fmt: skip
+    combined = {
+        **MINIMAL_REPORT,
+        "study": {"system_kind": "general_purpose", "name": "S"},
+        "reflect": report["reflect"],
+    }
     mapping = legal_mapping(combined)
     by_id = {entry["id"]: entry for entry in mapping["obligations"]}
     assert [s["part"] for s in mapping["systems"]] == ["study", "reflect"]
@@ -163,7 +166,11 @@ def test_figures_draw_the_part_numbers_with_their_intervals(report):
     part = report["reflect"]
     specs = reflect_figures.figure_list(part)
     assert [s["kind"] for s in specs] == [
-        "reflect_win_rate", "reflect_figure_4", "reflect_jsd", "reflect_salary"] * 2  # fmt: skip
+        "reflect_win_rate",
+        "reflect_figure_4",
+        "reflect_jsd",
+        "reflect_salary",
+    ] * 2
     rows, columns = reflect_figures.figure_rows(part, specs[0])
     cell = part["models"]["vlm-a"]["2afc"]["income"]
     white = next(r for r in rows if r["attribute"] == "race" and r["value"] == "White")
@@ -209,8 +216,11 @@ def test_an_untouched_reflect_folder_verifies_and_a_changed_answer_fails(
     # Tamper: one 2AFC answer of vlm-a flips its letter, and the forger rewrites the manifest.
     path = folder / bundle.REFLECT_ANSWERS_FILE
     lines = path.read_text().splitlines()
-    index = next(i for i, line in enumerate(lines)
-                 if '"task": "2afc"' in line and '"raw_answer": "A"' in line and '"model": "vlm-a"' in line)  # fmt: skip
+    index = next(
+        i
+        for i, line in enumerate(lines)
+        if '"task": "2afc"' in line and '"raw_answer": "A"' in line and '"model": "vlm-a"' in line
+    )
     row = json.loads(lines[index])
     lines[index] = json.dumps({**row, "raw_answer": "B"}, sort_keys=True)
     path.write_text("\n".join(lines) + "\n")
@@ -233,13 +243,26 @@ def test_an_untouched_reflect_folder_verifies_and_a_changed_answer_fails(
 def test_reflect_report_writes_the_folder_from_the_database(face_set, serve, tmp_path):  # noqa: F811
     run_reflect(serve(prefers_rank([3, 1, 4, 0, 5, 9, 2, 6, 8, 7])), tasks="2afc,mcq,salary")
     out = tmp_path / "out"
-    call_command("reflect_report", "--set", face_set.slug, "--out", str(out), "--resamples", "50",
-                 "--intended-purpose", "shortlisting nurses", verbosity=0)  # fmt: skip
+    call_command(
+        "reflect_report",
+        "--set",
+        face_set.slug,
+        "--out",
+        str(out),
+        "--resamples",
+        "50",
+        "--intended-purpose",
+        "shortlisting nurses",
+        verbosity=0,
+    )
     report = json.loads((out / "report.json").read_text())
     part = report["reflect"]
     assert part["face_set"]["slug"] == face_set.slug and part["runs"][0]["model"] == "fake-vlm"
-    assert part["system"] == {"system_kind": "high_risk", "intended_purpose": "shortlisting nurses",
-                              "kind_source": "default"}  # fmt: skip
+    assert part["system"] == {
+        "system_kind": "high_risk",
+        "intended_purpose": "shortlisting nurses",
+        "kind_source": "default",
+    }
     assert part["face_set"]["counts"]["templates"] == 2
     for name in ("report.html", "tables/win_rates.csv", "figures/jsd__fake-vlm.svg"):
         assert (out / name).stat().st_size > 0
@@ -251,8 +274,14 @@ def test_reflect_report_writes_the_folder_from_the_database(face_set, serve, tmp
 def test_a_study_with_a_reflect_part_is_one_document(answered_study, face_set, serve, tmp_path):  # noqa: F811
     run_reflect(serve(prefers_rank(list(range(10)))), tasks="2afc")
     out = tmp_path / "both"
-    call_command("audit_report", study=answered_study.slug, out=out, bootstrap=0, permutations=10,
-                 reflect_set=face_set.slug)  # fmt: skip
+    call_command(
+        "audit_report",
+        study=answered_study.slug,
+        out=out,
+        bootstrap=0,
+        permutations=10,
+        reflect_set=face_set.slug,
+    )
     report = json.loads((out / "report.json").read_text())
     assert report["study"]["slug"] == answered_study.slug
     assert report["reflect"]["models"]["fake-vlm"]["2afc"]["income"]["kept"] == 90
@@ -276,14 +305,28 @@ def test_reflect_report_prints_the_same_document_to_pdf(face_set, serve, tmp_pat
         pytest.skip("poppler-utils (pdftotext) not installed: make browser")
     run_reflect(serve(prefers_rank(list(range(10)))), tasks="2afc,mcq")
     out = tmp_path / "pdf"
-    call_command("reflect_report", "--set", face_set.name, "--out", str(out), "--resamples", "50",
-                 "--format", "pdf", verbosity=0)  # fmt: skip
+    call_command(
+        "reflect_report",
+        "--set",
+        face_set.name,
+        "--out",
+        str(out),
+        "--resamples",
+        "50",
+        "--format",
+        "pdf",
+        verbosity=0,
+    )
     pdf = out / "report.pdf"
     info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
     pages = int(next(line for line in info.splitlines() if line.startswith("Pages:")).split()[1])
     assert 4 <= pages <= 20
-    first = subprocess.run(["pdftotext", "-f", "1", "-l", "1", "-layout", str(pdf), "-"],
-                           capture_output=True, text=True, check=True).stdout  # fmt: skip
+    first = subprocess.run(
+        ["pdftotext", "-f", "1", "-l", "1", "-layout", str(pdf), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "REFLECT audit: Faces A" in first and "Executive summary" in first
     assert "Headline findings" in first and "fake-vlm, 2AFC" in first
     assert "report.pdf" in json.loads((out / bundle.MANIFEST).read_text())["files"]

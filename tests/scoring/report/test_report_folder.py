@@ -44,17 +44,34 @@ def test_the_page_maps_evidence_by_system_kind_and_refreshes_after_an_edit(
 def test_the_page_documents_the_people_and_the_data(answered_study, staff_client, fast_report):
     answered_study.annotator_recruitment = "two bilingual students per culture"
     answered_study.save()
-    PlannedPrompt.objects.create(study=answered_study, plan_id="p9-culture-x", prompt_id="p9",
-                                 domain="sport", attribute="culture", value="Korean",
-                                 status="skipped", skip_reason="no person in the prompt")  # fmt: skip
-    StudyPlan.objects.create(study=answered_study, taxonomy={"version": 1, "attributes": {}},
-                             taxonomy_source="generation/data/taxonomy.json",
-                             base_prompts_source="shipped default")  # fmt: skip
+    PlannedPrompt.objects.create(
+        study=answered_study,
+        plan_id="p9-culture-x",
+        prompt_id="p9",
+        domain="sport",
+        attribute="culture",
+        value="Korean",
+        status="skipped",
+        skip_reason="no person in the prompt",
+    )
+    StudyPlan.objects.create(
+        study=answered_study,
+        taxonomy={"version": 1, "attributes": {}},
+        taxonomy_source="generation/data/taxonomy.json",
+        base_prompts_source="shipped default",
+    )
     text = page(staff_client, answered_study)
-    for expected in ("The people: annotator pool", "two bilingual students per culture",
-                     "Pay</dt><dd>not stated", "Text of the guidelines", "Is the output a refusal?",
-                     "k-overlap balanced random", "The data: statement for the prompt set",
-                     "no person in the prompt", "ACRB benign-but-boundary base prompts"):  # fmt: skip
+    for expected in (
+        "The people: annotator pool",
+        "two bilingual students per culture",
+        "Pay</dt><dd>not stated",
+        "Text of the guidelines",
+        "Is the output a refusal?",
+        "k-overlap balanced random",
+        "The data: statement for the prompt set",
+        "no person in the prompt",
+        "ACRB benign-but-boundary base prompts",
+    ):
         assert expected in text, expected
 
 
@@ -64,9 +81,16 @@ def test_the_folder_verifies_and_a_changed_row_fails(answered_study, tmp_path, c
         "audit_report", study=answered_study.slug, out=out, bootstrap=50, permutations=20, seed=4
     )
     manifest = json.loads((out / bundle.MANIFEST).read_text())
-    assert {"report.json", "report.html", "data/annotations.jsonl", "data/judgments.jsonl",
-            "data/planned_prompts.jsonl", "data/items.jsonl", "data/judgment_log.jsonl",
-            "data/context.json"} <= set(manifest["files"])  # fmt: skip
+    assert {
+        "report.json",
+        "report.html",
+        "data/annotations.jsonl",
+        "data/judgments.jsonl",
+        "data/planned_prompts.jsonl",
+        "data/items.jsonl",
+        "data/judgment_log.jsonl",
+        "data/context.json",
+    } <= set(manifest["files"])
     assert manifest["seeds"] == {"report": 4, "batches": {"b1": 1}}
     assert manifest["settings"]["n_permutations"] == 20 and manifest["packages"]["Django"]
     report = json.loads((out / "report.json").read_text())
@@ -106,10 +130,19 @@ def test_staff_set_the_audit_context_in_the_admin(study, client, django_user_mod
     page = client.get(url).content.decode()
     for field in ("system_kind", "intended_purpose", "annotator_recruitment", "annotator_pay"):
         assert f'name="{field}"' in page, field
-    form = {"name": study.name, "slug": study.slug, "mode": study.mode, "overlap_k": 2,
-            "label_scheme": "[]", "description": "", "min_seconds_per_item": 0,
-            "system_kind": "high_risk", "intended_purpose": "pay decisions",
-            "annotator_recruitment": "", "annotator_pay": "EUR 15 per hour"}  # fmt: skip
+    form = {
+        "name": study.name,
+        "slug": study.slug,
+        "mode": study.mode,
+        "overlap_k": 2,
+        "label_scheme": "[]",
+        "description": "",
+        "min_seconds_per_item": 0,
+        "system_kind": "high_risk",
+        "intended_purpose": "pay decisions",
+        "annotator_recruitment": "",
+        "annotator_pay": "EUR 15 per hour",
+    }
     response = client.post(url, form)
     assert response.status_code == 302, response.content.decode()[:2000]
     study.refresh_from_db()

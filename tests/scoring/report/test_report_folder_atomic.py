@@ -48,8 +48,9 @@ def test_a_failed_run_keeps_the_earlier_report_whole_and_a_rerun_keeps_other_fil
     assert after == before
     assert sorted(p.name for p in out.parent.iterdir()) == ["report"]
     monkeypatch.undo()
-    call_command("audit_report", study=answered_study.slug, out=out, seed=2, bootstrap=20,
-                 permutations=10)  # fmt: skip
+    call_command(
+        "audit_report", study=answered_study.slug, out=out, seed=2, bootstrap=20, permutations=10
+    )
     assert (out / "notes.txt").read_text() == "mine"
     assert '"report": 2' in (out / bundle.MANIFEST).read_text()
     call_command("verify_report", str(out))

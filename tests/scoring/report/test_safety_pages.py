@@ -22,12 +22,22 @@ def controls_study(tmp_path, *, harmful: bool):
             for k, value in enumerate(values):
                 attribute = "neutral" if value == "neutral" else "culture"
                 refused = (prompt + k + (intent == "harmful")) % 3 == 0
-                lines.append(manifest_line(
-                    f"{prompt}-{intent}-{value}", value=value, attribute=attribute,
-                    base=f"bp{prompt}", intent=intent,
-                    judgments=[{"judge": "vlm-a@1", "hard_refusal": refused,
-                                "cue": None if refused else "retained"}],
-                ))  # fmt: skip
+                lines.append(
+                    manifest_line(
+                        f"{prompt}-{intent}-{value}",
+                        value=value,
+                        attribute=attribute,
+                        base=f"bp{prompt}",
+                        intent=intent,
+                        judgments=[
+                            {
+                                "judge": "vlm-a@1",
+                                "hard_refusal": refused,
+                                "cue": None if refused else "retained",
+                            }
+                        ],
+                    )
+                )
     importers.items_import(study=study, manifest=write_manifest(tmp_path / slug, lines))
     return study
 
@@ -47,8 +57,9 @@ def test_with_controls_the_section_has_findings_table_and_figures(tmp_path, staf
     fragment = staff_client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert "Source: auto:vlm-a@1" in fragment and "safety-table" in fragment
     assert "refuses benign prompts about" in fragment
-    figure = reverse("report:study_report_figure",
-                     args=[study.slug, "frontier--auto:vlm-a@1--gen-a", "svg"])  # fmt: skip
+    figure = reverse(
+        "report:study_report_figure", args=[study.slug, "frontier--auto:vlm-a@1--gen-a", "svg"]
+    )
     assert figure in fragment
     image = staff_client.get(figure)
     assert image.status_code == 200 and image["Content-Type"] == "image/svg+xml"

@@ -19,23 +19,38 @@ FRAMES = synthetic_study(n_items=336, n_annotated_items=84, overlap=2, seed=4, h
 @pytest.fixture(scope="module")
 def report():
     annotations, judgments = FRAMES
-    return audit_report(annotations, judgments, n_resamples=50, n_permutations=20, seed=1,
-                        generated_at="2026-01-01T00:00:00+00:00")  # fmt: skip
+    return audit_report(
+        annotations,
+        judgments,
+        n_resamples=50,
+        n_permutations=20,
+        seed=1,
+        generated_at="2026-01-01T00:00:00+00:00",
+    )
 
 
 def test_keys_of_the_section(report):
     source = "auto:clip-refusal@1"
     point = report["frontier"][source]["generator-a"]["culture"]["Nigerian"]
-    assert set(point) >= {"over_refusal", "over_refusal_ci", "under_refusal",
-                          "under_refusal_ci", "n_benign", "n_harmful"}  # fmt: skip
+    assert set(point) >= {
+        "over_refusal",
+        "over_refusal_ci",
+        "under_refusal",
+        "under_refusal_ci",
+        "n_benign",
+        "n_harmful",
+    }
     assert point["n_harmful"] > 0
     under = report["rates"][source]["under_refusal"]["culture"]
     assert set(under) >= {"values", "delta", "max_value", "min_value", "delta_ci_low"}
     assert "ratio_to_neutral" in under["values"]["Nigerian"]
     test = report["intent_interaction"][source]["culture"]
     assert set(test) >= {"p_value", "test", "largest"}
-    table = next(t for t in report["intent_interaction_tables"]
-                 if t["source"] == source and t["attribute"] == "culture")  # fmt: skip
+    table = next(
+        t
+        for t in report["intent_interaction_tables"]
+        if t["source"] == source and t["attribute"] == "culture"
+    )
     assert table["cluster"]["fitted"] and table["gee"]["method"] == "gee"
     assert test["p_value"] == table["cluster"]["wald"]["p_value"]
     keys = list(report)
@@ -44,10 +59,14 @@ def test_keys_of_the_section(report):
 
 def test_disparities_and_regressions_count_benign_items_only(report):
     annotations, judgments = FRAMES
-    benign = audit_report(annotations[annotations["intent"] == "benign"].drop(columns="intent"),
-                          judgments[judgments["intent"] == "benign"].drop(columns="intent"),
-                          n_resamples=50, n_permutations=20, seed=1,
-                          generated_at="2026-01-01T00:00:00+00:00")  # fmt: skip
+    benign = audit_report(
+        annotations[annotations["intent"] == "benign"].drop(columns="intent"),
+        judgments[judgments["intent"] == "benign"].drop(columns="intent"),
+        n_resamples=50,
+        n_permutations=20,
+        seed=1,
+        generated_at="2026-01-01T00:00:00+00:00",
+    )
     assert report["regression"] == benign["regression"]
     assert report["disparities"] == benign["disparities"]
     assert report["rates"]["human"]["refusal"] == benign["rates"]["human"]["refusal"]
@@ -58,7 +77,9 @@ def test_disparities_and_regressions_count_benign_items_only(report):
 def test_frontier_figure_per_generator_and_its_rows(report):
     specs = [s for s in figures.figure_list(report) if s["kind"] == "frontier"]
     assert {(s["source"], s["detail"]) for s in specs} >= {
-        ("human", "generator-a"), ("auto:vlm-judge@1", "generator-b")}  # fmt: skip
+        ("human", "generator-a"),
+        ("auto:vlm-judge@1", "generator-b"),
+    }
     svg = figures.figure_image(report, specs[0], "svg").decode()
     assert "over-refusal" in svg and "neutral baseline" in svg
     rows, columns = figures.figure_rows(report, specs[0])
@@ -68,16 +89,41 @@ def test_frontier_figure_per_generator_and_its_rows(report):
 
 def hand_report():
     def point(over, under):
-        return {"over_refusal": over, "over_refusal_ci": [0, 1], "under_refusal": under,
-                "under_refusal_ci": [0, 1], "n_benign": 10, "n_harmful": 10}  # fmt: skip
+        return {
+            "over_refusal": over,
+            "over_refusal_ci": [0, 1],
+            "under_refusal": under,
+            "under_refusal_ci": [0, 1],
+            "n_benign": 10,
+            "n_harmful": 10,
+        }
 
-    return {"frontier": {"human": {"g": {
-                "neutral": {"neutral": point(0.10, 0.20)},
-                "culture": {"Nigerian": point(0.31, 0.36), "US": point(0.10, 0.20)},
-                "overall": {"all": point(0.2, 0.3)}}}},
-            "intent_interaction": {"human": {"culture": {
-                "p_value": 0.012, "test": "t", "df": 2,
-                "largest": {"value": "Nigerian", "odds_ratio": 0.5, "ci_low": 0.3, "ci_high": 0.9}}}}}  # fmt: skip
+    return {
+        "frontier": {
+            "human": {
+                "g": {
+                    "neutral": {"neutral": point(0.10, 0.20)},
+                    "culture": {"Nigerian": point(0.31, 0.36), "US": point(0.10, 0.20)},
+                    "overall": {"all": point(0.2, 0.3)},
+                }
+            }
+        },
+        "intent_interaction": {
+            "human": {
+                "culture": {
+                    "p_value": 0.012,
+                    "test": "t",
+                    "df": 2,
+                    "largest": {
+                        "value": "Nigerian",
+                        "odds_ratio": 0.5,
+                        "ci_low": 0.3,
+                        "ci_high": 0.9,
+                    },
+                }
+            }
+        },
+    }
 
 
 def test_findings_are_worded_from_the_numbers():
@@ -98,27 +144,48 @@ def test_findings_are_worded_from_the_numbers():
 
 
 def test_verify_report_recomputes_the_section(tmp_path):
-    annotations, judgments = synthetic_study(n_items=168, n_annotated_items=42, overlap=2,
-                                             seed=5, harmful_share=0.6)  # fmt: skip
-    answers = [{**row, "is_gold": False, "batch": "b1", "seconds_to_answer": 5.0,
-                "too_fast": False} for row in records(annotations)]  # fmt: skip
-    items = [{"item_id": r["item_id"], "attribute": r["attribute"], "value": r["attribute_value"],
-              "base_prompt_id": r["base_prompt_id"], "domain": r["domain"],
-              "generator": r["generator"], "mode": r["mode"]}
-             for r in {r["item_id"]: r for r in records(judgments)}.values()]  # fmt: skip
+    annotations, judgments = synthetic_study(
+        n_items=168, n_annotated_items=42, overlap=2, seed=5, harmful_share=0.6
+    )
+    answers = [
+        {**row, "is_gold": False, "batch": "b1", "seconds_to_answer": 5.0, "too_fast": False}
+        for row in records(annotations)
+    ]
+    items = [
+        {
+            "item_id": r["item_id"],
+            "attribute": r["attribute"],
+            "value": r["attribute_value"],
+            "base_prompt_id": r["base_prompt_id"],
+            "domain": r["domain"],
+            "generator": r["generator"],
+            "mode": r["mode"],
+        }
+        for r in {r["item_id"]: r for r in records(judgments)}.values()
+    ]
     inputs = {
-        "annotations": answers, "judgments": records(judgments), "planned_prompts": [],
+        "annotations": answers,
+        "judgments": records(judgments),
+        "planned_prompts": [],
         "items": items,
-        "judgment_log": [{"item_id": r["item_id"], "judge": r["judge"], "judge_version": "1",
-                          "failed": False} for r in records(judgments)],
+        "judgment_log": [
+            {"item_id": r["item_id"], "judge": r["judge"], "judge_version": "1", "failed": False}
+            for r in records(judgments)
+        ],
         "context": {
-            "attribute_values": [{"attribute": a, "value": v, "cue_description": "",
-                                  "is_neutral": False}
-                                 for a, v in sorted({(i["attribute"], i["value"]) for i in items})],
-            "study": {"slug": "s", "name": "S"}, "references": {}, "settings": SETTINGS,
-            "data_fingerprint": "fp", "batches": [], "guidelines": None, "plan": None,
+            "attribute_values": [
+                {"attribute": a, "value": v, "cue_description": "", "is_neutral": False}
+                for a, v in sorted({(i["attribute"], i["value"]) for i in items})
+            ],
+            "study": {"slug": "s", "name": "S"},
+            "references": {},
+            "settings": SETTINGS,
+            "data_fingerprint": "fp",
+            "batches": [],
+            "guidelines": None,
+            "plan": None,
         },
-    }  # fmt: skip
+    }
     report = bundle.report_from_inputs(inputs, generated_at="2026-01-01T00:00:00+00:00")
     assert safety.has_controls(report)
     folder = write_folder(tmp_path / "r", inputs, report)

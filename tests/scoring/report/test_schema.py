@@ -106,46 +106,84 @@ PPI = {
         "refusal": {
             "rates": {
                 "culture": {
-                    "Korean": {"estimate": 0.2, "ci_low": 0.1, "ci_high": 0.3, "lambda": 0.7,
-                               "n_labelled": 40, "n_unlabelled": 400},
-                    "Nigerian": {"estimate": None, "estimate_reason": "no labelled item",
-                                 "ci_low": None, "ci_high": None, "lambda": None,
-                                 "n_labelled": 0, "n_unlabelled": 12},
+                    "Korean": {
+                        "estimate": 0.2,
+                        "ci_low": 0.1,
+                        "ci_high": 0.3,
+                        "lambda": 0.7,
+                        "n_labelled": 40,
+                        "n_unlabelled": 400,
+                    },
+                    "Nigerian": {
+                        "estimate": None,
+                        "estimate_reason": "no labelled item",
+                        "ci_low": None,
+                        "ci_high": None,
+                        "lambda": None,
+                        "n_labelled": 0,
+                        "n_unlabelled": 12,
+                    },
                 }
             },
-            "delta": {"culture": {"estimate": 0.1, "ci_low": 0.0, "ci_high": 0.2,
-                                  "max_value": "Korean", "min_value": "Nigerian"}},
-            "vs_neutral": {"culture": {"Korean": {"estimate": 0.05, "ci_low": -0.1, "ci_high": 0.2}}},
+            "delta": {
+                "culture": {
+                    "estimate": 0.1,
+                    "ci_low": 0.0,
+                    "ci_high": 0.2,
+                    "max_value": "Korean",
+                    "min_value": "Nigerian",
+                }
+            },
+            "vs_neutral": {
+                "culture": {"Korean": {"estimate": 0.05, "ci_low": -0.1, "ci_high": 0.2}}
+            },
         }
     }
-}  # fmt: skip
+}
 JUDGE_ERROR = {
     "vlm-judge@1": {
         "refusal": {
-            "culture": {"per_value": {"Korean": {"error_rate": 0.1}}, "p_value": 0.2,
-                        "p_holm": 0.4, "differential": False}
+            "culture": {
+                "per_value": {"Korean": {"error_rate": 0.1}},
+                "p_value": 0.2,
+                "p_holm": 0.4,
+                "differential": False,
+            }
         }
     }
-}  # fmt: skip
+}
 FRONTIER = {
     "human": {
         "sdxl": {
             "culture": {
-                "Korean": {"over_refusal": 0.1, "over_refusal_ci": [0.05, 0.2],
-                           "under_refusal": None, "under_refusal_reason": "no harmful control",
-                           "under_refusal_ci": None, "n_benign": 30, "n_harmful": 0}
+                "Korean": {
+                    "over_refusal": 0.1,
+                    "over_refusal_ci": [0.05, 0.2],
+                    "under_refusal": None,
+                    "under_refusal_reason": "no harmful control",
+                    "under_refusal_ci": None,
+                    "n_benign": 30,
+                    "n_harmful": 0,
+                }
             }
         }
     }
-}  # fmt: skip
+}
 INTENT = {
     "human": {
-        "culture": {"p_value": 0.03, "test": "likelihood ratio",
-                    "largest": {"value": "Korean", "odds_ratio": 2.1, "ci_low": 1.1, "ci_high": 4.0}},
-        "gender": {"p_value": None, "p_value_reason": "one intent only", "test": None,
-                   "largest": None},
+        "culture": {
+            "p_value": 0.03,
+            "test": "likelihood ratio",
+            "largest": {"value": "Korean", "odds_ratio": 2.1, "ci_low": 1.1, "ci_high": 4.0},
+        },
+        "gender": {
+            "p_value": None,
+            "p_value_reason": "one intent only",
+            "test": None,
+            "largest": None,
+        },
     }
-}  # fmt: skip
+}
 EXTENSIONS = {
     "ppi": PPI,
     "judge_error": JUDGE_ERROR,
@@ -219,3 +257,37 @@ def test_built_documents_hold_exactly_their_typed_keys(report, metrics, reflect_
     ):
         assert set(typed.__required_keys__) <= set(built) <= set(typed.__annotations__)
     assert document.is_audit_report(report) and not document.is_audit_report(reflect_report)
+
+
+def test_the_typed_reflect_part_is_the_schema_and_the_built_part(reflect_report):
+    """The REFLECT part's type requires what its schema requires, and a built part holds only
+    typed keys; each model's block holds only typed tasks."""
+    part_schema = schema.REFLECT_PART_SCHEMA
+    typed = document.ReflectPart
+    assert set(typed.__required_keys__) == set(part_schema["required"])
+    assert set(typed.__annotations__) <= set(part_schema["properties"])
+    part = reflect_report["reflect"]
+    assert set(typed.__required_keys__) <= set(part) <= set(typed.__annotations__)
+    for block in part["models"].values():
+        assert set(block) <= set(document.ReflectModel.__annotations__)
+        for cell in document.two_afc_cells(block).values():
+            assert set(document.TwoAfcCell.__required_keys__) <= set(cell)
+        for cell in document.mcq_cells(block).values():
+            assert set(document.McqCell.__required_keys__) <= set(cell)
+
+
+def test_built_study_sections_hold_their_typed_keys(report):
+    assert set(report["design"]) == set(document.StudyDesign.__annotations__)
+    assert set(report["clusters"]) == set(document.Clusters.__annotations__)
+    for table in report["regression"]:
+        for method in ("cluster", "gee"):
+            assert set(document.RegressionFit.__required_keys__) <= set(table[method])
+
+
+def test_a_partial_document_reads_as_nothing_recorded_not_as_an_error():
+    design = document.study_design({"design": {"taxonomy": [{"attribute": "a"}]}})
+    assert design["taxonomy"] == [{"attribute": "a"}] and design["judges"] == []
+    assert document.study_clusters({})["n_base_prompts"] == 0
+    assert document.two_afc_cells({"mcq": {}}) == {} and document.salary_block({}) is None
+    assert document.cell_intervals({"pol": 0.1}, "pol") is None
+    assert document.group_interval({"race": {"Asian": [0.1, 0.2]}}, "gender", "female") is None

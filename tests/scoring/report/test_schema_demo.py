@@ -18,18 +18,34 @@ def test_the_demo_study_export_and_report_validate(tmp_path):
     call_command("seed_demo", stdout=io.StringIO())
     metrics = tmp_path / "metrics.json"
     call_command(
-        "export_metrics", "--study", "demo", "--out", str(metrics), "--resamples", "20",
-        "--label-models", "majority", stdout=io.StringIO(),
-    )  # fmt: skip
+        "export_metrics",
+        "--study",
+        "demo",
+        "--out",
+        str(metrics),
+        "--resamples",
+        "20",
+        "--label-models",
+        "majority",
+        stdout=io.StringIO(),
+    )
     document = json.loads(metrics.read_text())
     assert document["schema"] == schema.STUDY_METRICS
     assert schema.validation_errors(document) == []
 
     folder = tmp_path / "report"
     call_command(
-        "audit_report", "--study", "demo", "--out", str(folder), "--resamples", "20",
-        "--permutations", "20", stdout=io.StringIO(),
-    )  # fmt: skip
+        "audit_report",
+        "--study",
+        "demo",
+        "--out",
+        str(folder),
+        "--resamples",
+        "20",
+        "--permutations",
+        "20",
+        stdout=io.StringIO(),
+    )
     report = json.loads((folder / "report.json").read_text())
     assert {"people", "data_statement", "legal"} <= set(report)
     assert schema.validation_errors(report) == []

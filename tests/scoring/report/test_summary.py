@@ -20,19 +20,28 @@ def report():
     document = audit_report(
         annotations,
         judgments,
-        study={"slug": "synthetic", "name": "Synthetic", "mode": "t2i", "synthetic_demo": True,
-               "annotations_from": "2026-01-02T10:00:00+00:00",
-               "annotations_to": "2026-01-09T10:00:00+00:00"},
-        design={"generators": [{"generator": "gen-x", "mode": "t2i", "n_items": 360}],
-                "judges": [{"judge": "vlm-judge", "judge_version": "1", "n_judgments": 360,
-                            "n_errors": 2}],
-                "taxonomy": [{"attribute": "culture", "value": v, "is_neutral": False}
-                             for v in ("A", "B", "C")]},
+        study={
+            "slug": "synthetic",
+            "name": "Synthetic",
+            "mode": "t2i",
+            "synthetic_demo": True,
+            "annotations_from": "2026-01-02T10:00:00+00:00",
+            "annotations_to": "2026-01-09T10:00:00+00:00",
+        },
+        design={
+            "generators": [{"generator": "gen-x", "mode": "t2i", "n_items": 360}],
+            "judges": [
+                {"judge": "vlm-judge", "judge_version": "1", "n_judgments": 360, "n_errors": 2}
+            ],
+            "taxonomy": [
+                {"attribute": "culture", "value": v, "is_neutral": False} for v in ("A", "B", "C")
+            ],
+        },
         generated_at="2026-01-10T00:00:00+00:00",
         n_resamples=50,
         n_permutations=50,
         seed=1,
-    )  # fmt: skip
+    )
     return json.loads(json.dumps(document))  # what report.json holds
 
 
@@ -88,8 +97,13 @@ def test_degenerate_intervals_and_untestable_attributes_are_stated(report):
     gone = changed["disparities"][0]["attribute"]
     for row in changed["disparities"]:
         if row["attribute"] == gone:
-            row.update(delta=None, delta_reason="fewer than two values with data",
-                       permutation_p=None, permutation_p_holm=None, flagged=False)  # fmt: skip
+            row.update(
+                delta=None,
+                delta_reason="fewer than two values with data",
+                permutation_p=None,
+                permutation_p_holm=None,
+                flagged=False,
+            )
     summary = executive_summary(changed)
     evidence = " ".join(summary["evidence"])
     defined = [r for r in changed["disparities"] if r["delta"] is not None]
@@ -109,10 +123,15 @@ def test_power_sentence_uses_the_smallest_and_median_group(report):
 
 
 def test_empty_study_says_nothing_was_examined():
-    empty = {"study": {"slug": "s", "name": "S"}, "settings": {"alpha": 0.05, "min_n": 30},
-             "counts": {}, "disparities": [], "regression": [],
-             "validation": {"human_vs_auto": [], "inter_annotator": {"overall": {}}},
-             "provenance": {"generated_at": "2026-01-01"}}  # fmt: skip
+    empty = {
+        "study": {"slug": "s", "name": "S"},
+        "settings": {"alpha": 0.05, "min_n": 30},
+        "counts": {},
+        "disparities": [],
+        "regression": [],
+        "validation": {"human_vs_auto": [], "inter_annotator": {"overall": {}}},
+        "provenance": {"generated_at": "2026-01-01"},
+    }
     summary = executive_summary(empty)
     assert summary["findings"] == ["No annotations or judgments yet: nothing has been examined."]
     assert summary["verdicts"] == []

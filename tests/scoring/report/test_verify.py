@@ -27,19 +27,40 @@ def records(frame) -> list[dict]:
 @pytest.fixture(scope="module")
 def inputs():
     annotations, judgments = synthetic_study(n_items=240, n_annotated_items=60, overlap=2, seed=9)
-    answers = [{**row, "is_gold": False, "batch": "b1", "seconds_to_answer": 5.0 + i % 7,
-                "too_fast": False} for i, row in enumerate(records(annotations))]  # fmt: skip
+    answers = [
+        {
+            **row,
+            "is_gold": False,
+            "batch": "b1",
+            "seconds_to_answer": 5.0 + i % 7,
+            "too_fast": False,
+        }
+        for i, row in enumerate(records(annotations))
+    ]
     gold = [
-        {**answers[0], "item_id": f"gold-{n}", "is_gold": True, "hard_refusal": False,
-         "cue": "retained", "gold_hard_refusal": False, "gold_cue": "retained" if n else "erased"}
+        {
+            **answers[0],
+            "item_id": f"gold-{n}",
+            "is_gold": True,
+            "hard_refusal": False,
+            "cue": "retained",
+            "gold_hard_refusal": False,
+            "gold_cue": "retained" if n else "erased",
+        }
         for n in range(2)
-    ]  # fmt: skip
+    ]
     items = [
-        {"item_id": row["item_id"], "attribute": row["attribute"], "value": row["attribute_value"],
-         "base_prompt_id": row["base_prompt_id"], "domain": row["domain"],
-         "generator": row["generator"], "mode": row["mode"]}
+        {
+            "item_id": row["item_id"],
+            "attribute": row["attribute"],
+            "value": row["attribute_value"],
+            "base_prompt_id": row["base_prompt_id"],
+            "domain": row["domain"],
+            "generator": row["generator"],
+            "mode": row["mode"],
+        }
         for row in {row["item_id"]: row for row in records(judgments)}.values()
-    ]  # fmt: skip
+    ]
     return {
         "annotations": answers + gold,
         "judgments": records(judgments),
@@ -178,8 +199,14 @@ def verify_without_django(folder: Path) -> subprocess.CompletedProcess:
         "    raise\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    return subprocess.run([sys.executable, "-c", code, str(folder)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", code, str(folder)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_the_standalone_verifier_needs_no_django(tmp_path, inputs, report):

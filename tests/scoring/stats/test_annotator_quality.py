@@ -8,6 +8,7 @@ from statsmodels.stats.proportion import proportion_confint
 from scoring.stats.annotator_quality import (
     annotator_quality,
     answer_distribution,
+    answers_by_item,
     leave_one_out_kappa,
     peers_majority,
 )
@@ -39,7 +40,7 @@ def test_leave_one_out_kappa_equals_sklearn_against_the_others_majority():
         for name, noise in (("a", 0.2), ("b", 0.3), ("c", 0.3), ("d", 0.5))
     }
     rows = _rows(labels)
-    stat = leave_one_out_kappa(rows, "d")
+    stat = leave_one_out_kappa(answers_by_item(rows), "d")
     own, majority = [], []
     for index in range(60):
         others = [labels[n][index] for n in ("a", "b", "c")]
@@ -64,14 +65,14 @@ def test_peers_majority_is_none_on_a_tie():
 
 
 def test_kappa_is_null_with_a_reason_without_peers():
-    stat = leave_one_out_kappa(_rows({"a": ["retained", "erased"]}), "a")
+    stat = leave_one_out_kappa(answers_by_item(_rows({"a": ["retained", "erased"]})), "a")
     assert stat.value is None and stat.reason
     assert stat.extra["items_without_peers"] == 2
 
 
 def test_kappa_is_null_when_one_label_is_used():
     rows = _rows({"a": ["retained"] * 5, "b": ["retained"] * 5})
-    stat = leave_one_out_kappa(rows, "a")
+    stat = leave_one_out_kappa(answers_by_item(rows), "a")
     assert stat.value is None and "1" in stat.reason
 
 

@@ -12,7 +12,6 @@ from statsmodels.stats.multitest import multipletests
 
 from scoring.stats.hypothesis_tests import (
     benjamini_hochberg_adjust,
-    cohen_d,
     cohen_h,
     holm_adjust,
     minimum_detectable_h,
@@ -126,13 +125,6 @@ def test_cohen_h_hand_worked():
         2 * math.asin(math.sqrt(0.167)) - 2 * math.asin(math.sqrt(0.036))
     )
     assert cohen_h(None, 0.1).value is None
-
-
-def test_cohen_d_hand_worked():
-    # means 2 and 4, sample variances 1 and 1 -> pooled SD 1 -> d = -2
-    assert cohen_d([1, 2, 3], [3, 4, 5]).value == pytest.approx(-2.0)
-    assert cohen_d([1], [2, 3]).value is None
-    assert cohen_d([1, 1], [1, 1]).reason == "the pooled standard deviation is 0"
 
 
 @given(st.integers(1, 50), st.integers(1, 50), st.integers(1, 50), st.integers(1, 50))

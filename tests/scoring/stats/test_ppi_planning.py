@@ -30,8 +30,9 @@ def test_variance_is_ppi_pys_effective_sample_size():
     rho, n, n_unlabelled = 0.7, 120, 2000
     per_prediction = 1e-6  # judge labels nearly free: the budget buys n human labels
     budget = n + (n + n_unlabelled) * per_prediction
-    result = ppi_py.ppi_power(rho, cost_X=0, cost_Y=1.0, cost_Yhat=per_prediction,
-                              budget=budget, n_max=n + n_unlabelled)  # fmt: skip
+    result = ppi_py.ppi_power(
+        rho, cost_X=0, cost_Y=1.0, cost_Yhat=per_prediction, budget=budget, n_max=n + n_unlabelled
+    )
     assert result["n"] == n and result["N"] == n_unlabelled
     variance = planning.rate_variance_ppi(rate=0.5, n_labelled=n, n_items=n + n_unlabelled, rho=rho)
     assert 0.25 / variance == pytest.approx(result["effective_n"], abs=1.0)

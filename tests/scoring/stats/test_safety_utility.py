@@ -24,9 +24,18 @@ from scoring.stats.study_metrics import study_metrics
 def row(item, value, intent, refused, *, prompt="bp-1", generator="g1", attribute="culture"):
     if value == "neutral":
         attribute = "neutral"
-    return {"item_id": item, "attribute": attribute, "attribute_value": value,
-            "base_prompt_id": prompt, "domain": "violence", "generator": generator, "mode": "t2i",
-            "intent": intent, "hard_refusal": refused, "cue": None if refused else "retained"}  # fmt: skip
+    return {
+        "item_id": item,
+        "attribute": attribute,
+        "attribute_value": value,
+        "base_prompt_id": prompt,
+        "domain": "violence",
+        "generator": generator,
+        "mode": "t2i",
+        "intent": intent,
+        "hard_refusal": refused,
+        "cue": None if refused else "retained",
+    }
 
 
 def small_table() -> pd.DataFrame:
@@ -78,8 +87,12 @@ def test_under_refusal_rates_have_the_refusal_shape_on_harmful_items():
     # neutral compliance is 0: the ratio to neutral is undefined, with its reason
     assert values["US"]["ratio_to_neutral"] is None
     assert "pairwise_tests" in rates["culture"]
-    assert under_refusal_rates(small_table().query("intent == 'benign'"), confidence=0.95,
-                               n_resamples=0, seed=0) == {}  # fmt: skip
+    assert (
+        under_refusal_rates(
+            small_table().query("intent == 'benign'"), confidence=0.95, n_resamples=0, seed=0
+        )
+        == {}
+    )
 
 
 def test_study_export_counts_refusal_on_benign_items_only():
@@ -92,8 +105,14 @@ def test_study_export_counts_refusal_on_benign_items_only():
     under = metrics["rates"]["auto:j@1"]["under_refusal"]["culture"]["values"]
     assert (under["Nigerian"]["successes"], under["Nigerian"]["n"]) == (1, 3)
     point = metrics["frontier"]["human"]["g1"]["culture"]["Nigerian"]
-    assert set(point) >= {"over_refusal", "over_refusal_ci", "under_refusal",
-                          "under_refusal_ci", "n_benign", "n_harmful"}  # fmt: skip
+    assert set(point) >= {
+        "over_refusal",
+        "over_refusal_ci",
+        "under_refusal",
+        "under_refusal_ci",
+        "n_benign",
+        "n_harmful",
+    }
     assert set(metrics["intent_interaction"]["human"]["culture"]) >= {"p_value", "test", "largest"}
     # Without an intent column every row is benign and the study is unchanged.
     benign_only = annotations[table["intent"] == "benign"].drop(columns="intent")
@@ -113,15 +132,27 @@ def interaction_data(seed=0, n_prompts=160):
     rows = []
     for prompt in range(n_prompts):
         intercept = rng.normal(-1.2, 0.5)
-        for value, shift, extra in (("neutral", 0.0, 0.0), ("US", 0.2, 0.0), ("Kenyan", 0.8, -1.2),
-                                    ("Korean", 0.3, 0.4)):  # fmt: skip
+        for value, shift, extra in (
+            ("neutral", 0.0, 0.0),
+            ("US", 0.2, 0.0),
+            ("Kenyan", 0.8, -1.2),
+            ("Korean", 0.3, 0.4),
+        ):
             for intent in ("benign", "harmful"):
                 for generator in ("g1", "g2"):
                     logit = intercept + shift + (2.0 + extra if intent == "harmful" else 0.0)
                     logit += 0.3 if generator == "g2" else 0.0
                     refused = bool(rng.random() < 1 / (1 + math.exp(-logit)))
-                    rows.append(row(f"{prompt}-{value}-{intent}-{generator}", value, intent,
-                                    refused, prompt=f"bp-{prompt}", generator=generator))  # fmt: skip
+                    rows.append(
+                        row(
+                            f"{prompt}-{value}-{intent}-{generator}",
+                            value,
+                            intent,
+                            refused,
+                            prompt=f"bp-{prompt}",
+                            generator=generator,
+                        )
+                    )
     frame = pd.DataFrame(rows)
     frame["domain"] = [f"d{int(p.split('-')[1]) % 3}" for p in frame["base_prompt_id"]]
     return frame
@@ -134,8 +165,9 @@ def test_interaction_matches_statsmodels_formula_and_its_wald_test():
     groups = pd.factorize(data["base_prompt_id"])[0]
     reference = smf.glm(
         "y ~ C(attribute_value, Treatment('neutral')) * harmful + C(domain) + C(generator)",
-        data, family=sm.families.Binomial(),
-    ).fit(cov_type="cluster", cov_kwds={"groups": groups})  # fmt: skip
+        data,
+        family=sm.families.Binomial(),
+    ).fit(cov_type="cluster", cov_kwds={"groups": groups})
     names = [n for n in reference.params.index if ":harmful" in n]
     assert len(names) == 3
     for name in names:
@@ -160,9 +192,11 @@ def test_gee_interaction_matches_statsmodels_gee():
     ours = interaction_fit(data, method="gee")
     reference = smf.gee(
         "y ~ C(attribute_value, Treatment('neutral')) * harmful + C(domain) + C(generator)",
-        groups="base_prompt_id", data=data, family=sm.families.Binomial(),
+        groups="base_prompt_id",
+        data=data,
+        family=sm.families.Binomial(),
         cov_struct=sm.cov_struct.Exchangeable(),
-    ).fit()  # fmt: skip
+    ).fit()
     name = "C(attribute_value, Treatment('neutral'))[T.Kenyan]:harmful"
     assert ours["coefficients"]["Kenyan"]["beta"] == pytest.approx(reference.params[name], rel=1e-4)
 
@@ -198,8 +232,9 @@ def test_joint_wald_test_by_hand_and_singular_covariance():
 def test_a_judge_with_only_harmful_judgments_gets_its_under_refusal_rates():
     table = small_table()
     harmful = table[table["intent"] == "harmful"].assign(judge="harmful-only@1")
-    metrics = study_metrics(table.iloc[0:0].assign(annotator="", annotator_group=""), harmful,
-                            n_resamples=0)  # fmt: skip
+    metrics = study_metrics(
+        table.iloc[0:0].assign(annotator="", annotator_group=""), harmful, n_resamples=0
+    )
     rates = metrics["rates"]["auto:harmful-only@1"]
     assert rates["refusal"] == {}
     assert rates["under_refusal"]["culture"]["values"]["US"]["rate"] == 1.0

@@ -104,7 +104,7 @@ class Command(BaseCommand):
             )
         except PdfRendererMissing as error:
             raise CommandError(str(error)) from None
-        models = ", ".join(sorted(report["reflect"].get("models", {}))) or "no answers yet"
+        models = ", ".join(sorted(report["reflect"]["models"])) or "no answers yet"
         self.stdout.write(
             self.style.SUCCESS(
                 f"wrote the report, the answers and {out / bundle.MANIFEST} to {out} ({models}) "

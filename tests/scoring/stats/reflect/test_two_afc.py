@@ -35,7 +35,7 @@ from scoring.stats.reflect.two_afc import (
     two_afc_counts,
     win_matrix,
     win_matrix_spearman,
-    win_matrix_spearman_bootstrap,
+    win_matrix_spearman_table,
     win_rates,
     win_rates_all_trials,
 )
@@ -333,10 +333,10 @@ def test_spearman_bootstrap_is_paired_and_needs_the_same_templates():
     design = two_afc_design(scenarios=("income",), occupations=("CEO", "cook"))
     frame = answer_two_afc(design, noisy_preferences(np.random.default_rng(2)))
     counts = two_afc_counts(two_afc_records(frame))
-    same = win_matrix_spearman_bootstrap(counts, counts, n_resamples=200, rng=0)
+    same = win_matrix_spearman_table({"a": counts, "b": counts}, n_resamples=200, rng=0)["a|b"]
     assert same.value == pytest.approx(1.0) and same.ci_low == pytest.approx(1.0)
     fewer = two_afc_counts(two_afc_records(frame[frame["template"] != "t0"]))
-    different = win_matrix_spearman_bootstrap(counts, fewer, n_resamples=200, rng=0)
+    different = win_matrix_spearman_table({"a": counts, "b": fewer}, n_resamples=200, rng=0)["a|b"]
     assert different.ci_low is None and "different templates" in different.extra["ci_reason"]
 
 
