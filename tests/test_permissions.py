@@ -146,7 +146,7 @@ EXPECTED = {
     "quality:annotators": staff_only(),
     "quality:annotator": staff_only(),
     "quality:annotator_action": staff_only("post"),
-    # Staff, or an annotator granted the study (tests/annotations/test_adjudication.py).
+    # Staff, or an annotator granted the study (tests/annotations/adjudication/test_adjudication.py).
     "adjudication:queue": staff_only(),
     "adjudication:item": staff_only(),
     "annotations:home": ("get", (LOGIN, ALLOWED, ALLOWED, ALLOWED)),
@@ -162,12 +162,12 @@ EXPECTED = {
     "annotations:decline": ("post", (LOGIN, MISSING, MISSING, MISSING)),
     "annotations:item_image": ("get", (LOGIN, ALLOWED, MISSING, ALLOWED)),
     "annotations:item_source_image": ("get", (LOGIN, ALLOWED, MISSING, ALLOWED)),
-    # A's own answers in A's study; staff have no answers (tests/annotations/test_my_answers.py).
+    # A's own answers in A's study; staff have no answers (tests/annotations/survey/test_my_answers.py).
     "annotations:my_answers": ("get", (LOGIN, ALLOWED, MISSING, MISSING)),
     # A study's guidelines: its annotators, and staff as a preview (test_guidelines.py).
     "guidelines:study": ("get", (LOGIN, ALLOWED, MISSING, ALLOWED)),
     # The qualification round: the fixture's batch has none, so its page is a 404 for its own
-    # annotator too (tests/annotations/test_qualification.py opens a batch that has one).
+    # annotator too (tests/annotations/qualification/test_qualification.py opens a batch that has one).
     "qualification:page": ("get", (LOGIN, MISSING, MISSING, MISSING)),
     "qualification:start": ("post", (LOGIN, MISSING, MISSING, MISSING)),
     "qualification:staff_grant": staff_only("post"),

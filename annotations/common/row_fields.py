@@ -2,7 +2,7 @@
 
 The CSV header, the JSONL keys, the Parquet schema (``export_formats.arrow_schema``), the REST
 serializers (``serializers.row_serializer``) and the tables in docs/formats.md are all read
-from these tables, so no writer can drift from another (tests/annotations/test_export_fields.py
+from these tables, so no writer can drift from another (tests/annotations/exports/test_export_fields.py
 checks every writer and serializer against its table). A selector that builds the rows passes
 them through :meth:`RowTable.row`, which refuses a row with a missing or an extra key.
 

@@ -24,7 +24,7 @@ from tests.support.celery_worker import worker_database_url
 from tests.support.django_fixtures import client_for, manifest_line, write_image, write_manifest
 
 pytestmark = pytest.mark.django_db
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 HEADER = "item_id,annotator,annotator_group,hard_refusal,cue\n"
 
 

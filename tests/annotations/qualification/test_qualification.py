@@ -23,7 +23,7 @@ from annotations.models import (
 )
 from annotations.policies import PolicyError
 from annotations.qualification import attempts, rules, status
-from tests.annotations.test_survey_language import english_leftovers
+from tests.annotations.survey.test_survey_language import english_leftovers
 from tests.support.django_fixtures import client_for
 
 GOLD = 10

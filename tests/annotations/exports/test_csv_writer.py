@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 APP_PACKAGES = ("acrb_web", "annotations", "generation", "scoring", "bench", "scripts")
 THE_WRITER = Path("annotations/common/csv_writer.py")
 FORMULA = '=HYPERLINK("http://evil.example/","click")'

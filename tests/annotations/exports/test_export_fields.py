@@ -23,7 +23,7 @@ from annotations.exports import writers as exports
 from scoring.stats.label_models import AGGREGATED_LABEL_FIELDS, AGGREGATED_LABEL_ROW
 from tests.scoring.test_metrics import LABELS_A, labelled_study  # noqa: F401
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "formats.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "formats.md"
 
 # Every exported row: its table, the Parquet/CSV/JSONL field dict the writers take, and its
 # API serializer (None: the row is not served by the API).

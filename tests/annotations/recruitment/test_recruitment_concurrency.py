@@ -9,7 +9,7 @@ from annotations.recruitment import enrolment, invites, panels
 from annotations.recruitment.consent import consent_publish
 from annotations.recruitment.models import InviteLink, PanelParticipant
 from annotations.recruitment.rules import PanelEntry, RecruitmentError
-from tests.annotations.test_concurrency import run_together
+from tests.annotations.survey.test_concurrency import run_together
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
