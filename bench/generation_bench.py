@@ -75,10 +75,13 @@ def service_seconds(slug: str, name: str, config: dict, base_prompts: int) -> tu
 
     study = services.study_setup(
         config=services.StudyConfig(
-            slug=slug, name=slug, sample_size=base_prompts, attributes=("gender",),
+            slug=slug,
+            name=slug,
+            sample_size=base_prompts,
+            attributes=("gender",),
             generators={name: config},
         )
-    )  # fmt: skip
+    )
     started = time.perf_counter()
     summary = services.generation_run_inline(study=study)
     synchronize()
@@ -125,10 +128,15 @@ def main(argv=None) -> dict:
             layers_per_block=args.layers_per_block,
         )
         config = {
-            "kind": "diffusers-t2i", "model": str(workdir / "pipeline"), "device": args.device,
-            "dtype": args.dtype, "steps": args.steps, "guidance": 7.0, "width": args.size,
+            "kind": "diffusers-t2i",
+            "model": str(workdir / "pipeline"),
+            "device": args.device,
+            "dtype": args.dtype,
+            "steps": args.steps,
+            "guidance": 7.0,
+            "width": args.size,
             "height": args.size,
-        }  # fmt: skip
+        }
         configs = {
             "single": {**config, "batch_size": 1},
             "batched": {**config, "batch_size": args.batch},

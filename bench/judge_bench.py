@@ -199,9 +199,13 @@ def main(argv=None) -> dict:
         torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     clip_config = ClipConfig(
-        architecture=args.architecture, pretrained=None, allow_random_weights=True,
-        device=device, precision=args.precision, batch_size=args.batch_size,
-    )  # fmt: skip
+        architecture=args.architecture,
+        pretrained=None,
+        allow_random_weights=True,
+        device=device,
+        precision=args.precision,
+        batch_size=args.batch_size,
+    )
     encoder = load_clip(clip_config)
     batched_judge = HardRefusalJudge(HardRefusalConfig(clip=clip_config))
     # load_clip keys its cache without the batch size, so the one-at-a-time judge gets its own

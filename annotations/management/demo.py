@@ -116,9 +116,13 @@ def render_image(item: DemoItem, rng: np.random.Generator, size: int = IMAGE_SIZ
         shade = int(rng.integers(20, 60)) if rng.random() < 0.5 else int(rng.integers(200, 240))
         img = Image.new("RGB", (size, size), (shade, shade, shade))
         ImageDraw.Draw(img).text(
-            (size // 2, size // 2), "SYNTHETIC DEMO\ncontent blocked", fill=(160, 20, 20),
-            font=_font(size // 16), anchor="mm", align="center",
-        )  # fmt: skip
+            (size // 2, size // 2),
+            "SYNTHETIC DEMO\ncontent blocked",
+            fill=(160, 20, 20),
+            font=_font(size // 16),
+            anchor="mm",
+            align="center",
+        )
         return img
     img = _photo(rng, size) or _drawn_scene(rng, size)
     cue = {"retained": item.value, "erased": "(cue missing)", "substituted": "(generic stand-in)"}[
@@ -174,8 +178,11 @@ def _drawn_scene(rng: np.random.Generator, size: int) -> Image.Image:
         draw.rectangle([x0, y0, x0 + int(rng.integers(40, 160)), size], fill=colour)
     centre = size // 2 + int(rng.integers(-size // 6, size // 6))
     draw.ellipse([centre - 45, size // 4, centre + 45, size // 4 + 100], fill=(196, 150, 120))
-    draw.rounded_rectangle([centre - 70, size // 4 + 105, centre + 70, size - 40], 30,
-                           fill=tuple(int(c) for c in rng.integers(30, 200, size=3)))  # fmt: skip
+    draw.rounded_rectangle(
+        [centre - 70, size // 4 + 105, centre + 70, size - 40],
+        30,
+        fill=tuple(int(c) for c in rng.integers(30, 200, size=3)),
+    )
     return img.filter(ImageFilter.GaussianBlur(1.5))
 
 
@@ -244,18 +251,33 @@ def write_demo_manifest(folder: Path, *, seed: int = 7) -> list[DemoItem]:
         for attribute, values in DEMO_ATTRIBUTES.items():
             for value, cue in values.items():
                 refusal, cue_label = _simulate_harmful_truth(value, rng)
-                item = DemoItem(f"{base_id}-harmful-{value.replace(' ', '_')}", attribute, value,
-                                refusal, cue_label, intent="harmful")  # fmt: skip
+                item = DemoItem(
+                    f"{base_id}-harmful-{value.replace(' ', '_')}",
+                    attribute,
+                    value,
+                    refusal,
+                    cue_label,
+                    intent="harmful",
+                )
                 items.append(item)
                 image_name = f"{item.item_id}.jpg"
                 render_image(item, image_rng).save(folder / image_name, quality=88)
-                lines.append({
-                    "item_id": item.item_id, "image": image_name, "mode": "t2i",
-                    "generator": "synthetic-demo", "prompt": _phrase(value, harmful_prompt),
-                    "base_prompt_id": base_id, "domain": domain, "attribute": attribute,
-                    "attribute_value": value, "cue": cue, "intent": "harmful",
-                    "judgments": _simulated_judgments(refusal, cue_label, rng),
-                })  # fmt: skip
+                lines.append(
+                    {
+                        "item_id": item.item_id,
+                        "image": image_name,
+                        "mode": "t2i",
+                        "generator": "synthetic-demo",
+                        "prompt": _phrase(value, harmful_prompt),
+                        "base_prompt_id": base_id,
+                        "domain": domain,
+                        "attribute": attribute,
+                        "attribute_value": value,
+                        "cue": cue,
+                        "intent": "harmful",
+                        "judgments": _simulated_judgments(refusal, cue_label, rng),
+                    }
+                )
     (folder / "manifest.jsonl").write_text(
         "\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8"
     )
@@ -281,9 +303,15 @@ def _simulated_judgments(refusal: bool, cue_label: str | None, rng) -> list[dict
     judgments = []
     for judge, accuracy in (("sim-vlm-a@1", 0.85), ("sim-vlm-b@1", 0.75)):
         j_refusal, j_cue = _noisy(refusal, cue_label, accuracy, rng)
-        judgments.append({"judge": judge, "hard_refusal": j_refusal, "cue": j_cue,
-                          "score": round(float(rng.random()), 3),
-                          "confidence": round(float(0.5 + rng.random() / 2), 3)})  # fmt: skip
+        judgments.append(
+            {
+                "judge": judge,
+                "hard_refusal": j_refusal,
+                "cue": j_cue,
+                "score": round(float(rng.random()), 3),
+                "confidence": round(float(0.5 + rng.random() / 2), 3),
+            }
+        )
     return judgments
 
 

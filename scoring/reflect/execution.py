@@ -25,8 +25,13 @@ MAX_CONSECUTIVE_TRANSPORT_ERRORS = 20
 # What a backend's error says when the request never got an answer from the model (the
 # OpenAI-compatible client's wording): a transport failure, not a problem of one request.
 TRANSPORT_ERRORS = (
-    "connection failed", "timed out", "gave up after retries", "HTTP 401", "HTTP 403", "HTTP 404",
-)  # fmt: skip
+    "connection failed",
+    "timed out",
+    "gave up after retries",
+    "HTTP 401",
+    "HTTP 403",
+    "HTTP 404",
+)
 
 
 class BackendUnavailable(RuntimeError):

@@ -36,20 +36,35 @@ def survey_url(live_server, study, tmp_path):
     for index, truth in enumerate([False, True, False]):
         item = demo.DemoItem(f"layout-{index}", "culture", "Nigerian", truth, "retained")
         demo.render_image(item, rng).save(tmp_path / f"{index}.jpg", quality=88)
-        lines.append(json.dumps({
-            "item_id": item.item_id, "image": f"{index}.jpg", "mode": "t2i", "generator": "demo",
-            "prompt": PROMPT, "base_prompt_id": f"bp{index}", "domain": "medical",
-            "attribute": "culture", "attribute_value": "Nigerian", "cue": CUE,
-        }))  # fmt: skip
+        lines.append(
+            json.dumps(
+                {
+                    "item_id": item.item_id,
+                    "image": f"{index}.jpg",
+                    "mode": "t2i",
+                    "generator": "demo",
+                    "prompt": PROMPT,
+                    "base_prompt_id": f"bp{index}",
+                    "domain": "medical",
+                    "attribute": "culture",
+                    "attribute_value": "Nigerian",
+                    "cue": CUE,
+                }
+            )
+        )
     (tmp_path / "manifest.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     importers.items_import(study=study, manifest=tmp_path / "manifest.jsonl")
     annotator = services.annotator_create(
         username="layout", password="layout-pass-1", group="Nigerian"
     )
     batch = services.batch_create(
-        study=study, name="A batch with a long enough name to wrap on a phone",
-        policy="k_overlap", annotators=[annotator], overlap_k=1, seed=1,
-    )  # fmt: skip
+        study=study,
+        name="A batch with a long enough name to wrap on a phone",
+        policy="k_overlap",
+        annotators=[annotator],
+        overlap_k=1,
+        seed=1,
+    )
     return f"{live_server.url}/batches/{batch.pk}/next/"
 
 
@@ -90,8 +105,15 @@ def assert_inside_viewport(page, selector, size):
 def test_laptop_shows_the_whole_image_the_questions_and_submit(page, survey_url, size):
     open_survey(page, survey_url, size)
     page.screenshot(path=str(SCREENSHOTS / f"survey-{size[0]}x{size[1]}.png"))
-    for selector in ("#item-image", ".prompt", ".cue", "fieldset >> nth=0", "fieldset >> nth=1",
-                     "#answer-form button[type=submit]", "#progress"):  # fmt: skip
+    for selector in (
+        "#item-image",
+        ".prompt",
+        ".cue",
+        "fieldset >> nth=0",
+        "fieldset >> nth=1",
+        "#answer-form button[type=submit]",
+        "#progress",
+    ):
         assert_inside_viewport(page, selector, size)
     assert page.evaluate("window.scrollY") == 0
     assert page.evaluate("document.documentElement.scrollHeight <= window.innerHeight")

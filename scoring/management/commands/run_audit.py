@@ -27,8 +27,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--config", required=True, type=Path, help="study YAML (docs/judges.md)"
         )
-        parser.add_argument("--quick", action="store_true",
-                            help=f"{QUICK_PROMPTS} base prompts and the first generator only")  # fmt: skip
+        parser.add_argument(
+            "--quick",
+            action="store_true",
+            help=f"{QUICK_PROMPTS} base prompts and the first generator only",
+        )
         parser.add_argument("--device", choices=["cpu", "cuda"], help="override the judges' device")
         parser.add_argument("--top", type=int, default=10, help="disparities printed")
 
@@ -56,12 +59,16 @@ class Command(BaseCommand):
             raise CommandError(f"{config}: {exc}; nothing written") from None
         if study_config.rephrase:
             rephrased = generation_selectors.rephrasing_summary(study=study)
-            self.stdout.write(f"  rephrased with {study_config.rephrase}: {rephrased.kept} kept, "
-                              f"{rephrased.rejected} rejected {dict(rephrased.reasons)}")  # fmt: skip
+            self.stdout.write(
+                f"  rephrased with {study_config.rephrase}: {rephrased.kept} kept, "
+                f"{rephrased.rejected} rejected {dict(rephrased.reasons)}"
+            )
         if study_config.harmful_share is not None:
             controls = study.generation_plan.options.get("harmful_controls") or {}
-            self.stdout.write(f"  harmful controls: {controls.get('n_pairs', 0)} benign/harmful "
-                              f"pairs (share {study_config.harmful_share:g} per domain)")  # fmt: skip
+            self.stdout.write(
+                f"  harmful controls: {controls.get('n_pairs', 0)} benign/harmful "
+                f"pairs (share {study_config.harmful_share:g} per domain)"
+            )
         self.stdout.write("Stage II: generating images")
         with tqdm(desc="generating", unit="img", disable=None) as bar:
             generated = generation_services.generation_run_inline(study=study, progress=_bar(bar))
@@ -72,8 +79,13 @@ class Command(BaseCommand):
         for name, judge_config in judges.items():
             with tqdm(desc=f"scoring with {name}", unit="item", disable=None) as bar:
                 try:
-                    summary = services.study_score(study=study, judge_name=name, device=device,
-                                                   progress=_bar(bar), judge_configs=judge_config)  # fmt: skip
+                    summary = services.study_score(
+                        study=study,
+                        judge_name=name,
+                        device=device,
+                        progress=_bar(bar),
+                        judge_configs=judge_config,
+                    )
                 except JudgeNotConfigured as exc:
                     raise CommandError(str(exc)) from None
             self.stdout.write(
@@ -99,8 +111,11 @@ class Command(BaseCommand):
             f"Headline disparities (Δ = max − min rate; {len(rows)} defined, top {top}):"
         )
         for row in rows[:top]:
-            interval = (f"[{_number(row['low'])}, {_number(row['high'])}]" if row["low"] is not None
-                        else f"(no interval: {row['ci_reason_code'] or 'not computed'})")  # fmt: skip
+            interval = (
+                f"[{_number(row['low'])}, {_number(row['high'])}]"
+                if row["low"] is not None
+                else f"(no interval: {row['ci_reason_code'] or 'not computed'})"
+            )
             self.stdout.write(
                 f"  {row['source']:<28} {row['measure']:<13} {row['attribute']:<11} Δ = {row['delta']:.3f} "
                 f"{interval}  max {row['max_value']} · min {row['min_value']}"
@@ -116,10 +131,12 @@ class Command(BaseCommand):
             for generator, attributes in generators.items():
                 point = (attributes.get("overall") or {}).get("all") or {}
                 if point.get("n_harmful"):
-                    lines.append(f"  {source:<28} {generator:<16} over-refusal "
-                                 f"{_number(point['over_refusal'])} (benign n = {point['n_benign']}) · "
-                                 f"under-refusal {_number(point['under_refusal'])} "
-                                 f"(harmful n = {point['n_harmful']})")  # fmt: skip
+                    lines.append(
+                        f"  {source:<28} {generator:<16} over-refusal "
+                        f"{_number(point['over_refusal'])} (benign n = {point['n_benign']}) · "
+                        f"under-refusal {_number(point['under_refusal'])} "
+                        f"(harmful n = {point['n_harmful']})"
+                    )
         if lines:
             self.stdout.write(
                 "Safety–utility trade-off (refusal of benign, compliance with harmful prompts):"
@@ -134,8 +151,11 @@ def quick_study(study_raw: dict) -> dict:
         dict(list(generators.items())[:1]) if isinstance(generators, dict) else list(generators)[:1]
     )
     size = study_raw.get("sample_size")
-    return {**study_raw, "generators": first,
-            "sample_size": QUICK_PROMPTS if size is None else min(size, QUICK_PROMPTS)}  # fmt: skip
+    return {
+        **study_raw,
+        "generators": first,
+        "sample_size": QUICK_PROMPTS if size is None else min(size, QUICK_PROMPTS),
+    }
 
 
 def judges_by_name(raw) -> dict[str, dict | None]:
@@ -152,11 +172,19 @@ def headline_disparities(metrics: dict) -> list[dict]:
             for attribute, block in (measures.get(measure) or {}).items():
                 if block.get("delta") is None:
                     continue
-                rows.append({"source": source, "measure": measure, "attribute": attribute,
-                             "delta": block["delta"], "low": block.get("delta_ci_low"),
-                             "high": block.get("delta_ci_high"), "max_value": block.get("max_value"),
-                             "ci_reason_code": block.get("delta_ci_reason_code"),
-                             "min_value": block.get("min_value")})  # fmt: skip
+                rows.append(
+                    {
+                        "source": source,
+                        "measure": measure,
+                        "attribute": attribute,
+                        "delta": block["delta"],
+                        "low": block.get("delta_ci_low"),
+                        "high": block.get("delta_ci_high"),
+                        "max_value": block.get("max_value"),
+                        "ci_reason_code": block.get("delta_ci_reason_code"),
+                        "min_value": block.get("min_value"),
+                    }
+                )
     return sorted(rows, key=lambda row: -row["delta"])
 
 

@@ -33,9 +33,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
-            "--harmful-share", type=float, default=DEFAULT_HARMFUL_SHARE,
+            "--harmful-share",
+            type=float,
+            default=DEFAULT_HARMFUL_SHARE,
             help="harmful controls per domain's base prompts (docs/generation.md); 0: none",
-        )  # fmt: skip
+        )
 
     def handle(self, *args, slug, prompts, attributes, folder, seed, harmful_share, **options):
         try:
@@ -61,9 +63,13 @@ class Command(BaseCommand):
             )
             try:
                 services.study_plan_build(
-                    study=study, sample_size=prompts, sample_seed=seed, attributes=attributes,
-                    harmful_share=harmful_share or None, harmful_seed=seed,
-                )  # fmt: skip
+                    study=study,
+                    sample_size=prompts,
+                    sample_seed=seed,
+                    attributes=attributes,
+                    harmful_share=harmful_share or None,
+                    harmful_seed=seed,
+                )
             except ValueError as error:
                 raise CommandError(str(error)) from None
             services.study_generator_attach(
@@ -104,9 +110,13 @@ class Command(BaseCommand):
                 for i in (1, 2)
             ]
         return annotation_services.batch_create(
-            study=study, name="Pipeline demo batch", policy=Batch.Policy.K_OVERLAP,
-            annotators=annotators, overlap_k=min(2, len(annotators)), seed=seed,
-        )  # fmt: skip
+            study=study,
+            name="Pipeline demo batch",
+            policy=Batch.Policy.K_OVERLAP,
+            annotators=annotators,
+            overlap_k=min(2, len(annotators)),
+            seed=seed,
+        )
 
 
 @contextmanager
@@ -139,6 +149,13 @@ DEMO_JUDGE = {"kind": "hard_refusal", "name": "demo-rules", "version": "1", "cli
 
 def tiny_config(folder: Path) -> dict:
     return {
-        "kind": "diffusers-t2i", "model": str(folder), "device": "cpu", "steps": 2,
-        "width": 32, "height": 32, "guidance": 5.0, "batch_size": 8, "safety_checker": False,
-    }  # fmt: skip
+        "kind": "diffusers-t2i",
+        "model": str(folder),
+        "device": "cpu",
+        "steps": 2,
+        "width": 32,
+        "height": 32,
+        "guidance": 5.0,
+        "batch_size": 8,
+        "safety_checker": False,
+    }

@@ -289,9 +289,17 @@ def test_reimport_refuses_to_change_an_image_runs_asked_about_even_as_image_b(
     run = ReflectRun.objects.create(
         face_set=face_set, model_name="m", prompt_version="v1", identity="one-run", label="m"
     )
-    ReflectAnswer.objects.create(run=run, request_key="k", task="2afc", item="income",
-                                 image_a=first, image_b=second, prompt="p", model_version="m",
-                                 status="valid")  # fmt: skip
+    ReflectAnswer.objects.create(
+        run=run,
+        request_key="k",
+        task="2afc",
+        item="income",
+        image_a=first,
+        image_b=second,
+        prompt="p",
+        model_version="m",
+        status="valid",
+    )
     template = second.template
     path = face_folder / template.occupation / template.name
     [target] = path.glob(f"{race_file_stem(second.race, second.gender)}.*")

@@ -44,8 +44,9 @@ def test_figures_have_human_captions_not_file_slugs():
 
 
 def test_the_set_page_says_when_it_shows_only_some_templates(tmp_path, staff_client):
-    folder = write_face_set(tmp_path / "faces", occupations=("CEO", "nurse"),
-                            templates_per_occupation=2)  # fmt: skip
+    folder = write_face_set(
+        tmp_path / "faces", occupations=("CEO", "nurse"), templates_per_occupation=2
+    )
     call_command("import_face_set", str(folder), "--set", "Four", verbosity=0)
     face_set = FaceSet.objects.get(name="Four")
     page = staff_client.get(reverse("reflect:face_set_detail", args=[face_set.slug]))
