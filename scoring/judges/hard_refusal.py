@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from scoring.judges.clip import ClipConfig, ClipEncoder, load_clip
+from scoring.judges.device_images import blank_stats_on_device
 from scoring.judges.images import DEFAULT_MAX_PIXELS, decode_image, decode_jpegs_on_device
 from scoring.judges.item_checks import ItemChecks, PendingItem
 from scoring.judges.pipeline import (
@@ -43,7 +44,6 @@ from scoring.judges.rules import (
     DEFAULT_REFUSAL_PHRASES,
     CheckResult,
     KeywordRules,
-    thumbnail_indices,
 )
 
 DEFAULT_REFUSAL_DESCRIPTIONS = (
@@ -232,26 +232,39 @@ class HardRefusalJudge:
         return [self._output(p) for p in pending]
 
     def _device_decode(self, pending: list[PendingItem]) -> None:
-        """Decode this batch's JPEGs on the model's device in one call. The blank check reads
-        the pixels its nearest-neighbour thumbnail keeps, gathered on the device and copied
-        to the host (≤ 256 × 256, no full-size copy, no PIL image): the PIL path's statistics
-        over the same pixels. CLIP's preprocessing stays on the device. A JPEG the device
-        decoder refuses (CMYK, say) falls back to PIL."""
+        """Decode this batch's JPEGs on the model's device in one call, and check and prepare
+        them there a batch at a time (``device_images.py``, ``ClipEncoder.prepare_tensors``):
+        the blank check's exact sums come back to the host in one small copy for the whole
+        batch, nothing waits on the device image by image, and no pixels go through PIL. A
+        JPEG the device decoder refuses (CMYK, say) falls back to PIL."""
         jpegs = [p for p in pending if p.jpeg is not None]
         if not jpegs:
             return
         checks = self.item_checks()
         decoded = decode_jpegs_on_device([p.jpeg for p in jpegs], self.clip.config.device)
+        on_device, tensors = [], []
         for p, tensor in zip(jpegs, decoded, strict=True):
             data, p.jpeg = p.jpeg, None
+            if not isinstance(tensor, Exception):
+                on_device.append(p)
+                tensors.append(tensor)
+                continue
             try:
-                if isinstance(tensor, Exception):
-                    checks.image_checks(p, decode_image(data, name=p.item.image_path), p.blank_at)
-                    continue
-                checks.blank_check(p, _thumbnail_on_host(tensor), p.blank_at)
-                p.pixels = self.clip.prepare_tensor(tensor)
+                checks.image_checks(p, decode_image(data, name=p.item.image_path), p.blank_at)
             except Exception as exc:  # noqa: BLE001 - recorded as this item's error
                 p.error, p.pixels = f"{type(exc).__name__}: {exc}", None
+        if not tensors:
+            return
+        try:
+            stats = blank_stats_on_device(tensors, tolerance=self.config.blank_tolerance)
+            prepared = self.clip.prepare_tensors(tensors)
+        except Exception as exc:  # noqa: BLE001 - e.g. out of memory: every item here errs
+            for p in on_device:
+                p.error = f"{type(exc).__name__}: {exc}"
+            return
+        for p, blank_stats, pixels in zip(on_device, stats, prepared, strict=True):
+            checks.blank_result(p, blank_stats, p.blank_at)
+            p.pixels = pixels
 
     def _clip_checks(self, pending: list[PendingItem]) -> None:
         if not pending or self.clip is None:
@@ -323,21 +336,6 @@ class HardRefusalJudge:
                 "image_error": pending.error,
             },
         )
-
-
-def _thumbnail_on_host(tensor: Any) -> np.ndarray:
-    """The blank check's thumbnail pixels of a decoded RGB CHW uint8 tensor, gathered where
-    the tensor is and copied to the host as an H × W × 3 array."""
-    import torch
-
-    _, height, width = tensor.shape
-    rows, columns = thumbnail_indices(width, height)
-    if not isinstance(rows, slice):
-        rows = torch.as_tensor(rows, device=tensor.device)
-    if not isinstance(columns, slice):
-        columns = torch.as_tensor(columns, device=tensor.device)
-    thumb = tensor[:, rows][:, :, columns]
-    return thumb.permute(1, 2, 0).contiguous().cpu().numpy()
 
 
 def _model_device(clip: Any) -> str | None:
