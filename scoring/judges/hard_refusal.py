@@ -15,7 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -221,15 +223,34 @@ class HardRefusalJudge:
         pending, batch = [], []
         prepared = ordered_map(self.item_checks(), items, workers=workers,
                                lookahead=2 * batch_size, pool_kind=self.decode_pool_kind)  # fmt: skip
+        previous = None
         for p in prepared:
             pending.append(p)
             if p.pixels is not None or p.jpeg is not None:
                 batch.append(p)
             if len(batch) >= batch_size:
-                self._clip_checks(batch)
+                previous = self._score_previous(previous, batch)
                 batch = []
-        self._clip_checks(batch)
+        self._score_previous(self._score_previous(previous, batch), [])
         return [self._output(p) for p in pending]
+
+    def _score_previous(self, previous: tuple | None, batch: list[PendingItem]) -> tuple | None:
+        """Start ``batch``'s device decode (its JPEGs, on a background thread: torch's ops
+        release the GIL), then run CLIP on the ``previous`` batch once its own decode is
+        done. The device decodes one batch while the model runs on the one before, and the
+        decode pool's results keep arriving meanwhile. Returns what to pass next time."""
+        started = None
+        if batch:
+            decoding = None
+            if any(p.jpeg is not None for p in batch):
+                decoding = _device_decoder().submit(self._device_decode, batch)
+            started = (batch, decoding)
+        if previous is not None:
+            previous_batch, decoding = previous
+            if decoding is not None:
+                decoding.result()
+            self._clip_checks(previous_batch)
+        return started
 
     def _device_decode(self, pending: list[PendingItem]) -> None:
         """Decode this batch's JPEGs on the model's device in one call, and check and prepare
@@ -269,7 +290,6 @@ class HardRefusalJudge:
     def _clip_checks(self, pending: list[PendingItem]) -> None:
         if not pending or self.clip is None:
             return
-        self._device_decode(pending)
         pending = [p for p in pending if p.pixels is not None]
         if not pending:
             return
@@ -336,6 +356,18 @@ class HardRefusalJudge:
                 "image_error": pending.error,
             },
         )
+
+
+_DEVICE_DECODER: list[ThreadPoolExecutor] = []
+_DEVICE_DECODER_LOCK = threading.Lock()
+
+
+def _device_decoder() -> ThreadPoolExecutor:
+    """The one thread that decodes JPEGs on the model's device, shared by every judge."""
+    with _DEVICE_DECODER_LOCK:
+        if not _DEVICE_DECODER:
+            _DEVICE_DECODER.append(ThreadPoolExecutor(1, thread_name_prefix="device-decode"))
+        return _DEVICE_DECODER[0]
 
 
 def _model_device(clip: Any) -> str | None:

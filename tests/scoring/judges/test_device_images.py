@@ -122,3 +122,50 @@ def test_a_device_batch_costs_the_same_copies_to_the_host_for_3_jpegs_as_for_9(
         assert all(o.error is None for o in outputs)
         counts.append(len(copies))
     assert counts[0] == counts[1] == 2
+
+
+def test_the_next_batch_decodes_on_the_device_while_the_model_runs_on_this_one(
+    tiny_clip_files, make_image, monkeypatch
+):
+    """The order the judge asks for things: batch n+1's device decode is started before CLIP
+    runs on batch n; the verdicts are those of a run without the overlap (serial submits)."""
+    from concurrent.futures import Future
+
+    from scoring.judges import hard_refusal
+    from scoring.judges.clip import ClipConfig
+    from scoring.judges.hard_refusal import HardRefusalConfig, HardRefusalJudge
+    from scoring.judges.records import ItemInput
+
+    clip = ClipConfig(
+        architecture=f"local-dir:{tiny_clip_files['local_dir']}", pretrained=None, batch_size=2
+    )
+    judge = HardRefusalJudge(HardRefusalConfig(clip=clip, jpeg_decode_on_device=True))
+    paths = [make_image(_photo_like(seed, (96, 80)), suffix=".jpg") for seed in range(5)]
+    items = [ItemInput(item_id=str(i), image_path=p) for i, p in enumerate(paths)]
+    overlapped = [o.to_dict() for o in judge.judge_items(items)]
+    events = []
+
+    class Inline:
+        def submit(self, function, batch):
+            events.append(("decode", [p.item.item_id for p in batch]))
+            future = Future()
+            future.set_result(function(batch))
+            return future
+
+    clip_checks = HardRefusalJudge._clip_checks
+
+    def logged(self, batch):
+        events.append(("clip", [p.item.item_id for p in batch]))
+        return clip_checks(self, batch)
+
+    monkeypatch.setattr(hard_refusal, "_device_decoder", Inline)
+    monkeypatch.setattr(HardRefusalJudge, "_clip_checks", logged)
+    assert [o.to_dict() for o in judge.judge_items(items)] == overlapped
+    assert events == [
+        ("decode", ["0", "1"]),
+        ("decode", ["2", "3"]),
+        ("clip", ["0", "1"]),
+        ("decode", ["4"]),
+        ("clip", ["2", "3"]),
+        ("clip", ["4"]),
+    ]
