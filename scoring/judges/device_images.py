@@ -66,25 +66,34 @@ def thumbnails(batch: Any, max_side: int = 256) -> Any:
     return batch[:, :, rows][:, :, :, columns]
 
 
-def _blank_sums(thumbs: Any, tolerance: int) -> Any:
+def _blank_sums(thumbs: Any, tolerance: float) -> Any:
     """Per image (rows of the result): the three channels' lower and upper middle values, Σx
     and Σx² over all channels, and the count of pixels within ``tolerance`` of the median
-    on every channel. Integers throughout, as on the host."""
+    on every channel. Integers throughout, as on the host; the pixels stay uint8 (one
+    int32 copy for the histogram), so each pass over them moves as few bytes as it can."""
     import torch
 
     count, channels = thumbs.shape[:2]
-    flat = thumbs.reshape(count, channels, -1).long()
-    offsets = torch.arange(count * channels, device=flat.device).reshape(count, channels, 1)
+    flat = thumbs.reshape(count, channels, -1)
+    offsets = torch.arange(count * channels, dtype=torch.int32, device=flat.device) * 256
     bins = count * channels * 256
-    histogram = torch.bincount((flat + offsets * 256).reshape(-1), minlength=bins)
+    indices = flat.to(torch.int32) + offsets.reshape(count, channels, 1)
+    histogram = torch.bincount(indices.reshape(-1), minlength=bins)
     histogram = histogram.reshape(count, channels, 256)
     cumulative = histogram.cumsum(-1)
     pixels = cumulative[..., -1:]
     # rules._histogram_median: the (n−1)//2-th and n//2-th values of the sorted channel.
     lower = torch.searchsorted(cumulative, (pixels - 1) // 2, right=True)
     upper = torch.searchsorted(cumulative, pixels // 2, right=True)
-    # |x − (lower + upper)/2| ≤ tolerance, doubled to stay in integers.
-    near = ((2 * flat - (lower + upper)).abs() <= 2 * tolerance).all(dim=1).sum(-1)
+    # |x − median| ≤ tolerance for an integer x: ⌈median − tolerance⌉ ≤ x ≤ ⌊median + tolerance⌋.
+    # Bounds as uint8, so the comparisons run on the uint8 pixels as they are; a channel with
+    # no value in range gets the empty range [255, 0].
+    median = (lower + upper).to(torch.float64) / 2
+    low, high = torch.ceil(median - tolerance), torch.floor(median + tolerance)
+    empty = (low > high) | (low > 255) | (high < 0)
+    low = torch.where(empty, 255, low.clamp(0, 255)).to(torch.uint8)
+    high = torch.where(empty, 0, high.clamp(0, 255)).to(torch.uint8)
+    near = ((flat >= low) & (flat <= high)).all(dim=1).sum(-1)
     pooled = histogram.sum(1)
     values = torch.arange(256, device=flat.device)
     value_sum = (pooled * values).sum(-1)
