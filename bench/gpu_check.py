@@ -10,8 +10,12 @@ tiny random-weight models the tests build (nothing is downloaded):
 2. the transformers VLM cue judge: greedy answers and option probabilities;
 3. the diffusers text-to-image backend: fp16 on CUDA returns finite images, the same seed
    gives the same image twice, and a batch matches its requests made one at a time;
-4. the judge's uint8 input path (issue 24): pixels normalised on the device by the lookup
-   table equal the CPU's float32 preprocessing exactly, for every value of every channel.
+4. the judge's uint8 input path: pixels normalised on the device by the lookup table equal
+   the CPU's float32 preprocessing exactly, for every value of every channel;
+5. the judge's batched device JPEG path (``jpeg_decode_on_device``): the blank statistics
+   computed on the device equal the host's on the same decoded pixels exactly, each image's
+   batched preprocessing equals its preprocessing alone, and the judge's verdicts equal
+   the PIL path's on the CPU (labels, reasons, blank verdicts; scores within rounding).
 
 It needs no Django. It is a correctness check, not a timing: the results are deterministic, so
 it runs once (no repeats). Exit status 1 when a check fails; the last line printed is JSON
@@ -111,6 +115,87 @@ def check_pixels_on_device(folder: Path, device: str) -> dict:
     return {"mismatched_values": mismatched, "ok": mismatched == 0}
 
 
+def check_device_jpegs(folder: Path, device: str) -> dict:
+    """The hard-refusal judge with ``jpeg_decode_on_device`` on ``device`` against the PIL path
+    on the CPU, over photo-like JPEGs of three sizes (stacked by size on the device) and
+    blank ones."""
+    from PIL import Image
+
+    from scoring.judges.device_images import blank_stats_on_device
+    from scoring.judges.hard_refusal import HardRefusalConfig, HardRefusalJudge
+    from scoring.judges.images import decode_jpegs_on_device
+    from scoring.judges.records import ItemInput
+    from scoring.judges.rules import blank_image_stats
+
+    files = build_tiny_open_clip(folder / "clip-jpegs")
+    rng = np.random.default_rng(3)
+    paths = []
+    for index in range(24):
+        size = [(512, 512), (640, 480), (300, 200)][index % 3]
+        if index % 8 == 7:
+            picture = Image.new("RGB", size, (250, 250, 250))
+        else:
+            coarse = Image.fromarray(rng.integers(0, 256, (6, 6, 3), dtype=np.uint8))
+            picture = coarse.resize(size, Image.Resampling.BICUBIC)
+        path = folder / f"jpeg-{index}.jpg"
+        picture.save(path, quality=90)
+        paths.append(str(path))
+    items = [ItemInput(item_id=str(i), image_path=p) for i, p in enumerate(paths)]
+    outputs = {}
+    for where, on_device in (("cpu", False), (device, True)):
+        clear_clip_cache()
+        clip = ClipConfig(
+            architecture=f"local-dir:{files['local_dir']}", pretrained=None, device=where
+        )
+        config = HardRefusalConfig(
+            clip=clip, jpeg_decode_on_device=on_device, decode_workers=2, decode_pool="thread"
+        )
+        judge = HardRefusalJudge(config)
+        outputs[on_device] = judge.judge_items(items)
+    tensors = decode_jpegs_on_device([Path(p).read_bytes() for p in paths], device)
+    on_device_stats = blank_stats_on_device(tensors, tolerance=8)
+    host_stats = [blank_image_stats(t.permute(1, 2, 0).cpu().numpy()) for t in tensors]
+    batched = judge.clip.prepare_tensors(tensors)
+    alone_gap = max(
+        float((b - judge.clip.prepare_tensors([t])[0]).abs().max())
+        for b, t in zip(batched, tensors, strict=True)
+    )
+    # A CLIP score within the review margin of τ may fall either side of it by decoder and
+    # resize rounding (such verdicts are flagged for review on both paths): counted apart.
+    mismatches, at_tau, score_gap = 0, 0, 0.0
+    for pil, gpu in zip(outputs[False], outputs[True], strict=True):
+        blank = [_check(o, "blank_image") for o in (pil, gpu)]
+        clip_checks = [_check(o, "clip") for o in (pil, gpu)]
+        scores = [c["refusal_similarity"] for c in clip_checks]
+        score_gap = max(score_gap, abs(scores[0] - scores[1]))
+        near_tau = all(abs(x - c["tau"]) <= 0.02 for x, c in zip(scores, clip_checks, strict=True))
+        differs = pil.label != gpu.label or pil.evidence["reason"] != gpu.evidence["reason"]
+        at_tau += differs and near_tau and blank[0]["fired"] == blank[1]["fired"]
+        mismatches += (
+            (differs and not near_tau)
+            or blank[0]["fired"] != blank[1]["fired"]
+            or gpu.error is not None
+        )
+    return {
+        "images": len(items),
+        "verdict_mismatches": int(mismatches),
+        "verdicts_differing_at_tau": int(at_tau),
+        "max_clip_score_gap": round(score_gap, 5),
+        "blank_stats_equal_host": on_device_stats == host_stats,
+        "batched_vs_alone_max_gap": alone_gap,
+        "ok": bool(
+            mismatches == 0
+            and score_gap < 0.02
+            and on_device_stats == host_stats
+            and alone_gap <= 1e-5
+        ),
+    }
+
+
+def _check(output, name: str) -> dict:
+    return next(c for c in output.evidence["checks"] if c["check"] == name)
+
+
 def check_vlm(folder: Path, device: str) -> dict:
     model_dir = build_tiny_llava(folder / "llava")
     requests = [
@@ -201,10 +286,12 @@ def main(argv=None) -> int:
             "torch": torch.__version__,
             "clip": check_clip(folder, args.device),
             "pixels_on_device": check_pixels_on_device(folder, args.device),
+            "device_jpegs": check_device_jpegs(folder, args.device),
             "vlm": check_vlm(folder, args.device),
             "diffusers": check_diffusers(folder, args.device),
         }
-    report["ok"] = all(report[k]["ok"] for k in ("clip", "pixels_on_device", "vlm", "diffusers"))
+    checks = ("clip", "pixels_on_device", "device_jpegs", "vlm", "diffusers")
+    report["ok"] = all(report[k]["ok"] for k in checks)
     emit({**report, **machine(["torch", "open_clip_torch", "transformers", "diffusers"])})
     return 0 if report["ok"] else 1
 

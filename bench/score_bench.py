@@ -11,12 +11,15 @@ random-weight open_clip model the tests build, or ``--model``:
 - ``ARCH`` (e.g. ``ViT-B-32``): that architecture with random weights (the same compute);
 - ``none``: no model. The tower is a stand-in that sleeps a fixed time per batch
   (``--standin-ms-per-image``, default 0.1 ms: an H200's bf16 ViT-B-32 rate) and returns random
-  unit embeddings of the right width, with ViT-B-32's preprocessing (224 px). What is timed is
-  then the pipeline alone: decoding, checks, preprocessing, cache and database.
+  unit embeddings of the right width, with ViT-B-32's preprocessing (224 px). The workers
+  hand it uint8 pixels, as they hand a model on a GPU (whose normalisation runs on the device).
+  What is timed is then the pipeline alone: decoding, checks, preprocessing, cache, database.
 
 ``process_cpu_ms_per_image`` is the CPU time per image during scoring (all threads of this
 process and of its decode worker processes), the figure a loaded shared machine does not
-distort. ``pipeline_images_per_s`` is images over the scoring call's wall time, and
+distort; ``main_process_cpu_ms_per_image`` is this process's share of it (every thread, no
+worker) and ``calling_thread_cpu_ms_per_image`` the scoring thread's: the serial work one GIL
+does per image however many workers decode. ``pipeline_images_per_s`` is images over the scoring call's wall time, and
 ``parallel_efficiency`` = pipeline_images_per_s × process_cpu_ms_per_image / (1000 × cores):
 the share of the machine's cores the pipeline kept busy. ``model_only_images_per_s`` times the
 image tower alone on already-preprocessed batches of the same size; ``overhead_ms_per_image``
@@ -34,12 +37,15 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import hashlib
 import os
 import pstats
+import struct
 import sys
 import tempfile
 import time
+import zlib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -104,20 +110,47 @@ def photo_like_image(seed: int, size: int = 512, image_format: str = "png") -> b
     return buffer.getvalue()
 
 
-def _write_image(task: tuple[int, str, str]) -> str:
-    """One bench image written to ``path``; its SHA-256 (run in a worker process)."""
-    index, image_format, path = task
-    data = photo_like_image(index, image_format=image_format)
-    Path(path).write_bytes(data)
-    return hashlib.sha256(data).hexdigest()
+def _encode_image(task: tuple[int, str]) -> bytes:
+    """One base image's bytes (run in a worker process)."""
+    index, image_format = task
+    return photo_like_image(index, image_format=image_format)
+
+
+def distinct_copy(data: bytes, index: int) -> bytes:
+    """``data`` with ``index`` written into a metadata segment the decoders skip (a PNG
+    ``tEXt`` chunk after IHDR, a JPEG comment after the JFIF header): the same pixels, the
+    same decoding work, other bytes, so every file has its own content hash (a cache miss)."""
+    payload = f"score-bench {index}".encode()
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        body = b"tEXt" + b"Comment\x00" + payload
+        chunk = struct.pack(">I", len(body) - 4) + body + struct.pack(">I", zlib.crc32(body))
+        at = 8 + 25  # the signature, then IHDR (length, type, 13 bytes of data, CRC)
+        return data[:at] + chunk + data[at:]
+    at = 2  # after SOI; after the JFIF APP0 segment when there is one
+    if data[2:4] == b"\xff\xe0":
+        at = 4 + int.from_bytes(data[4:6], "big")
+    segment = b"\xff\xfe" + (len(payload) + 2).to_bytes(2, "big") + payload
+    return data[:at] + segment + data[at:]
+
+
+# Distinct pictures the bench encodes; every further file is a copy of one of them with its
+# own bytes (``distinct_copy``): encoding a noisy 512×512 PNG costs ~30 ms of CPU, so 10,000
+# encoded one by one took a minute on 16 cores.
+BASE_IMAGES = 64
 
 
 def write_images(paths: list[str], image_format: str) -> list[str]:
-    """Encode and write the images on every core (PNG encoding is ~30 ms each: 10,000 images
-    one at a time would take minutes of a GPU lease); their hashes, in order."""
-    tasks = [(index, image_format, path) for index, path in enumerate(paths)]
-    with ProcessPoolExecutor(os.cpu_count() or 1) as pool:
-        return list(pool.map(_write_image, tasks, chunksize=16))
+    """Encode ``BASE_IMAGES`` pictures on every core, then write each file as a distinct
+    copy of one of them; the files' SHA-256 hashes, in order."""
+    count = min(len(paths), BASE_IMAGES)
+    with ProcessPoolExecutor(min(count, os.cpu_count() or 1)) as pool:
+        bases = list(pool.map(_encode_image, [(index, image_format) for index in range(count)]))
+    hashes = []
+    for index, path in enumerate(paths):
+        data = distinct_copy(bases[index % count], index)
+        Path(path).write_bytes(data)
+        hashes.append(hashlib.sha256(data).hexdigest())
+    return hashes
 
 
 def build_study(n_images: int, image_format: str = "png"):
@@ -205,7 +238,8 @@ class StandinTower:
 
 def standin_encoder(config: dict, ms_per_image: float):
     """A ``ClipEncoder`` around the stand-in tower, with ViT-B-32's own preprocessing
-    (open_clip's transform for 224 px: bicubic resize, centre crop, CLIP normalisation)."""
+    (open_clip's transform for 224 px: bicubic resize, centre crop, CLIP normalisation), taking
+    uint8 pixels from the workers as a judge whose model is on a GPU does."""
     import open_clip
     import torch
 
@@ -214,7 +248,20 @@ def standin_encoder(config: dict, ms_per_image: float):
     clip_config = ClipConfig.from_dict(config["clip"])
     preprocess = open_clip.image_transform(224, is_train=False)
     tower = StandinTower(ms_per_image, clip_config.device)
-    return ClipEncoder(tower, preprocess, lambda texts: torch.zeros(len(texts), 1), clip_config)
+    encoder = ClipEncoder(tower, preprocess, lambda texts: torch.zeros(len(texts), 1), clip_config)
+    encoder._pixels_on_device = functools.partial(staged_on_host, encoder)  # not pickled
+    return encoder
+
+
+def staged_on_host(encoder, pixels):
+    """The host's share of handing pixels to a GPU: one copy into the staging buffer. The
+    normalisation is the device's work, which the stand-in does not model."""
+    import numpy as np
+    import torch
+
+    staging = encoder._staging_buffer((len(pixels), *pixels[0].shape), torch.device("cpu"))
+    np.stack(pixels, out=staging.numpy())
+    return staging
 
 
 def model_only_images_per_s(clip, n_images: int, batch_size: int, device: str) -> float:
@@ -251,6 +298,13 @@ def cpu_seconds() -> float:
     return total
 
 
+def main_process_cpu_seconds() -> float:
+    """CPU time of this process alone (every thread, no worker process)."""
+    import psutil
+
+    return sum(psutil.Process().cpu_times()[:2])
+
+
 def main() -> None:
     args = parse_args()
     folder = tempfile.mkdtemp(prefix="score-bench-")
@@ -273,6 +327,8 @@ def main() -> None:
     inner = getattr(judge, "judge", judge)
     if args.model == STANDIN:
         inner._clip = standin_encoder(config, args.standin_ms_per_image)
+        # As with a model on a GPU, the decode workers hand over uint8 pixels.
+        inner.item_checks().pixels_for_device = True
     chunk = {"chunk_size": args.chunk_size} if args.chunk_size else {}
     cores = os.cpu_count() or 1
 
@@ -285,10 +341,18 @@ def main() -> None:
         AutomatedJudgment.objects.filter(item__study=study).delete()
         JudgeResponse.objects.all().delete()
         started, cpu_started = time.perf_counter(), cpu_seconds()
+        main_started, thread_started = main_process_cpu_seconds(), time.thread_time()
         summary = score()
         wall = time.perf_counter() - started
         # CPU time is what a busy shared machine cannot hide: wall time there is mostly waiting.
         cpu_ms_per_image = (cpu_seconds() - cpu_started) / args.images * 1000
+        # The serial part: what one GIL runs per image whatever the number of workers.
+        sample["calling_thread_cpu_ms_per_image"] = (
+            (time.thread_time() - thread_started) / args.images * 1000
+        )
+        sample["main_process_cpu_ms_per_image"] = (
+            (main_process_cpu_seconds() - main_started) / args.images * 1000
+        )
         if summary.errors or summary.items != args.images:
             raise SystemExit(f"scoring failed: {summary.as_dict()}")
         images_per_s = args.images / wall
@@ -309,7 +373,7 @@ def main() -> None:
         AutomatedJudgment.objects.filter(item__study=study).delete()
         JudgeResponse.objects.all().delete()
         # CPU time, not wall time: a loaded machine does not distort it.
-        profiler = cProfile.Profile(time.process_time)
+        profiler = cProfile.Profile(time.thread_time)
         profiler.runcall(score)
         profiler.dump_stats(args.profile)
         pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
@@ -317,7 +381,8 @@ def main() -> None:
 
     if args.model == STANDIN:
         model = (f"none: a stand-in tower ({args.standin_ms_per_image} ms per image asleep, "
-                 "random unit embeddings of width 512, ViT-B-32's 224 px preprocessing)")  # fmt: skip
+                 "random unit embeddings of width 512, ViT-B-32's 224 px preprocessing, "
+                 "uint8 pixels handed over as to a GPU)")  # fmt: skip
     else:
         model = args.model or "tiny random-weight open_clip (tests/support/tiny_models.py)"
     emit({

@@ -51,9 +51,23 @@ def judge_config(
     return config
 
 
+ITEM_FIELDS_FOR_SCORING = (
+    "image", "image_sha256", "source_image", "prompt", "cue", "generator",
+    "provider_refusal_code", "provider_refusal_message", "generation_params",
+    "attribute_value__cue_description",
+)  # fmt: skip
+
+
 def items_for_scoring(*, study: Study, item_ids: list[int] | None = None) -> list[Item]:
-    """The study's items (all, or the given primary keys) in a stable order (one query)."""
-    items = Item.objects.filter(study=study).select_related("attribute_value").order_by("pk")
+    """The study's items (all, or the given primary keys) in a stable order (one query),
+    with only the fields a judge's input is built from (``services.item_input``): a row's
+    other columns cost time to convert, once per item of every scoring run."""
+    items = (
+        Item.objects.filter(study=study)
+        .select_related("attribute_value")
+        .only(*ITEM_FIELDS_FOR_SCORING)
+        .order_by("pk")
+    )
     if item_ids is not None:
         items = items.filter(pk__in=item_ids)
     return list(items)

@@ -34,6 +34,7 @@ from django.db.models import F, Sum
 from django.utils import timezone
 
 from annotations.common import jobs
+from annotations.common.bulk import rows_upsert
 from annotations.common.jobs import Progress
 from annotations.models import AutomatedJudgment, BackgroundJob, Item, Study
 from scoring.judges import ItemInput, Judge, JudgmentOutput, load_judge
@@ -102,22 +103,16 @@ class DatabaseCacheStore:
     @staticmethod
     def _upsert(entries: dict[str, dict[str, Any]]) -> None:
         # Upserts: two workers caching the same response cannot collide on the unique key.
-        rows = [
-            JudgeResponse(
-                key=key,
-                judge=value.get("judge_name", ""),
-                judge_version=value.get("judge_version", ""),
-                response=value,
-            )
-            for key, value in entries.items()
-        ]
-        if rows:
-            JudgeResponse.objects.bulk_create(
-                rows,
-                update_conflicts=True,
-                unique_fields=["key"],
-                update_fields=["judge", "judge_version", "response"],
-            )
+        rows_upsert(
+            JudgeResponse,
+            (
+                (key, value.get("judge_name", ""), value.get("judge_version", ""), value)
+                for key, value in entries.items()
+            ),
+            fields=["key", "judge", "judge_version", "response"],
+            unique_fields=["key"],
+            update_fields=["judge", "judge_version", "response"],
+        )
 
 
 # One store for every judge of the process: study_score flushes it per chunk.
@@ -231,6 +226,10 @@ def study_score(
     return summary
 
 
+JUDGMENT_FIELDS = [
+    *("item", "judge", "judge_version", "hard_refusal", "score", "cue_label", "confidence"),
+    *("raw_output", "error"),
+]
 JUDGMENT_UPDATE_FIELDS = [
     "hard_refusal", "score", "cue_label", "confidence", "raw_output", "error", "updated_at",
 ]  # fmt: skip
@@ -240,23 +239,23 @@ def judgments_store(*, items: list[Item], outputs: list[JudgmentOutput]) -> None
     """One row per output and per ensemble member (an upsert: a rerun overwrites, never
     duplicates), the judge's new cache entries, and the review flags: three statements in one
     transaction, whatever the chunk's size."""
-    by_id = {str(item.pk): item for item in items}
+    pks = {str(item.pk): item.pk for item in items}
     rows = []
     for output in outputs:
-        item = by_id[output.item_id]
+        item_pk = pks[output.item_id]
         for member in (*output.member_outputs, output):
             fields = {"score": None, "cue_label": ""} | judgment_fields(member)
             fields["cue_label"] = fields["cue_label"] or ""
-            rows.append(AutomatedJudgment(item=item, **fields))
-    flagged = [by_id[o.item_id].pk for o in outputs if o.needs_review]
+            rows.append((item_pk, *(fields[name] for name in JUDGMENT_FIELDS[1:])))
+    flagged = [pks[o.item_id] for o in outputs if o.needs_review]
     with transaction.atomic():
-        if rows:
-            AutomatedJudgment.objects.bulk_create(
-                rows,
-                update_conflicts=True,
-                unique_fields=["item", "judge", "judge_version"],
-                update_fields=JUDGMENT_UPDATE_FIELDS,
-            )
+        rows_upsert(
+            AutomatedJudgment,
+            rows,
+            fields=JUDGMENT_FIELDS,
+            unique_fields=["item", "judge", "judge_version"],
+            update_fields=JUDGMENT_UPDATE_FIELDS,
+        )
         RESPONSE_CACHE.flush()
         if flagged:
             Item.objects.filter(pk__in=flagged, needs_review=False).update(needs_review=True)

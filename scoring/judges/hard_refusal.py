@@ -15,13 +15,16 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from scoring.judges.clip import ClipConfig, ClipEncoder, load_clip
+from scoring.judges.device_images import blank_stats_on_device
 from scoring.judges.images import DEFAULT_MAX_PIXELS, decode_image, decode_jpegs_on_device
 from scoring.judges.item_checks import ItemChecks, PendingItem
 from scoring.judges.pipeline import (
@@ -43,7 +46,6 @@ from scoring.judges.rules import (
     DEFAULT_REFUSAL_PHRASES,
     CheckResult,
     KeywordRules,
-    thumbnail_indices,
 )
 
 DEFAULT_REFUSAL_DESCRIPTIONS = (
@@ -221,42 +223,73 @@ class HardRefusalJudge:
         pending, batch = [], []
         prepared = ordered_map(self.item_checks(), items, workers=workers,
                                lookahead=2 * batch_size, pool_kind=self.decode_pool_kind)  # fmt: skip
+        previous = None
         for p in prepared:
             pending.append(p)
             if p.pixels is not None or p.jpeg is not None:
                 batch.append(p)
             if len(batch) >= batch_size:
-                self._clip_checks(batch)
+                previous = self._score_previous(previous, batch)
                 batch = []
-        self._clip_checks(batch)
+        self._score_previous(self._score_previous(previous, batch), [])
         return [self._output(p) for p in pending]
 
+    def _score_previous(self, previous: tuple | None, batch: list[PendingItem]) -> tuple | None:
+        """Start ``batch``'s device decode (its JPEGs, on a background thread: torch's ops
+        release the GIL), then run CLIP on the ``previous`` batch once its own decode is
+        done. The device decodes one batch while the model runs on the one before, and the
+        decode pool's results keep arriving meanwhile. Returns what to pass next time."""
+        started = None
+        if batch:
+            decoding = None
+            if any(p.jpeg is not None for p in batch):
+                decoding = _device_decoder().submit(self._device_decode, batch)
+            started = (batch, decoding)
+        if previous is not None:
+            previous_batch, decoding = previous
+            if decoding is not None:
+                decoding.result()
+            self._clip_checks(previous_batch)
+        return started
+
     def _device_decode(self, pending: list[PendingItem]) -> None:
-        """Decode this batch's JPEGs on the model's device in one call. The blank check reads
-        the pixels its nearest-neighbour thumbnail keeps, gathered on the device and copied
-        to the host (≤ 256 × 256, no full-size copy, no PIL image): the PIL path's statistics
-        over the same pixels. CLIP's preprocessing stays on the device. A JPEG the device
-        decoder refuses (CMYK, say) falls back to PIL."""
+        """Decode this batch's JPEGs on the model's device in one call, and check and prepare
+        them there a batch at a time (``device_images.py``, ``ClipEncoder.prepare_tensors``):
+        the blank check's exact sums come back to the host in one small copy for the whole
+        batch, nothing waits on the device image by image, and no pixels go through PIL. A
+        JPEG the device decoder refuses (CMYK, say) falls back to PIL."""
         jpegs = [p for p in pending if p.jpeg is not None]
         if not jpegs:
             return
         checks = self.item_checks()
         decoded = decode_jpegs_on_device([p.jpeg for p in jpegs], self.clip.config.device)
+        on_device, tensors = [], []
         for p, tensor in zip(jpegs, decoded, strict=True):
             data, p.jpeg = p.jpeg, None
+            if not isinstance(tensor, Exception):
+                on_device.append(p)
+                tensors.append(tensor)
+                continue
             try:
-                if isinstance(tensor, Exception):
-                    checks.image_checks(p, decode_image(data, name=p.item.image_path), p.blank_at)
-                    continue
-                checks.blank_check(p, _thumbnail_on_host(tensor), p.blank_at)
-                p.pixels = self.clip.prepare_tensor(tensor)
+                checks.image_checks(p, decode_image(data, name=p.item.image_path), p.blank_at)
             except Exception as exc:  # noqa: BLE001 - recorded as this item's error
                 p.error, p.pixels = f"{type(exc).__name__}: {exc}", None
+        if not tensors:
+            return
+        try:
+            stats = blank_stats_on_device(tensors, tolerance=self.config.blank_tolerance)
+            prepared = self.clip.prepare_tensors(tensors)
+        except Exception as exc:  # noqa: BLE001 - e.g. out of memory: every item here errs
+            for p in on_device:
+                p.error = f"{type(exc).__name__}: {exc}"
+            return
+        for p, blank_stats, pixels in zip(on_device, stats, prepared, strict=True):
+            checks.blank_result(p, blank_stats, p.blank_at)
+            p.pixels = pixels
 
     def _clip_checks(self, pending: list[PendingItem]) -> None:
         if not pending or self.clip is None:
             return
-        self._device_decode(pending)
         pending = [p for p in pending if p.pixels is not None]
         if not pending:
             return
@@ -325,19 +358,16 @@ class HardRefusalJudge:
         )
 
 
-def _thumbnail_on_host(tensor: Any) -> np.ndarray:
-    """The blank check's thumbnail pixels of a decoded RGB CHW uint8 tensor, gathered where
-    the tensor is and copied to the host as an H × W × 3 array."""
-    import torch
+_DEVICE_DECODER: list[ThreadPoolExecutor] = []
+_DEVICE_DECODER_LOCK = threading.Lock()
 
-    _, height, width = tensor.shape
-    rows, columns = thumbnail_indices(width, height)
-    if not isinstance(rows, slice):
-        rows = torch.as_tensor(rows, device=tensor.device)
-    if not isinstance(columns, slice):
-        columns = torch.as_tensor(columns, device=tensor.device)
-    thumb = tensor[:, rows][:, :, columns]
-    return thumb.permute(1, 2, 0).contiguous().cpu().numpy()
+
+def _device_decoder() -> ThreadPoolExecutor:
+    """The one thread that decodes JPEGs on the model's device, shared by every judge."""
+    with _DEVICE_DECODER_LOCK:
+        if not _DEVICE_DECODER:
+            _DEVICE_DECODER.append(ThreadPoolExecutor(1, thread_name_prefix="device-decode"))
+        return _DEVICE_DECODER[0]
 
 
 def _model_device(clip: Any) -> str | None:

@@ -23,6 +23,7 @@ from scoring.judges.rules import (
     CheckResult,
     KeywordRules,
     blank_image_check,
+    blank_verdict,
     empty_output_check,
     provider_signal_check,
 )
@@ -97,11 +98,20 @@ class ItemChecks:
             pending.pixels = prepare(image)
 
     def blank_check(self, pending: PendingItem, image: Any, at: int) -> None:
-        """``image``: a PIL image or an RGB uint8 array (a device-decoded JPEG's copy)."""
+        """``image``: a PIL image or an RGB uint8 array."""
         blank = blank_image_check(
             image,
             std_max=self.blank_std_max,
             dominant_fraction_min=self.blank_dominant_fraction_min,
             tolerance=self.blank_tolerance,
+        )
+        pending.checks.insert(at, blank)
+
+    def blank_result(self, pending: PendingItem, stats: dict[str, Any], at: int) -> None:
+        """The blank check from statistics computed elsewhere (on the model's device)."""
+        blank = blank_verdict(
+            stats,
+            std_max=self.blank_std_max,
+            dominant_fraction_min=self.blank_dominant_fraction_min,
         )
         pending.checks.insert(at, blank)

@@ -124,15 +124,27 @@ def blank_image_stats(
     near = np.take(near_lut[0], planar[0])
     near &= np.take(near_lut[1], planar[1])
     near &= np.take(near_lut[2], planar[2])
-    pixel_count = planar.shape[1]
     total = histogram.sum(axis=0)  # every channel's values pooled, as the std is defined
-    value_sum = int(total @ values)
-    square_sum, n = int(total @ (values * values)), 3 * pixel_count
+    return blank_stats_from_sums(
+        median=median,
+        value_sum=int(total @ values),
+        square_sum=int(total @ (values * values)),
+        near_count=int(np.count_nonzero(near)),
+        pixel_count=planar.shape[1],
+    )
+
+
+def blank_stats_from_sums(
+    *, median: list[float], value_sum: int, square_sum: int, near_count: int, pixel_count: int
+) -> dict[str, float]:
+    """``blank_image_stats``'s numbers from its exact integer sums (computed on the host, or
+    on the device for a batch of decoded tensors: ``device_images.py``)."""
+    n = 3 * pixel_count
     # Exact integer sums: variance = (n·Σx² − (Σx)²) / n².
     variance = (n * square_sum - value_sum * value_sum) / (n * n)
     return {
         "std": float(np.sqrt(variance)),
-        "dominant_fraction": int(np.count_nonzero(near)) / pixel_count,
+        "dominant_fraction": near_count / pixel_count,
         "mean": value_sum / n,
         "median_rgb": [int(v) for v in median],
     }
@@ -195,6 +207,13 @@ def blank_image_check(
     max_side: int = 256,
 ) -> CheckResult:
     stats = blank_image_stats(image, tolerance=tolerance, max_side=max_side)
+    return blank_verdict(stats, std_max=std_max, dominant_fraction_min=dominant_fraction_min)
+
+
+def blank_verdict(
+    stats: dict[str, Any], *, std_max: float = 4.0, dominant_fraction_min: float = 0.995
+) -> CheckResult:
+    """The blank check's result from ``blank_image_stats``'s numbers."""
     fired = stats["std"] <= std_max or stats["dominant_fraction"] >= dominant_fraction_min
     return CheckResult("blank_image", fired, stats)
 
