@@ -66,15 +66,21 @@ def annotator_batch_list(*, annotator: Annotator) -> list[tuple[Batch, BatchProg
         .exclude(policy=Batch.Policy.IMPORTED)
         .select_related("study")
         .annotate(
+            # A qualification round's items are counted on its own pages, not the batch's.
             n_total=Count(
                 "assignments",
-                filter=Q(assignments__annotator=annotator, assignments__is_active=True),
+                filter=Q(
+                    assignments__annotator=annotator,
+                    assignments__is_active=True,
+                    assignments__qualification_attempt__isnull=True,
+                ),
             ),
             n_done=Count(
                 "assignments",
                 filter=Q(
                     assignments__annotator=annotator,
                     assignments__is_active=True,
+                    assignments__qualification_attempt__isnull=True,
                     assignments__annotation__isnull=False,
                 ),
             ),
@@ -188,19 +194,24 @@ class QueuePlace:
 # One statement instead of three ORM queries (previous, next, counts): the survey runs it on
 # every page, and compiling ORM queries is most of a page's CPU. Plain SQL that SQLite and
 # PostgreSQL both run; the counts are an index-only scan of ``assignment_queue_covering``.
+# The batch's own items: a qualification round's items have their own arrows and progress
+# (``qualification_place``).
 _QUEUE_PLACE_SQL = """
 SELECT
     (SELECT id FROM {table}
-      WHERE annotator_id = %s AND batch_id = %s AND is_active = %s AND position < %s
+      WHERE annotator_id = %s AND batch_id = %s AND is_active = %s
+        AND qualification_attempt_id IS NULL AND position < %s
       ORDER BY position DESC LIMIT 1),
     (SELECT id FROM {table}
-      WHERE annotator_id = %s AND batch_id = %s AND is_active = %s AND position > %s
+      WHERE annotator_id = %s AND batch_id = %s AND is_active = %s
+        AND qualification_attempt_id IS NULL AND position > %s
       ORDER BY position LIMIT 1),
     counts.total,
     counts.done
 FROM (
     SELECT COUNT(*) AS total, COUNT(answered_at) AS done FROM {table}
      WHERE annotator_id = %s AND batch_id = %s AND is_active = %s
+       AND qualification_attempt_id IS NULL
 ) AS counts
 """
 
@@ -219,7 +230,7 @@ def assignment_queue_place(*, assignment: Assignment) -> QueuePlace:
 
 def batch_progress_for_annotator(*, annotator: Annotator, batch_id: int) -> BatchProgress:
     counts = Assignment.objects.filter(
-        annotator=annotator, batch_id=batch_id, is_active=True
+        annotator=annotator, batch_id=batch_id, is_active=True, qualification_attempt__isnull=True
     ).aggregate(total=Count("id"), done=Count("answered_at"))
     return BatchProgress(counts["done"], counts["total"])
 

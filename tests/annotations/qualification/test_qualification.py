@@ -186,6 +186,24 @@ def test_pass_opens_the_batch(qual_batch, annotators):
     assert state.qualified and state.status == "passed"
 
 
+def test_batch_progress_and_arrows_leave_the_round_out(qual_batch, annotators):
+    annotator = annotators[0]
+    own = Assignment.objects.filter(
+        batch=qual_batch, annotator=annotator, qualification_attempt__isnull=True
+    )
+    n_batch_items = own.count()
+    _answer_attempt(attempts.attempt_start(batch=qual_batch, annotator=annotator), correct=3)
+    progress = selectors.batch_progress_for_annotator(annotator=annotator, batch_id=qual_batch.pk)
+    assert (progress.done, progress.total) == (0, n_batch_items)
+    [(_, home_progress)] = [
+        row for row in selectors.annotator_batch_list(annotator=annotator) if row[0] == qual_batch
+    ]
+    assert (home_progress.done, home_progress.total) == (0, n_batch_items)
+    last = own.order_by("-position").first()
+    place = selectors.assignment_queue_place(assignment=last)
+    assert place.next_id is None and place.progress.total == n_batch_items
+
+
 def test_fail_keeps_the_batch_locked_and_a_retry_uses_fresh_gold(qual_batch, annotators):
     annotator = annotators[0]
     first = _answer_attempt(
