@@ -27,6 +27,10 @@ def test_compare_two_generators_at_three_sizes(live_server, django_user_model, c
     page.set_default_timeout(30_000)
     log_in(page, live_server.url, "lead", "lead-pass-1")
     page.goto(f"{live_server.url}/staff/")
+    for width, height in SIZES:  # the study list's table scrolls in its own box on a phone
+        page.set_viewport_size({"width": width, "height": height})
+        assert no_sideways_scroll(page), f"the study list scrolls sideways at {width}"
+    page.set_viewport_size({"width": 1280, "height": 720})
     page.click("text=Compare models")
     page.check("input[name=studies][value=two-gens]")
     page.click("button:has-text('Compare')")
