@@ -39,7 +39,8 @@ stop_all() {
   # task cut short runs again). Whatever still runs after STOP_WAIT_S is killed with its whole
   # process group (gunicorn's workers too), by us rather than by gunicorn's timeout.
   local pids="$SERVER $WORKER $GPU_WORKER" pid
-  [ -n "$SERVER" ] && kill -QUIT "$SERVER" 2>/dev/null
+  set +m  # no "Terminated" job notices for the processes we stop
+  if [ -n "$SERVER" ]; then kill -QUIT "$SERVER" 2>/dev/null || true; fi
   # shellcheck disable=SC2086  # GPU_WORKER may be empty
   kill -TERM $WORKER $GPU_WORKER 2>/dev/null || true
   for _ in $(seq $((STOP_WAIT_S * 10))); do
@@ -52,7 +53,7 @@ stop_all() {
   wait 2>/dev/null || true
 }
 trap stop_all EXIT
-trap 'trap - INT TERM; echo; echo "Stopping the server and the worker ..."; stop_all; echo "Stopped. Start again with: make serve PORT=$PORT"; exit 0' INT TERM
+trap 'trap - INT TERM EXIT; echo; echo "Stopping the server and the worker ..."; stop_all; echo "Stopped. Start again with: make serve PORT=$PORT"; exit 0' INT TERM
 
 echo "Serving on http://$HOST:$PORT/  (staff pages: /staff/, admin: /admin/, API docs: /api/docs/)"
 echo "Logs: $LOG_DIR/ (access.log: requests, server.log: errors, worker.log: background jobs). Ctrl-C stops."
