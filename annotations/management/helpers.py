@@ -6,7 +6,7 @@ from pathlib import Path
 import yaml
 from django.core.management import base
 from django.core.management.base import CommandError
-from django.db import DataError
+from django.db import DataError, OperationalError, ProgrammingError
 
 from annotations.models import Study
 
@@ -43,6 +43,12 @@ class BaseCommand(base.BaseCommand):
             if options.get("traceback"):
                 raise
             raise CommandError(input_error_line(exc)) from exc
+        except (OperationalError, ProgrammingError) as exc:
+            # A database that is not reachable or not migrated yet; other SQL errors are bugs.
+            missing = isinstance(exc, OperationalError) or "does not exist" in str(exc)
+            if options.get("traceback") or not missing:
+                raise
+            raise CommandError(database_error_line(exc)) from exc
 
 
 def _is_utf8(text: str) -> bool:
@@ -67,6 +73,14 @@ def input_error_line(exc: BaseException) -> str:
         return f"{exc.filename}: {exc.strerror or exc}"
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text[:300]
+
+
+def database_error_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:200] or type(exc).__name__
+    return (
+        f"the database is not ready ({text}): run `manage.py migrate` first, and check "
+        "DATABASE_URL (docs/deployment.md)"
+    )
 
 
 def study_or_error(slug: str) -> Study:

@@ -1,0 +1,23 @@
+"""A command run before `migrate` (or with the database down) ends in one line naming the
+fix, never a traceback."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_command_before_migrate_says_so_in_one_line(tmp_path):
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'empty.sqlite3'}"}
+    env["PYTHONPATH"] = str(ROOT)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "create_batch", "--study", "s", "--name", "b",
+         "--policy", "k-overlap", "--annotators", "all", "--k", "2"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert "run `manage.py migrate` first" in line and "no such table" in line
