@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from annotations.qualification import admin as qualification_admin  # noqa: F401  (registers its tables)
 from annotations.recruitment import admin as recruitment_admin  # noqa: F401  (registers its tables)
 
 from .models import (
