@@ -1,7 +1,7 @@
 #!/bin/bash
 # The GPU-host figures of docs/performance.md ("16-core GPU host"), one command per row, each
 # run's last line (its JSON) printed and its whole log kept in $LOGS (default var/bench/gpu).
-# Usage: bench/gpu_figures.sh [all|check|judge|png|jpeg|scaling] ; IMAGES=10000 REPEATS=3
+# Usage: bench/gpu_figures.sh [all|check|judge|png|jpeg|scaling ...] ; IMAGES=10000 REPEATS=3
 # Each step has its own time limit (STEP_S, default 300 s) so one slow step cannot eat a lease.
 set -u
 LOGS=${LOGS:-var/bench/gpu}
@@ -23,7 +23,7 @@ step() {
 clip=(bench/score_bench.py --device cuda --model ViT-B-32 --precision bf16 --batch-size 256
       --images "$IMAGES" --repeats "$REPEATS")
 
-what=${1:-all}
+for what in "${@:-all}"; do
 case $what in check | all) step gpu_check bench/gpu_check.py --device cuda ;; esac
 case $what in judge | all) step judge bench/judge_bench.py --device cuda --precision bf16 --batch-size 256 ;; esac
 case $what in png | all) step png "${clip[@]}" ;; esac
@@ -38,3 +38,4 @@ case $what in scaling | all)
     step scaling_thread bench/score_bench.py --model none --images "$IMAGES" --repeats "$REPEATS" --workers 16 --pool thread
     ;;
 esac
+done
