@@ -33,7 +33,7 @@ from scoring.stats.hypothesis_tests import (
     two_proportion_test,
 )
 from scoring.stats.proportions import wilson_bounds
-from scoring.stats.result import ci_reason, finite_or_none, has_zero_width
+from scoring.stats.result import ci_reason, interval_block
 from scoring.stats.study_metrics import to_plain
 from scoring.stats.study_rates import MEASURES, measure_outcomes, source_rates
 
@@ -109,19 +109,30 @@ def centred_bootstrap_p(samples, point: float) -> float | None:
 
 def _bootstrap_interval(samples, *, confidence: float, design_code: str | None) -> dict:
     """``ci_low/ci_high`` of B − A from its resamples, or null with the reason it has none."""
-    code = design_code
-    if code is None and (samples is None or len(samples) == 0):
-        code = "no_resamples"
-    if code is None:
+
+    def bounds():
         low, high, _ = bootstrap.percentile_interval(np.asarray(samples), confidence=confidence)
-        low, high = finite_or_none(low), finite_or_none(high)
-        if low is None or high is None:
-            code = "undefined_in_every_resample"
-        elif has_zero_width(low, high):
-            code = "zero_width"
-    if code is not None:
-        return {"ci_low": None, "ci_high": None, **ci_reason(code)}
-    return {"ci_low": low, "ci_high": high}
+        return low, high, None
+
+    n_resamples = 0 if samples is None else len(samples)
+    return interval_block(
+        bounds if n_resamples else None, n_resamples=n_resamples, design_code=design_code
+    )
+
+
+def _undefined_change(row: dict, reason: str, code: str) -> dict:
+    """A change that cannot be computed: null difference, interval and test, with the reason."""
+    return {
+        **row,
+        "difference": None,
+        "difference_reason": reason,
+        "ci_low": None,
+        "ci_high": None,
+        **ci_reason(code),
+        "test": None,
+        "p_value": None,
+        "p_value_reason": reason,
+    }
 
 
 class _Draws:
@@ -223,19 +234,7 @@ def _rate_change_rows(measure, union, success, counted, draws, *, paired, confid
         }
         if rate_a is None or rate_b is None:
             reason = "a model has no observation of this value"
-            rows.append(
-                {
-                    **row,
-                    "difference": None,
-                    "difference_reason": reason,
-                    "ci_low": None,
-                    "ci_high": None,
-                    **ci_reason("no_observations"),
-                    "test": None,
-                    "p_value": None,
-                    "p_value_reason": reason,
-                }
-            )
+            rows.append(_undefined_change(row, reason, "no_observations"))
             continue
         row["difference"] = rate_b - rate_a
         if paired:
@@ -297,19 +296,7 @@ def _delta_change_rows(measure, draws, side_a, side_b, *, confidence) -> list:
         }
         if deltas[0] is None or deltas[1] is None:
             reason = "Δ is undefined for a model (fewer than two values with a defined rate)"
-            rows.append(
-                {
-                    **row,
-                    "difference": None,
-                    "difference_reason": reason,
-                    "ci_low": None,
-                    "ci_high": None,
-                    **ci_reason("undefined_in_every_resample"),
-                    "test": None,
-                    "p_value": None,
-                    "p_value_reason": reason,
-                }
-            )
+            rows.append(_undefined_change(row, reason, "undefined_in_every_resample"))
             continue
         row["difference"] = deltas[1] - deltas[0]
         samples = None if boots[0] is None else boots[1] - boots[0]
