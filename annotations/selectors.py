@@ -580,14 +580,14 @@ def study_data_fingerprint(*, study: Study) -> str:
     return hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()
 
 
-def items_per_attribute_value(*, study: Study) -> dict[str, int]:
-    """Non-gold items per attribute value: what an expertise-matched batch matches on."""
-    rows = (
-        Item.objects.filter(study=study, is_gold=False)
-        .values_list("attribute_value__value")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
+def items_per_attribute_value(*, study: Study, item_ids: list[int] | None = None) -> dict[str, int]:
+    """The items a batch may give annotators (``Item.objects.for_annotators``: no gold, harmful
+    controls only when opted in), or those of ``item_ids``, per attribute value: what an
+    expertise-matched batch matches on."""
+    rows = Item.objects.for_annotators(study)
+    if item_ids is not None:
+        rows = rows.filter(pk__in=item_ids)
+    rows = rows.values_list("attribute_value__value").annotate(n=Count("id")).order_by()
     return {value: n for value, n in rows if value}
 
 

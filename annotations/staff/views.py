@@ -109,8 +109,8 @@ def batch_create(request, slug: str):
     if request.method == "POST" and form.is_valid() and subset.is_valid():
         data = form.cleaned_data
         try:
-            options = _batch_options(study, data, created_by=request.user)
-            options["item_ids"] = _subset_items(study, subset)
+            item_ids = _subset_items(study, subset)
+            options = _batch_options(study, data, item_ids=item_ids, created_by=request.user)
             if "preview" in request.POST:
                 preview = _workload_preview(study, data, options, subset)
         except ValidationError as exc:
@@ -194,7 +194,7 @@ def _workload_preview(study, data, options, subset) -> dict:
     return preview
 
 
-def _batch_options(study, data, *, created_by) -> dict:
+def _batch_options(study, data, *, item_ids, created_by) -> dict:
     """Check what can be checked at once; the policy itself runs in the job."""
     annotators = list(data["annotators"])
     if data["policy"] != Batch.Policy.MANUAL and data["overlap_k"] > len(annotators):
@@ -203,7 +203,7 @@ def _batch_options(study, data, *, created_by) -> dict:
         )
     if data["policy"] == Batch.Policy.EXPERTISE:  # refused here, not in the background job
         shortfalls = policies.expertise_shortfalls(
-            selectors.items_per_attribute_value(study=study),
+            selectors.items_per_attribute_value(study=study, item_ids=item_ids),
             Counter(a.group for a in annotators if a.group),
             data["overlap_k"],
         )
@@ -223,6 +223,7 @@ def _batch_options(study, data, *, created_by) -> dict:
         "min_per_value": data.get("min_per_value"),
         # Plain data: the options travel to the background job as JSON.
         "qualification": None if requirement is None else vars(requirement),
+        "item_ids": item_ids,
         "created_by": created_by.pk,
     }
 

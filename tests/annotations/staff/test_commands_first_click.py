@@ -7,7 +7,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from annotations import policies, services
+from annotations import policies, selectors, services
 from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
 from annotations.models import Annotation, Batch, Item, Study
@@ -142,3 +142,30 @@ def test_an_item_that_cannot_be_placed_is_named_by_its_item_id(imported_study, a
     message = str(caught.value)
     assert message.startswith("item 'item-") and "fewer than 2 annotators" in message
     assert json.dumps(list(Item.objects.values_list("pk", flat=True)))  # ids exist, not shown
+
+
+def test_the_expertise_check_counts_only_the_items_the_batch_would_give(
+    imported_study, annotators, staff_client
+):
+    korean = list(
+        Item.objects.filter(study=imported_study, attribute_value__value="Korean").values_list(
+            "pk", flat=True
+        )
+    )
+    Item.objects.filter(pk=korean[0]).update(intent="harmful")  # not opted in: never given
+    counts = selectors.items_per_attribute_value(study=imported_study, item_ids=korean)
+    assert counts == {"Korean": len(korean) - 1}
+    # Nigerian ann1 alone is short for k=2 on the whole study, not on a Korean-only subset.
+    url = reverse("staff:batch_create", args=[imported_study.slug])
+    form = {
+        "name": "e",
+        "policy": "expertise",
+        "overlap_k": 2,
+        "gold_per_annotator": 0,
+        "annotators": [annotators[1].pk, annotators[3].pk],
+    }
+    whole = staff_client.post(url, {**form, "preview": "1"}).content.decode()
+    assert "group &#x27;Nigerian&#x27; has 1 annotator(s) selected" in whole
+    subset = {**form, "preview": "1", "subset-attribute_value": "culture=Korean"}
+    text = staff_client.post(url, subset).content.decode()
+    assert "Expertise-matched batch impossible" not in text
