@@ -141,16 +141,23 @@ def annotations_import(
     """
     items = dict(Item.objects.filter(study=study).values_list("item_id", "pk"))
     user_model = get_user_model()
-    known = set(user_model.objects.values_list("username", flat=True))
-    first_lines: dict[str, int] = {}
+    first_lines: dict[str, int] = {}  # each annotator named, at its first line
 
     def against_study(record) -> list[RecordError]:
-        if record.annotator not in known:
-            first_lines.setdefault(record.annotator, record.line)
+        first_lines.setdefault(record.annotator, record.line)
         if record.item_id in items:
             return []
         message = f"{record.item_id!r} is not in study {study.slug}"
         return [RecordError(record.line, "item_id", message)]
+
+    def unknown_annotators() -> dict[str, int]:
+        # Only the names the file uses are looked up, not every account.
+        known = set(
+            user_model.objects.filter(username__in=list(first_lines)).values_list(
+                "username", flat=True
+            )
+        )
+        return {name: line for name, line in first_lines.items() if name not in known}
 
     # Every problem at once: unknown item_ids are listed with the file's own problems, and
     # unknown annotators with both (alone, they are UnknownAnnotators: the page offers to
@@ -158,12 +165,14 @@ def annotations_import(
     try:
         records = parse_annotation_csv(csv_text, check=against_study)
     except ManifestInvalid as invalid:
-        if first_lines and not create_annotators:
-            unknown = UnknownAnnotators(list(first_lines), first_lines)
-            raise ManifestInvalid(sorted(invalid.errors + unknown.errors, key=_line)) from None
+        unknown = unknown_annotators()
+        if unknown and not create_annotators:
+            names = UnknownAnnotators(list(unknown), unknown)
+            raise ManifestInvalid(sorted(invalid.errors + names.errors, key=_line)) from None
         raise
-    if first_lines and not create_annotators:
-        raise UnknownAnnotators(list(first_lines), first_lines)
+    unknown = unknown_annotators()
+    if unknown and not create_annotators:
+        raise UnknownAnnotators(list(unknown), unknown)
     now = timezone.now()
     with transaction.atomic():
         annotators = {
