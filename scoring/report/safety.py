@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from scoring.report import plotting
+from scoring.report.report_section import ReportSection
 
 NEUTRAL = "neutral"
 OVERALL = ("overall", "all")
@@ -463,3 +464,12 @@ def _legend_handle(colour, label, marker="o"):
     return Line2D(
         [], [], color=colour, marker=marker, linestyle="", label=plotting.plain_text(label)
     )
+
+
+SECTION = ReportSection(
+    id="safety",
+    title="Safety–utility trade-off by attribute",
+    templates=("staff/partials/report_safety.html",),
+    context=lambda report: {"safety": safety_display(report)},
+    figures=figure_specs,
+)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from scoring.report.display import DASH, ZERO_WIDTH, interval, number, p_value
+from scoring.report.report_section import ReportSection
 from scoring.stats.disparity import NEUTRAL
 from scoring.stats.version_change import PAIRED, comparison_by_source
 
@@ -161,3 +162,12 @@ def side_by_side_display(section: dict) -> list[dict]:
             }
         )
     return out
+
+
+SECTION = ReportSection(
+    id="models",
+    title="Models side by side",
+    templates=("staff/partials/report_models.html",),
+    present=lambda report: "models_side_by_side" in report,
+    context=lambda report: {"models": side_by_side_display(report["models_side_by_side"])},
+)
