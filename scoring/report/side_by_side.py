@@ -89,9 +89,15 @@ def source_table(block: dict) -> list[dict]:
     """One group per measure: rows per (attribute, value) with each model's rate, then the
     attribute's Δ row, each with the change columns."""
     models, per_model = block["models"], block["per_model"]
-    change = block.get("change") or {}
-    rate_changes = {(r["measure"], r["attribute"], r["value"]): r for r in change.get("rates", [])}
-    delta_changes = {(r["measure"], r["attribute"]): r for r in change.get("deltas", [])}
+    change = block["change"]  # None: no two models compared (``change_reason`` says why)
+    rate_changes = (
+        {}
+        if change is None
+        else {(r["measure"], r["attribute"], r["value"]): r for r in change["rates"]}
+    )
+    delta_changes = (
+        {} if change is None else {(r["measure"], r["attribute"]): r for r in change["deltas"]}
+    )
     groups = []
     for measure in next(iter(per_model.values()), {}):
         attributes = sorted({a for model in models for a in per_model[model].get(measure, {})})
