@@ -13,6 +13,7 @@ from scoring.report.document_types import (
     fit_coefficients,
     judge_error_per_value,
     judge_error_section,
+    ppi_blocks,
     ppi_section,
 )
 from scoring.report.text import detection_measures, judge_only_cautions, ppi_findings
@@ -324,10 +325,6 @@ def _error_rate(entry: dict, name: str) -> dict:
     }
 
 
-# A judge's outcome with error tests but no PPI estimates (a hand-made document) shows no rows.
-NO_ESTIMATES: PpiOutcome = {"rates": {}, "delta": {}, "vs_neutral": {}, "judge_bias": {}}
-
-
 def _ppi_outcome(
     judge: str,
     outcome: str,
@@ -335,21 +332,20 @@ def _ppi_outcome(
     errors: dict[str, JudgeErrorTest],
     cautions: set,
 ) -> dict:
-    neutral_gap, bias = section["vs_neutral"], section["judge_bias"]
+    neutral_gap, bias = ppi_blocks(section, "vs_neutral"), ppi_blocks(section, "judge_bias")
     deltas = []
-    for attribute, block in sorted(section["delta"].items()):
+    for attribute, block in sorted(ppi_blocks(section, "delta").items()):
         # An attribute none of whose items has a human reference has no error test.
         test = errors[attribute] if attribute in errors else {}
+        judge_bias = bias[attribute] if attribute in bias else None
         deltas.append(
             {
                 "attribute": attribute,
                 "delta": _estimate(block),
                 "max_value": (block or {}).get("max_value") or DASH,
                 "min_value": (block or {}).get("min_value") or DASH,
-                "judge_delta": number(
-                    bias[attribute]["judge_delta"] if attribute in bias else None
-                ),
-                "bias": _estimate(bias.get(attribute)),
+                "judge_delta": number(None if judge_bias is None else judge_bias["judge_delta"]),
+                "bias": _estimate(judge_bias),
                 "differential": test.get("differential"),
                 "p_holm": p_value(test.get("p_holm")),
                 "do_not_report": (judge, outcome, attribute) in cautions,
@@ -368,7 +364,7 @@ def _ppi_outcome(
                 neutral_gap[attribute].get(value) if attribute in neutral_gap else None
             ),
         }
-        for attribute, values in sorted(section["rates"].items())
+        for attribute, values in sorted(ppi_blocks(section, "rates").items())
         for value, entry in sorted((values or {}).items())
     ]
     tests = [
@@ -420,7 +416,8 @@ def display_ppi(report: dict) -> dict:
                     _ppi_outcome(
                         judge,
                         outcome,
-                        estimates[outcome] if outcome in estimates else NO_ESTIMATES,
+                        # No estimates for an outcome with error tests only: no rows.
+                        estimates[outcome] if outcome in estimates else {},
                         errors[outcome] if outcome in errors else {},
                         cautions,
                     )

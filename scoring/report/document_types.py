@@ -98,14 +98,23 @@ def study_clusters(report: Mapping[str, Any]) -> Clusters:
 
 class PpiOutcome(TypedDict, total=False):
     """``ppi.<judge>.<outcome>`` (``scoring.stats.ppi_study.judge_outcome_ppi``): estimate
-    blocks per attribute (and value). ``vs_neutral`` has no entry for the neutral baseline."""
+    blocks per attribute (and value). ``vs_neutral`` has no entry for the neutral baseline. The
+    builder writes every key; the schema requires none, so read them through ``ppi_blocks``."""
 
-    rates: Required[dict[str, dict[str, Section]]]
-    delta: Required[dict[str, Section]]
-    vs_neutral: Required[dict[str, dict[str, Section]]]
-    judge_bias: Required[dict[str, Section]]
+    rates: dict[str, dict[str, Section]]
+    delta: dict[str, Section | None]
+    vs_neutral: dict[str, dict[str, Section]]
+    judge_bias: dict[str, Section | None]
     ratio_vs_neutral: dict[str, dict[str, Section]]
     rates_by_generator: dict[str, Section]
+
+
+def ppi_blocks(
+    outcome: PpiOutcome, name: Literal["rates", "delta", "vs_neutral", "judge_bias"]
+) -> dict[str, Any]:
+    """An outcome's blocks per attribute under ``name``; none where a hand-made partial document
+    lacks the key."""
+    return outcome[name] if name in outcome else {}
 
 
 class JudgeErrorTest(TypedDict, total=False):
@@ -465,6 +474,7 @@ __all__ = [
     "is_audit_report",
     "judge_error_per_value",
     "judge_error_section",
+    "ppi_blocks",
     "ppi_section",
     "study_clusters",
     "study_design",

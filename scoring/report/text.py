@@ -5,7 +5,7 @@ exactly when it applies; the wording is fixed here, never per study by hand.
 
 from __future__ import annotations
 
-from scoring.report.document_types import judge_error_section, ppi_section
+from scoring.report.document_types import judge_error_section, ppi_blocks, ppi_section
 
 SAMPLE_EXAMPLES = 8
 
@@ -241,7 +241,7 @@ def ppi_deltas(report: dict) -> list[dict]:
     rows = []
     for judge, outcomes in sorted(ppi_section(report).items()):
         for outcome, section in sorted(outcomes.items()):
-            for attribute, block in sorted(section["delta"].items()):
+            for attribute, block in sorted(ppi_blocks(section, "delta").items()):
                 if isinstance(block, dict) and block.get("estimate") is not None:
                     rows.append(
                         {"judge": judge, "outcome": outcome, "attribute": attribute, "block": block}
@@ -280,7 +280,7 @@ def judge_only_cautions(report: dict) -> list[dict]:
         )
     for judge, outcomes in sorted(ppi_section(report).items()):
         for outcome, section in sorted(outcomes.items()):
-            for attribute, bias in sorted(section["judge_bias"].items()):
+            for attribute, bias in sorted(ppi_blocks(section, "judge_bias").items()):
                 low, high = (bias or {}).get("ci_low"), (bias or {}).get("ci_high")
                 if low is not None and high is not None and (low > 0 or high < 0):
                     found.setdefault((judge, outcome, attribute), []).append(
