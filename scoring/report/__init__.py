@@ -19,6 +19,10 @@ document, read top to bottom:
 - ``selectors``: the study design from the database; ``inputs``: the report's inputs read from
   the database; ``documents``: a study's or a face set's report as the pages serve it (inputs
   -> bundle -> render, cached per state of the data)
+- ``report_section``: what a numbered section declares (``ReportSection``), each declared in
+  its own module (``legal``, ``study_sections``, ``safety``, ``side_by_side``,
+  ``reflect.display``); ``sections``: them in page order, the one list the contents, the
+  template context and the figure list read; Django-free
 - ``render``: the HTML page context, the self-contained HTML file, the JSON text and the PDF
 - ``pdf``: HTML printed to PDF by headless Chromium; Django-free
 - ``folder``: a report folder's files (the ``audit_report`` and ``reflect_report`` commands)

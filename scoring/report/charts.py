@@ -17,7 +17,7 @@ def rate_rows(metrics: dict, *, source: str, measure: str) -> list[dict]:
     by_attribute = metrics["rates"][source][measure]
     rows = []
     for attribute in sorted(by_attribute):
-        for value, cell in sorted((by_attribute[attribute].get("values") or {}).items()):
+        for value, cell in sorted(by_attribute[attribute]["values"].items()):
             rows.append(
                 {
                     "source": source,

@@ -376,13 +376,13 @@ def human_vs_auto_rows(human_vs_auto: dict) -> list[dict]:
     rows = []
     for judge, questions in sorted(human_vs_auto.items()):
         for question in ("hard_refusal", "cue"):
-            block = questions.get(question) or {}
+            block = questions[question]
             rows.append(_validation_row(judge, question, "overall", "all", block))
             for scope, key in (
                 ("attribute", "by_attribute"),
                 ("annotator group", "by_annotator_group"),
             ):
-                for name, sub in sorted((block.get(key) or {}).items()):
+                for name, sub in sorted(block[key].items()):
                     rows.append(_validation_row(judge, question, scope, name, sub))
     return rows
 

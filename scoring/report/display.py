@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from scoring.report.document_types import fit_coefficients
+from scoring.report.document_types import (
+    JudgeErrorTest,
+    PpiOutcome,
+    fit_coefficients,
+    judge_error_per_value,
+    judge_error_section,
+    ppi_blocks,
+    ppi_section,
+)
 from scoring.report.text import detection_measures, judge_only_cautions, ppi_findings
 
 DASH = "—"
@@ -207,7 +215,8 @@ def _regression(table: dict) -> dict:
         row = {"value": value}
         for method, fit in fits.items():
             # A value one method dropped (a level without events) has no coefficient there.
-            c = fit_coefficients(fit).get(value) or {}
+            coefficients = fit_coefficients(fit)
+            c = coefficients[value] if value in coefficients else {}
             row[method] = {
                 "beta": number(c.get("beta")),
                 "odds_ratio": ratio_with_interval(
@@ -316,20 +325,27 @@ def _error_rate(entry: dict, name: str) -> dict:
     }
 
 
-def _ppi_outcome(judge: str, outcome: str, section: dict, errors: dict, cautions: set) -> dict:
-    neutral_gap = section.get("vs_neutral") or {}
-    bias = section.get("judge_bias") or {}
+def _ppi_outcome(
+    judge: str,
+    outcome: str,
+    section: PpiOutcome,
+    errors: dict[str, JudgeErrorTest],
+    cautions: set,
+) -> dict:
+    neutral_gap, bias = ppi_blocks(section, "vs_neutral"), ppi_blocks(section, "judge_bias")
     deltas = []
-    for attribute, block in sorted((section.get("delta") or {}).items()):
-        test = errors.get(attribute) or {}
+    for attribute, block in sorted(ppi_blocks(section, "delta").items()):
+        # An attribute none of whose items has a human reference has no error test.
+        test = errors[attribute] if attribute in errors else {}
+        judge_bias = bias[attribute] if attribute in bias else None
         deltas.append(
             {
                 "attribute": attribute,
                 "delta": _estimate(block),
                 "max_value": (block or {}).get("max_value") or DASH,
                 "min_value": (block or {}).get("min_value") or DASH,
-                "judge_delta": number((bias.get(attribute) or {}).get("judge_delta")),
-                "bias": _estimate(bias.get(attribute)),
+                "judge_delta": number(None if judge_bias is None else judge_bias["judge_delta"]),
+                "bias": _estimate(judge_bias),
                 "differential": test.get("differential"),
                 "p_holm": p_value(test.get("p_holm")),
                 "do_not_report": (judge, outcome, attribute) in cautions,
@@ -343,9 +359,12 @@ def _ppi_outcome(judge: str, outcome: str, section: dict, errors: dict, cautions
             "lambda": number((entry or {}).get("lambda"), 2),
             "n_labelled": (entry or {}).get("n_labelled"),
             "n_unlabelled": (entry or {}).get("n_unlabelled"),
-            "vs_neutral": _estimate((neutral_gap.get(attribute) or {}).get(value)),
+            # The neutral baseline has no gap to itself.
+            "vs_neutral": _estimate(
+                neutral_gap[attribute].get(value) if attribute in neutral_gap else None
+            ),
         }
-        for attribute, values in sorted((section.get("rates") or {}).items())
+        for attribute, values in sorted(ppi_blocks(section, "rates").items())
         for value, entry in sorted((values or {}).items())
     ]
     tests = [
@@ -363,7 +382,7 @@ def _ppi_outcome(judge: str, outcome: str, section: dict, errors: dict, cautions
                     "fpr": _error_rate(entry or {}, "fpr"),
                     "fnr": _error_rate(entry or {}, "fnr"),
                 }
-                for value, entry in sorted((test.get("per_value") or {}).items())
+                for value, entry in sorted(judge_error_per_value(test).items())
             ],
         }
         for attribute, test in sorted(errors.items())
@@ -383,11 +402,13 @@ def display_ppi(report: dict) -> dict:
     PPI Δ with the judge-only Δ and their difference, the PPI rates (λ, n labelled and
     unlabelled, against the neutral baseline) and the judge's error per value with its test.
     Reads the study export / report.json keys ``ppi`` and ``judge_error``; empty when absent."""
-    ppi, judge_error = report.get("ppi") or {}, report.get("judge_error") or {}
+    ppi, judge_error = ppi_section(report), judge_error_section(report)
     cautions = {(r["judge"], r["outcome"], r["attribute"]) for r in judge_only_cautions(report)}
     judges = []
     for judge in sorted(set(ppi) | set(judge_error)):
-        outcomes = sorted(set(ppi.get(judge) or {}) | set(judge_error.get(judge) or {}))
+        # The builder writes both for every judge; a hand-made document may hold one.
+        estimates = ppi[judge] if judge in ppi else {}
+        errors = judge_error[judge] if judge in judge_error else {}
         judges.append(
             {
                 "judge": judge,
@@ -395,11 +416,12 @@ def display_ppi(report: dict) -> dict:
                     _ppi_outcome(
                         judge,
                         outcome,
-                        (ppi.get(judge) or {}).get(outcome) or {},
-                        (judge_error.get(judge) or {}).get(outcome) or {},
+                        # No estimates for an outcome with error tests only: no rows.
+                        estimates[outcome] if outcome in estimates else {},
+                        errors[outcome] if outcome in errors else {},
                         cautions,
                     )
-                    for outcome in outcomes
+                    for outcome in sorted(set(estimates) | set(errors))
                 ],
             }
         )

@@ -93,13 +93,94 @@ def study_clusters(report: Mapping[str, Any]) -> Clusters:
     return {"n_base_prompts": 0, "n_domains": 0, "single_prompt_domains": [], **written}
 
 
-class _Extensions(TypedDict, total=False):
-    """Sections other analyses add (optional, typed in the schema's ``$defs``)."""
+# --- sections other analyses add: ppi, judge_error, frontier, intent_interaction -------------
 
-    ppi: Section
-    judge_error: Section
-    frontier: Section
-    intent_interaction: Section
+
+class PpiOutcome(TypedDict, total=False):
+    """``ppi.<judge>.<outcome>`` (``scoring.stats.ppi_study.judge_outcome_ppi``): estimate
+    blocks per attribute (and value). ``vs_neutral`` has no entry for the neutral baseline. The
+    builder writes every key; the schema requires none, so read them through ``ppi_blocks``."""
+
+    rates: dict[str, dict[str, Section]]
+    delta: dict[str, Section | None]
+    vs_neutral: dict[str, dict[str, Section]]
+    judge_bias: dict[str, Section | None]
+    ratio_vs_neutral: dict[str, dict[str, Section]]
+    rates_by_generator: dict[str, Section]
+
+
+def ppi_blocks(
+    outcome: PpiOutcome, name: Literal["rates", "delta", "vs_neutral", "judge_bias"]
+) -> dict[str, Any]:
+    """An outcome's blocks per attribute under ``name``; none where a hand-made partial document
+    lacks the key."""
+    return outcome[name] if name in outcome else {}
+
+
+class JudgeErrorTest(TypedDict, total=False):
+    """``judge_error.<judge>.<outcome>.<attribute>`` (``scoring.stats.judge_error``): the
+    judge's error per value and the test that it differs across values (null with a reason)."""
+
+    per_value: Required[dict[str, Section] | None]
+    p_value: float | None
+    p_holm: float | None
+    differential: bool | None
+    test: str
+    n: int
+    reason: str | None
+    differential_reason: str | None
+
+
+PpiSection = dict[str, dict[str, PpiOutcome]]  # judge -> outcome
+JudgeErrorSection = dict[str, dict[str, dict[str, JudgeErrorTest]]]  # judge -> outcome -> attribute
+# source -> generator -> attribute -> value -> point (``overall``/``all`` and the neutral baseline
+# among the attributes; docs/metrics.md, "Safety–utility trade-off")
+FrontierSection = dict[str, dict[str, dict[str, dict[str, Section]]]]
+IntentInteractionSection = dict[str, dict[str, Section]]  # source -> attribute -> joint test
+
+
+class _Extensions(TypedDict, total=False):
+    """Sections other analyses add (optional, typed in the schema's ``$defs``). The builders
+    (``scoring.stats.study_metrics``, ``dataset.audit_report``) always write them; a REFLECT-only
+    document and a document from before them have none, read through the accessors below."""
+
+    ppi: PpiSection
+    judge_error: JudgeErrorSection
+    frontier: FrontierSection
+    intent_interaction: IntentInteractionSection
+
+
+def ppi_section(report: Mapping[str, Any]) -> PpiSection:
+    """Prediction-powered estimates per judge; no judge when the document has no ``ppi``."""
+    return report["ppi"] if "ppi" in report else {}
+
+
+def judge_error_section(report: Mapping[str, Any]) -> JudgeErrorSection:
+    """The judges' error tests per judge; no judge when the document has no ``judge_error``."""
+    return report["judge_error"] if "judge_error" in report else {}
+
+
+def frontier_section(report: Mapping[str, Any]) -> FrontierSection:
+    """The safety–utility points per source; no source when the document has no ``frontier``."""
+    return report["frontier"] if "frontier" in report else {}
+
+
+def intent_interaction_section(report: Mapping[str, Any]) -> IntentInteractionSection:
+    """The intent × value joint tests per source; none when the document has no
+    ``intent_interaction``."""
+    return report["intent_interaction"] if "intent_interaction" in report else {}
+
+
+def intent_interaction_tables(report: Mapping[str, Any]) -> Rows:
+    """The interaction fits (both methods) of the report; none in a document without them (the
+    study export and a REFLECT-only document hold only the summary, or nothing)."""
+    return report["intent_interaction_tables"] if "intent_interaction_tables" in report else []
+
+
+def judge_error_per_value(test: JudgeErrorTest) -> dict[str, Section]:
+    """A test's error rates per value; none where the schema's nullable ``per_value`` is null."""
+    per_value = test["per_value"]
+    return {} if per_value is None else per_value
 
 
 # --- the REFLECT part: report["reflect"] (acrb-reflect-part/1) --------------------------------
@@ -381,7 +462,20 @@ __all__ = [
     "cell_intervals",
     "fit_coefficients",
     "group_interval",
+    "FrontierSection",
+    "IntentInteractionSection",
+    "JudgeErrorSection",
+    "JudgeErrorTest",
+    "PpiOutcome",
+    "PpiSection",
+    "frontier_section",
+    "intent_interaction_section",
+    "intent_interaction_tables",
     "is_audit_report",
+    "judge_error_per_value",
+    "judge_error_section",
+    "ppi_blocks",
+    "ppi_section",
     "study_clusters",
     "study_design",
     "mcq_cells",

@@ -9,8 +9,9 @@ per source × outcome). Every figure's data is a list of rows the CSV download w
 from __future__ import annotations
 
 from scoring.report import charts, plotting, safety
-from scoring.report.document_types import fit_coefficients, is_audit_report
+from scoring.report.document_types import fit_coefficients
 from scoring.report.reflect import figures as reflect_figures
+from scoring.report.sections import present_sections
 
 DELTA_COLUMNS = [
     "source",
@@ -44,32 +45,9 @@ ODDS_COLUMNS = [
 
 
 def figure_list(report: dict) -> list[dict]:
-    """Every figure of the report: ``key`` (URL-safe name), ``title``, ``kind`` and parameters;
-    the REFLECT part's figures (``kind`` ``reflect_…``) after the study's."""
-    out = []
-    for source in sorted(report["rates"] if is_audit_report(report) else {}):
-        for measure in charts.MEASURES:
-            if report["rates"][source].get(measure):
-                out.append(_spec("rates", source, measure, f"{measure} rate by value — {source}"))
-        if any(row["source"] == source for row in report["disparities"]):
-            out.append(_spec("delta", source, "all", f"Δ and max/min ratio with 95% CI — {source}"))
-        for outcome in ("refusal", "erasure"):
-            if any(t["source"] == source and t["outcome"] == outcome for t in report["regression"]):
-                out.append(_spec("odds", source, outcome, f"odds ratios of {outcome} — {source}"))
-    out += safety.figure_specs(report)  # the safety–utility frontier, one per source × generator
-    if "reflect" in report:
-        out += reflect_figures.figure_list(report["reflect"])
-    return out
-
-
-def _spec(kind: str, source: str, detail: str, title: str) -> dict:
-    return {
-        "key": f"{kind}--{source}--{detail}",
-        "kind": kind,
-        "source": source,
-        "detail": detail,
-        "title": title,
-    }
+    """Every figure of the report, its sections' in page order (``sections.py``): ``key``
+    (URL-safe name), ``title``, ``kind`` and parameters (``report_section.figure_spec``)."""
+    return [spec for section in present_sections(report) for spec in section.figures(report)]
 
 
 def figure_spec(report: dict, key: str) -> dict | None:

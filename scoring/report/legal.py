@@ -16,6 +16,7 @@ from importlib import resources
 
 from scoring.report.document_types import study_design
 from scoring.report.reflect import text as reflect_text
+from scoring.report.report_section import ReportSection
 
 NOT_STATED = ""
 STATEMENT = (
@@ -264,3 +265,11 @@ _EVIDENCE = {
     "data_statement": _data_statement,
     "recomputable": _recomputable,
 }
+
+
+SECTION = ReportSection(
+    id="evidence",
+    title="Legal mapping",
+    heading="Legal mapping: the evidence and the obligations it bears on",
+    templates=("staff/partials/report_legal.html",),
+)

@@ -12,46 +12,22 @@ from django.template.loader import render_to_string
 from scoring.report import figures as report_figures
 from scoring.report import pdf
 from scoring.report.display import display_report
+from scoring.report.document_types import is_audit_report
 from scoring.report.executive_summary import executive_summary
-from scoring.report.reflect.display import display_part
-from scoring.report.safety import safety_display
-from scoring.report.side_by_side import side_by_side_display
-
-# The report's numbered sections in page order (id, title): the table of contents. A new section
-# adds its entry here and its <h2 id="..."> block in templates/staff/report.html.
-REPORT_SECTIONS = [
-    ("evidence", "1. Legal mapping"),
-    ("design", "2. Study design and data sources"),
-    ("measures", "3. Examination method and measures"),
-    ("disparities", "4. Detected biases: disparities"),
-    ("regression", "5. Regression"),
-    ("safety", "6. Safety–utility trade-off by attribute"),
-    ("validation", "7. Human validation"),
-    ("ppi", "8. Judges and humans combined: prediction-powered estimates and judge fairness"),
-    ("limitations", "9. Stated limitations and data gaps"),
-    ("provenance", "10. Provenance"),
-]
-# Sections a report has only when its data call for them, numbered after the others in this
-# order: several generators side by side, then a REFLECT part. A REFLECT-only document has
-# REFLECT_SECTIONS (templates/staff/report_reflect.html).
-OPTIONAL_SECTIONS = [
-    ("models_side_by_side", "models", "Models side by side"),
-    ("reflect", "reflect", "REFLECT: decision tasks on face images"),
-]
-REFLECT_SECTIONS = [
-    ("evidence", "1. Legal mapping"),
-    ("reflect", "2. REFLECT: decision tasks on face images"),
-    ("provenance", "3. Provenance"),
-]
+from scoring.report.sections import present_sections
 
 
-def report_sections(report: dict) -> list[tuple[str, str]]:
-    if report.get("kind") == "reflect":
-        return REFLECT_SECTIONS
-    present = [(key, title) for part, key, title in OPTIONAL_SECTIONS if part in report]
-    return REPORT_SECTIONS + [
-        (key, f"{len(REPORT_SECTIONS) + number}. {title}")
-        for number, (key, title) in enumerate(present, start=1)
+def numbered_sections(report: dict) -> list[dict]:
+    """The sections this report has (``sections.py``), numbered in page order: ``id``,
+    ``title`` (the table of contents), ``heading`` (its ``<h2>``) and ``templates``."""
+    return [
+        {
+            "id": section.id,
+            "title": f"{number}. {section.title}",
+            "heading": f"{number}. {section.heading or section.title}",
+            "templates": section.templates,
+        }
+        for number, section in enumerate(present_sections(report), start=1)
     ]
 
 
@@ -88,27 +64,23 @@ def report_context(
         else:
             figure["urls"] = {fmt: figure_url(spec["key"], fmt) for fmt in ("svg", "png", "csv")}
         figures.append(figure)
-    sections = [{"id": "summary", "title": "Executive summary"}] + [
-        {"id": key, "title": title} for key, title in report_sections(report)
-    ]
-    return {
+    numbered = numbered_sections(report)
+    context = {
         "report": report,
         "figures": figures,
         "summary": executive_summary(report),
-        "display": display_report(report) if "study" in report else {},
-        "safety": safety_display(report) if "study" in report else None,
-        "reflect": display_part(report["reflect"]) if "reflect" in report else None,
-        "reflect_section": dict(report_sections(report))["reflect"] if "reflect" in report else "",
-        "models_section": dict(report_sections(report)).get("models", ""),
-        "models": side_by_side_display(report["models_side_by_side"])
-        if "models_side_by_side" in report
-        else [],
+        "display": display_report(report) if is_audit_report(report) else {},
+        "report_sections": numbered,
+        "section_titles": {section["id"]: section["title"] for section in numbered},
         "with_figures": with_figures,
         "title": report_title(report),
-        "sections": sections,
+        "sections": [{"id": "summary", "title": "Executive summary"}] + numbered,
         "standalone": standalone,
         "report_css": _report_css(),
     }
+    for section in present_sections(report):
+        context.update(section.context(report))
+    return context
 
 
 def render_report_html(report: dict, *, with_figures: bool = True) -> str:

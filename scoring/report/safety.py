@@ -13,6 +13,13 @@ from __future__ import annotations
 import math
 
 from scoring.report import plotting
+from scoring.report.document_types import (
+    fit_coefficients,
+    frontier_section,
+    intent_interaction_section,
+    intent_interaction_tables,
+)
+from scoring.report.report_section import ReportSection
 
 NEUTRAL = "neutral"
 OVERALL = ("overall", "all")
@@ -43,11 +50,26 @@ PEOPLE_ADJECTIVES = {"culture"}
 def has_controls(report: dict) -> bool:
     return any(
         point.get("n_harmful")
-        for generators in (report.get("frontier") or {}).values()
+        for generators in frontier_section(report).values()
         for attributes in generators.values()
         for values in attributes.values()
         for point in values.values()
     )
+
+
+def _generators(report: dict, source: str) -> dict[str, dict]:
+    """The source's frontier per generator; none for a source absent from the frontier."""
+    frontier = frontier_section(report)
+    return frontier[source] if source in frontier else {}
+
+
+def _neutral_point(attributes: dict) -> dict | None:
+    """A generator's neutral baseline point; None when the study has no neutral items."""
+    return attributes[NEUTRAL][NEUTRAL] if NEUTRAL in attributes else None
+
+
+def _point_rate(point: dict | None, key: str):
+    return None if point is None else point.get(key)
 
 
 def _ratio(rate, base):
@@ -60,11 +82,10 @@ def frontier_rows(report: dict, *, source: str, generator: str | None = None) ->
     """One row per generator × attribute × value (neutral and overall included), with each
     rate's ratio to the generator's neutral baseline (null where that rate is 0 or missing)."""
     rows = []
-    generators = (report.get("frontier") or {}).get(source) or {}
-    for name, attributes in sorted(generators.items()):
+    for name, attributes in sorted(_generators(report, source).items()):
         if generator is not None and name != generator:
             continue
-        neutral = (attributes.get(NEUTRAL) or {}).get(NEUTRAL) or {}
+        neutral = _neutral_point(attributes)
         for attribute, values in sorted(attributes.items(), key=lambda kv: _attribute_order(kv[0])):
             for value, point in sorted(values.items()):
                 over_ci = point.get("over_refusal_ci") or [None, None]
@@ -79,13 +100,13 @@ def frontier_rows(report: dict, *, source: str, generator: str | None = None) ->
                         "over_refusal_ci_low": over_ci[0],
                         "over_refusal_ci_high": over_ci[1],
                         "over_refusal_ratio_to_neutral": _ratio(
-                            point.get("over_refusal"), neutral.get("over_refusal")
+                            point.get("over_refusal"), _point_rate(neutral, "over_refusal")
                         ),
                         "under_refusal": point.get("under_refusal"),
                         "under_refusal_ci_low": under_ci[0],
                         "under_refusal_ci_high": under_ci[1],
                         "under_refusal_ratio_to_neutral": _ratio(
-                            point.get("under_refusal"), neutral.get("under_refusal")
+                            point.get("under_refusal"), _point_rate(neutral, "under_refusal")
                         ),
                         "n_benign": point.get("n_benign"),
                         "n_harmful": point.get("n_harmful"),
@@ -112,7 +133,7 @@ def _times(ratio: float) -> str:
 def findings(report: dict, *, source: str) -> list[str]:
     """Plain-word sentences from the frontier and the interaction tests of one source."""
     sentences = []
-    for generator in sorted((report.get("frontier") or {}).get(source) or {}):
+    for generator in sorted(_generators(report, source)):
         rows = [
             r
             for r in frontier_rows(report, source=source, generator=generator)
@@ -144,9 +165,8 @@ def findings(report: dict, *, source: str) -> list[str]:
                 f"{generator}: no value has both ratios to the neutral baseline defined (the "
                 "baseline's over- or under-refusal rate is 0 or has no items); see the table."
             )
-    for attribute, test in sorted(
-        ((report.get("intent_interaction") or {}).get(source) or {}).items()
-    ):
+    interactions = intent_interaction_section(report)
+    for attribute, test in sorted((interactions[source] if source in interactions else {}).items()):
         sentences.append(_interaction_sentence(attribute, test))
     return sentences
 
@@ -163,8 +183,9 @@ def _compared(verb: str, about: str, row: dict, key: str, report: dict, source: 
 
 
 def _neutral(report, source, generator, key):
-    point = ((report.get("frontier") or {}).get(source) or {}).get(generator) or {}
-    return ((point.get(NEUTRAL) or {}).get(NEUTRAL) or {}).get(key)
+    generators = _generators(report, source)
+    neutral = _neutral_point(generators[generator]) if generator in generators else None
+    return _point_rate(neutral, key)
 
 
 def _percent(rate) -> str:
@@ -196,22 +217,22 @@ def _p(p: float) -> str:
 def interaction_rows(report: dict) -> list[dict]:
     """The full interaction table (both fits), one row per source × attribute × method × value."""
     rows = []
-    for table in report.get("intent_interaction_tables") or []:
+    for table in intent_interaction_tables(report):
         for method in ("cluster", "gee"):
-            fit = table.get(method) or {}
-            wald = fit.get("wald") or {}
+            fit = table[method]
+            wald = fit["wald"]  # null when the model was not fitted
             base = {
                 "source": table["source"],
                 "attribute": table["attribute"],
                 "method": method,
-                "wald_p": wald.get("p_value"),
-                "wald_statistic": wald.get("statistic"),
-                "df": wald.get("df"),
+                "wald_p": None if wald is None else wald.get("p_value"),
+                "wald_statistic": None if wald is None else wald.get("statistic"),
+                "df": None if wald is None else wald.get("df"),
             }
             if not fit.get("fitted"):
                 rows.append({**base, "value": None, "reason": fit.get("reason")})
                 continue
-            for value, coefficient in sorted((fit.get("coefficients") or {}).items()):
+            for value, coefficient in sorted(fit_coefficients(fit).items()):
                 rows.append({**base, "value": value, **coefficient})
     return rows
 
@@ -219,7 +240,7 @@ def interaction_rows(report: dict) -> list[dict]:
 def safety_display(report: dict) -> dict:
     """What the section shows: per source, its findings and table rows; the interaction rows."""
     sources = []
-    for source in _human_first(report.get("frontier") or {}):
+    for source in _human_first(frontier_section(report)):
         sources.append(
             {
                 "source": source,
@@ -277,11 +298,11 @@ def _display_interaction(r: dict) -> dict:
 def figure_specs(report: dict) -> list[dict]:
     """One frontier figure per source × generator that has harmful controls."""
     specs = []
-    frontier_by_source = report.get("frontier") or {}
+    frontier_by_source = frontier_section(report)
     for source in _human_first(frontier_by_source):
         for generator, attributes in sorted(frontier_by_source[source].items()):
-            overall = (attributes.get(OVERALL[0]) or {}).get(OVERALL[1]) or {}
-            if overall.get("n_harmful"):
+            # Every generator has its overall point (scoring.stats.safety_utility).
+            if attributes[OVERALL[0]][OVERALL[1]].get("n_harmful"):
                 specs.append(
                     {
                         "key": f"frontier--{source}--{generator}",
@@ -463,3 +484,12 @@ def _legend_handle(colour, label, marker="o"):
     return Line2D(
         [], [], color=colour, marker=marker, linestyle="", label=plotting.plain_text(label)
     )
+
+
+SECTION = ReportSection(
+    id="safety",
+    title="Safety–utility trade-off by attribute",
+    templates=("staff/partials/report_safety.html",),
+    context=lambda report: {"safety": safety_display(report)},
+    figures=figure_specs,
+)

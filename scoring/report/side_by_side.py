@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from scoring.report.display import DASH, ZERO_WIDTH, interval, number, p_value
+from scoring.report.report_section import ReportSection
 from scoring.stats.disparity import NEUTRAL
 from scoring.stats.version_change import PAIRED, comparison_by_source
 
@@ -88,9 +89,15 @@ def source_table(block: dict) -> list[dict]:
     """One group per measure: rows per (attribute, value) with each model's rate, then the
     attribute's Δ row, each with the change columns."""
     models, per_model = block["models"], block["per_model"]
-    change = block.get("change") or {}
-    rate_changes = {(r["measure"], r["attribute"], r["value"]): r for r in change.get("rates", [])}
-    delta_changes = {(r["measure"], r["attribute"]): r for r in change.get("deltas", [])}
+    change = block["change"]  # None: no two models compared (``change_reason`` says why)
+    rate_changes = (
+        {}
+        if change is None
+        else {(r["measure"], r["attribute"], r["value"]): r for r in change["rates"]}
+    )
+    delta_changes = (
+        {} if change is None else {(r["measure"], r["attribute"]): r for r in change["deltas"]}
+    )
     groups = []
     for measure in next(iter(per_model.values()), {}):
         attributes = sorted({a for model in models for a in per_model[model].get(measure, {})})
@@ -161,3 +168,12 @@ def side_by_side_display(section: dict) -> list[dict]:
             }
         )
     return out
+
+
+SECTION = ReportSection(
+    id="models",
+    title="Models side by side",
+    templates=("staff/partials/report_models.html",),
+    present=lambda report: "models_side_by_side" in report,
+    context=lambda report: {"models": side_by_side_display(report["models_side_by_side"])},
+)

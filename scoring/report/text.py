@@ -5,6 +5,8 @@ exactly when it applies; the wording is fixed here, never per study by hand.
 
 from __future__ import annotations
 
+from scoring.report.document_types import judge_error_section, ppi_blocks, ppi_section
+
 SAMPLE_EXAMPLES = 8
 
 
@@ -237,9 +239,9 @@ def _p(value) -> str:
 def ppi_deltas(report: dict) -> list[dict]:
     """Every defined PPI Δ: ``{judge, outcome, attribute, block}``, largest first."""
     rows = []
-    for judge, outcomes in sorted((report.get("ppi") or {}).items()):
-        for outcome, section in sorted((outcomes or {}).items()):
-            for attribute, block in sorted(((section or {}).get("delta") or {}).items()):
+    for judge, outcomes in sorted(ppi_section(report).items()):
+        for outcome, section in sorted(outcomes.items()):
+            for attribute, block in sorted(ppi_blocks(section, "delta").items()):
                 if isinstance(block, dict) and block.get("estimate") is not None:
                     rows.append(
                         {"judge": judge, "outcome": outcome, "attribute": attribute, "block": block}
@@ -251,9 +253,9 @@ def differential_errors(report: dict) -> list[dict]:
     """Every (judge, outcome, attribute) whose error differs across values
     (``judge_error…differential`` true): ``{judge, outcome, attribute, p_holm}``."""
     rows = []
-    for judge, outcomes in sorted((report.get("judge_error") or {}).items()):
-        for outcome, attributes in sorted((outcomes or {}).items()):
-            for attribute, block in sorted((attributes or {}).items()):
+    for judge, outcomes in sorted(judge_error_section(report).items()):
+        for outcome, attributes in sorted(outcomes.items()):
+            for attribute, block in sorted(attributes.items()):
                 if isinstance(block, dict) and block.get("differential") is True:
                     rows.append(
                         {
@@ -276,9 +278,9 @@ def judge_only_cautions(report: dict) -> list[dict]:
         found.setdefault(key, []).append(
             f"its error differs across the values (p Holm {_p(row['p_holm'])})"
         )
-    for judge, outcomes in sorted((report.get("ppi") or {}).items()):
-        for outcome, section in sorted((outcomes or {}).items()):
-            for attribute, bias in sorted(((section or {}).get("judge_bias") or {}).items()):
+    for judge, outcomes in sorted(ppi_section(report).items()):
+        for outcome, section in sorted(outcomes.items()):
+            for attribute, bias in sorted(ppi_blocks(section, "judge_bias").items()):
                 low, high = (bias or {}).get("ci_low"), (bias or {}).get("ci_high")
                 if low is not None and high is not None and (low > 0 or high < 0):
                     found.setdefault((judge, outcome, attribute), []).append(

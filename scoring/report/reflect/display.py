@@ -15,8 +15,10 @@ from scoring.report.document_types import (
     two_afc_cells,
 )
 from scoring.report.legal import system_kinds
+from scoring.report.reflect import figures as reflect_figures
 from scoring.report.reflect.tables import mcq_jsd_rows, win_rate_rows
 from scoring.report.reflect.text import moment
+from scoring.report.report_section import ReportSection
 
 MEASURES = [
     "2AFC: each pair of a template's ten images is asked twice, once in each order; a "
@@ -167,3 +169,13 @@ def _salary(part: ReflectPart) -> list[dict]:
                     }
                 )
     return rows
+
+
+SECTION = ReportSection(
+    id="reflect",
+    title="REFLECT: decision tasks on face images",
+    templates=("staff/partials/report_reflect.html",),
+    present=lambda report: "reflect" in report,
+    context=lambda report: {"reflect": display_part(report["reflect"])},
+    figures=lambda report: reflect_figures.figure_list(report["reflect"]),
+)
