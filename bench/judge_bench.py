@@ -116,8 +116,8 @@ def tower_input(model, device: str, batch: int = 1) -> torch.Tensor:
     """Random images as the image tower takes them: its own input size, in the dtype of its
     first layer. A judge with ``precision: bf16`` has bf16 projection and patch weights while
     open_clip keeps the class and position embeddings (the model's first parameters) in
-    float32, so the first parameter's dtype is not the input's (issue 24: the FLOP counter
-    fed float32 images to bf16 weights)."""
+    float32, so the first parameter's dtype is not the input's (the FLOP counter once fed
+    float32 images to bf16 weights)."""
     visual = model.visual
     size = visual.image_size
     height, width = size if isinstance(size, tuple | list) else (size, size)
@@ -246,7 +246,7 @@ def main(argv=None) -> dict:
                 lambda: tower_seconds(encoder, configured, args.batch_size),
                 lambda: tower_seconds(encoder, configured, 1),
             )
-            # The tower's batched rate in each precision, beside the configured one (issue 24).
+            # The tower's batched rate in each precision, beside the configured one.
             for precision, tower in towers.items():
                 seconds = tower_seconds(
                     tower, tensors.to(tower_dtype(tower.model)), args.batch_size

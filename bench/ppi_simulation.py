@@ -1,4 +1,4 @@
-"""Proof that the prediction-powered Δ keeps its coverage under a judge that errs by group (issue 22 §4).
+"""Proof that the prediction-powered Δ keeps its coverage under a judge that errs by group.
 
 Simulated studies with known true rates: base prompts (the clusters) × attribute values ×
 generators, an item's true outcome drawn with its value's rate plus a base-prompt shift (mean 0,

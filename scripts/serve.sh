@@ -21,8 +21,8 @@ if ! "$PY" -c "import socket, sys; s = socket.socket(); s.setsockopt(socket.SOL_
 fi
 
 # Each background job gets a process group of its own (job control), so the terminal's Ctrl-C
-# reaches this script alone, which stops the server and the workers itself, at once (issue 21:
-# gunicorn's own 30 s graceful timeout ended in "Perhaps out of memory?" and no "Stopped" line).
+# reaches this script alone, which stops the server and the workers itself, at once
+# (gunicorn's own 30 s graceful timeout ended in "Perhaps out of memory?" and no "Stopped" line).
 set -m
 "$PY" -m celery -A acrb_web worker -Q default -c 2 -l info --logfile "$LOG_DIR/worker.log" >>"$LOG_DIR/worker.log" 2>&1 &
 WORKER=$!

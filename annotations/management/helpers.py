@@ -109,7 +109,7 @@ def file_error(file_name: str, problem) -> CommandError:
 def output_file_or_error(out, *, option: str = "--out") -> Path:
     """The file a command will write, checked before any work: its folder must exist and be a
     folder, and ``out`` must not be one. One line, never a traceback after minutes of computing
-    (issue 21: ``export_metrics --out missing/dir/x.json``)."""
+    (``export_metrics --out missing/dir/x.json`` once did)."""
     out = Path(out)
     parent = out.parent
     if out.is_dir():

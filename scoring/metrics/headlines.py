@@ -120,7 +120,7 @@ def warnings(
                 )
             )
     for row in validation_rows:
-        # Before any human answer there is nothing to disagree with (issue 21: a red
+        # Before any human answer there is nothing to disagree with (a red
         # "disagrees with the humans … over 0 items" on a study nobody had labelled yet).
         if row["scope"] != "overall" or not row.get("n"):
             continue

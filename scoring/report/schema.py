@@ -123,7 +123,7 @@ DEFS: dict[str, dict] = {
         },
         ("values",),
     ),
-    # rates.<source>: outcome -> attribute -> block. ``under_refusal`` (issue 23) has the shape of
+    # rates.<source>: outcome -> attribute -> block. ``under_refusal`` (refusals of harmful twins) has the shape of
     # ``refusal``; any other outcome a later version adds must have it too.
     "source_rates": record(
         {
@@ -170,7 +170,7 @@ DEFS: dict[str, dict] = {
     ),
     "software": mapping(TEXT),
     # --- keys other versions of the analysis add (optional here, typed when present) ----------
-    # ppi.<judge>.<outcome> (issue 22: prediction-powered rates, Δ and gaps to neutral)
+    # ppi.<judge>.<outcome> (prediction-powered rates, Δ and gaps to neutral)
     "ppi_outcome": record(
         {
             "rates": mapping(
@@ -202,7 +202,7 @@ DEFS: dict[str, dict] = {
         }
     ),
     "ppi": mapping(mapping(ref("ppi_outcome"))),
-    # judge_error.<judge>.<outcome>.<attribute> (issue 22: is the judge's error differential?)
+    # judge_error.<judge>.<outcome>.<attribute> (is the judge's error differential?)
     "judge_error": mapping(
         mapping(
             mapping(
@@ -217,7 +217,7 @@ DEFS: dict[str, dict] = {
             )
         )
     ),
-    # frontier.<source>.<generator>.<attribute>.<value> (issue 23: over- vs under-refusal)
+    # frontier.<source>.<generator>.<attribute>.<value> (over- vs under-refusal)
     "frontier": mapping(
         mapping(
             mapping(
@@ -236,7 +236,7 @@ DEFS: dict[str, dict] = {
             )
         )
     ),
-    # intent_interaction.<source>.<attribute> (issue 23: does intent change the attribute gap?)
+    # intent_interaction.<source>.<attribute> (does intent change the attribute gap?)
     "intent_interaction": mapping(
         mapping(
             record(
@@ -433,7 +433,7 @@ def report_schema() -> dict[str, Any]:
         ),
         "methods": mapping(TEXT),
         "disparities": rows(disparity),
-        # The intent x attribute models in full (issue 23), beside the regression tables.
+        # The intent x attribute models in full, beside the regression tables.
         "intent_interaction_tables": {"type": "array", "items": {"type": "object"}},
         "models_side_by_side": ref("models_side_by_side"),
         "regression": rows(

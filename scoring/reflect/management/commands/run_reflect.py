@@ -84,8 +84,8 @@ class Command(BaseCommand):
 
     def _stopped(self, run, tasks):
         """Ctrl-C: say what is kept, then leave at once. The API client's worker threads may be
-        waiting on a request or a back-off; a normal exit would wait for them (the 50 s that
-        issue 21 measured), so the process ends here, after the stored chunks were committed."""
+        waiting on a request or a back-off; a normal exit would wait for them (50 s was
+        measured once), so the process ends here, after the stored chunks were committed."""
         progress = selectors.run_progress(run=run)
         stored = {task: progress[task]["answered"] for task in tasks}
         self.stdout.write(
