@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from scoring.judges.device_images import same_shape_groups
+
 
 @dataclass(frozen=True)
 class ClipConfig:
@@ -150,8 +152,6 @@ class ClipEncoder:
         image's result is the one it gets alone, tested). One float32 CHW tensor per image,
         in order (views of its size's batch)."""
         import torch
-
-        from scoring.judges.device_images import same_shape_groups
 
         prepared: list[Any] = [None] * len(images)
         for indices in same_shape_groups(images).values():

@@ -100,7 +100,7 @@ def configured_batch_size(config: dict[str, Any]) -> int:
     """The largest model batch a config asks for — its ``batch_size``, or the model config's
     default when it names none — read without loading anything, so a queued job never cuts its
     tasks smaller than the model's batch. API-backed and rules-only judges: 1."""
-    from scoring.judges.clip import ClipConfig
+    from scoring.judges.clip import ClipConfig  # lazily, as the builders below
 
     if config.get("kind") == "ensemble":
         return max((configured_batch_size(m) for m in config.get("members", [])), default=1)
@@ -129,6 +129,11 @@ def _override_device(config: dict[str, Any], device: str) -> None:
 
 def _settings(config: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in config.items() if k not in _COMMON}
+
+
+# The builders import their judge only when one is built: CLIP and VLM judges load torch,
+# open_clip or transformers, which a web process that only reads configs must not pay for,
+# nor need installed.
 
 
 def _build_hard_refusal(

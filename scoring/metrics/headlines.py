@@ -160,14 +160,16 @@ def warnings(
 
 def _interval_warnings(metrics: dict, report: dict) -> list[dict]:
     disparities = report["disparities"]
-    min_n = report.get("settings", {}).get("min_n")
+    # A report built without settings (hand-made in tests, or by older versions) has no min_n.
+    min_n = report["settings"].get("min_n") if "settings" in report else None
     found = []
     reasons: dict[str, int] = {}
     for row in disparities:
         if row.get("delta") is not None and row.get("delta_ci_low") is None:
             reason = row.get("delta_ci_reason") or "no reason given"
             reasons[reason] = reasons.get(reason, 0) + 1
-    for block in metrics.get("agreement", {}).get("inter_annotator", {}).values():
+    agreement = metrics["agreement"]["inter_annotator"] if "agreement" in metrics else {}
+    for block in agreement.values():
         for name in ("krippendorff_alpha", "fleiss_kappa"):
             if block.get(name) is not None and block.get(f"{name}_ci_reason"):
                 reason = block[f"{name}_ci_reason"]

@@ -100,10 +100,10 @@ def source_table(block: dict) -> list[dict]:
     )
     groups = []
     for measure in next(iter(per_model.values()), {}):
-        attributes = sorted({a for model in models for a in per_model[model].get(measure, {})})
+        attributes = sorted({a for model in models for a in _blocks(per_model[model], measure)})
         rows = []
         for attribute in attributes:
-            blocks = [per_model[model].get(measure, {}).get(attribute) for model in models]
+            blocks = [_blocks(per_model[model], measure).get(attribute) for model in models]
             values = sorted({v for b in blocks if b for v in b["values"]})
             for value in values:
                 rows.append(
@@ -177,3 +177,9 @@ SECTION = ReportSection(
     present=lambda report: "models_side_by_side" in report,
     context=lambda report: {"models": side_by_side_display(report["models_side_by_side"])},
 )
+
+
+def _blocks(model_rates: dict, measure: str) -> dict:
+    """One model's rate blocks for a measure by attribute; a model with no rows for the measure
+    has none (the other model's rows still show, with this one's cells empty)."""
+    return model_rates[measure] if measure in model_rates else {}
