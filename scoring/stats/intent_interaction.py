@@ -233,7 +233,9 @@ def interaction_summary(table: dict) -> dict:
     if not defined:
         out["largest_reason"] = "no interaction coefficient is defined"
         return out
-    value = max(sorted(defined), key=lambda v: abs(defined[v]["beta"]))
+    # Values with the same counts tie up to floating-point noise: rounded, the first name wins,
+    # so the report names the same value on every machine.
+    value = max(sorted(defined), key=lambda v: round(abs(defined[v]["beta"]), 9))
     entry = defined[value]
     out["largest"] = {
         "value": value,

@@ -238,3 +238,17 @@ def test_a_judge_with_only_harmful_judgments_gets_its_under_refusal_rates():
     rates = metrics["rates"]["auto:harmful-only@1"]
     assert rates["refusal"] == {}
     assert rates["under_refusal"]["culture"]["values"]["US"]["rate"] == 1.0
+
+
+def test_the_largest_interaction_breaks_floating_point_ties_by_name():
+    def coefficient(beta):
+        return {"beta": beta, "odds_ratio": float(np.exp(beta)), "ci_low": 0.1, "ci_high": 9.0}
+
+    table = {
+        "cluster": {
+            "fitted": True,
+            "wald": {"p_value": 0.9, "statistic": 1.0, "df": 2},
+            "coefficients": {"Korean": coefficient(0.94 + 1e-13), "Indian": coefficient(0.94)},
+        }
+    }
+    assert interaction_summary(table)["largest"]["value"] == "Indian"
