@@ -22,7 +22,12 @@ DASH = "—"
 
 
 def number(value, digits: int = 3) -> str:
-    return DASH if value is None else f"{value:.{digits}f}"
+    """``value`` to ``digits`` decimals; a value that rounds to zero prints as 0, never −0 (a
+    coefficient of −1e-16 is floating-point noise, not a negative effect)."""
+    if value is None:
+        return DASH
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def counted(n: int, singular: str, plural: str | None = None) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from scoring.report import plotting
+from scoring.report.display import number
 from scoring.report.document_types import (
     fit_coefficients,
     frontier_section,
@@ -259,10 +260,6 @@ def _human_first(sources) -> list[str]:
     return sorted(sources, key=lambda source: (source != "human", source))
 
 
-def _fmt(value, digits=3):
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
 def _ci(low, high):
     return "" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
 
@@ -270,12 +267,12 @@ def _ci(low, high):
 def _display_row(r: dict) -> dict:
     return {
         **r,
-        "over": _fmt(r["over_refusal"]),
+        "over": number(r["over_refusal"]),
         "over_ci": _ci(r["over_refusal_ci_low"], r["over_refusal_ci_high"]),
         "over_ratio": "—"
         if r["over_refusal_ratio_to_neutral"] is None
         else _times(r["over_refusal_ratio_to_neutral"]),
-        "under": _fmt(r["under_refusal"]),
+        "under": number(r["under_refusal"]),
         "under_ci": _ci(r["under_refusal_ci_low"], r["under_refusal_ci_high"]),
         "under_ratio": "—"
         if r["under_refusal_ratio_to_neutral"] is None
@@ -287,7 +284,7 @@ def _display_interaction(r: dict) -> dict:
     return {
         **r,
         "wald_p_text": "—" if r.get("wald_p") is None else _p(r["wald_p"]),
-        "odds": _fmt(r.get("odds_ratio"), 2),
+        "odds": number(r.get("odds_ratio"), 2),
         "odds_ci": _ci(r.get("ci_low"), r.get("ci_high")),
     }
 

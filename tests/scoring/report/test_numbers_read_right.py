@@ -105,3 +105,10 @@ def test_the_agreement_table_has_no_rows_of_zeros_for_scopes_without_items():
         ("annotator group", "US"),
     ]
     assert display._scopes_without_items(section) == ["annotator group Korean"]
+
+
+def test_numbers_that_round_to_zero_print_without_a_sign():
+    assert display.number(-1e-16) == "0.000"
+    assert display.number(-0.0004) == "0.000"
+    assert display.number(-0.0006) == "-0.001"
+    assert display.number(None) == "—"
