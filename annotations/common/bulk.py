@@ -51,7 +51,8 @@ def rows_upsert(
         if json_at:
             row = list(row)
             for i in json_at:
-                row[i] = json.dumps(row[i], cls=encoders[i])
+                # None is SQL NULL, as the ORM stores it, not the JSON text "null".
+                row[i] = None if row[i] is None else json.dumps(row[i], cls=encoders[i])
         prepared.append((*row, *now))
     if not prepared:
         return

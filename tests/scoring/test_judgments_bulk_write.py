@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import fields
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from annotations.common.bulk import rows_upsert
 from annotations.models import AutomatedJudgment
 from scoring import services
 from scoring.judges.records import JudgmentOutput
@@ -149,3 +150,17 @@ def test_to_dict_lists_every_field_in_order():
     assert list(data) == [f.name for f in fields(JudgmentOutput)]
     assert data["member_outputs"] == [JudgmentOutput("1", "m", "1").to_dict()]
     assert JudgmentOutput.from_dict(data) == output
+
+
+def test_a_missing_json_value_is_refused_as_the_orm_refuses_it(study):
+    # None goes to the database as NULL (the ORM's way), so a NOT NULL JSON column refuses it
+    # instead of storing the JSON text "null".
+    with pytest.raises(IntegrityError), transaction.atomic():
+        rows_upsert(
+            JudgeResponse,
+            [("k-none", "j", "1", None)],
+            fields=["key", "judge", "judge_version", "response"],
+            unique_fields=["key"],
+            update_fields=["response"],
+        )
+    assert not JudgeResponse.objects.filter(key="k-none").exists()
