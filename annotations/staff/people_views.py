@@ -44,20 +44,23 @@ class PauseForm(forms.Form):
 
 def _list_page(request, form, status=200, *, invite_form=None, new_invites=(), template=None):
     overview = people_invites_overview()
-    annotators = list(people.annotator_list())
-    # Each annotator's qualification rounds (docs/annotation.md#qualification-round).
-    rounds = qualification.people_rows()
-    for annotator in annotators:
-        annotator.qualification_rounds = rounds.get(annotator.pk, [])
     context = {
         "form": form,
-        "annotators": annotators,
-        "studies": Study.objects.order_by("name"),
-        "pause_form": PauseForm(),
         "invite_form": invite_form or PeopleInviteForm(batches=overview["invite_batches"]),
         "new_invites": new_invites,
         **overview,
     }
+    if template is None:  # the whole page; the invites fragment needs none of this
+        annotators = list(people.annotator_list())
+        # Each annotator's qualification rounds (docs/annotation.md#qualification-round).
+        rounds = qualification.people_rows()
+        for annotator in annotators:
+            annotator.qualification_rounds = rounds.get(annotator.pk, [])
+        context |= {
+            "annotators": annotators,
+            "studies": Study.objects.order_by("name"),
+            "pause_form": PauseForm(),
+        }
     return render(request, template or "staff/people.html", context, status=status)
 
 
@@ -132,7 +135,7 @@ def people_invites_create(request):
                 for link, token in made
             ]
     failed = bool(form.errors)
-    template = "staff/people.html#invites" if request.htmx else "staff/people.html"
+    template = "staff/people.html#invites" if request.htmx else None
     # htmx swaps only 2xx answers; a full-page answer says 400 when something is wrong.
     return _list_page(
         request,
