@@ -115,19 +115,20 @@ def check_pixels_on_device(folder: Path, device: str) -> dict:
     return {"mismatched_values": mismatched, "ok": mismatched == 0}
 
 
-def check_device_jpegs(folder: Path, device: str) -> dict:
-    """The hard-refusal judge with ``jpeg_decode_on_device`` on ``device`` against the PIL path
-    on the CPU, over photo-like JPEGs of three sizes (stacked by size on the device) and
-    blank ones."""
+def check_device_images(folder: Path, device: str, image_format: str = "jpeg") -> dict:
+    """The hard-refusal judge with its images on ``device`` against the PIL path on the CPU,
+    over photo-like images of three sizes (stacked by size on the device) and blank ones:
+    JPEGs with ``jpeg_decode_on_device``, PNGs with ``preprocess_on_device`` (decoded by a
+    process pool, their pixels through shared memory)."""
     from PIL import Image
 
-    from scoring.judges.device_images import blank_stats_on_device
+    from scoring.judges.device_images import blank_stats_on_device, pixels_to_device
     from scoring.judges.hard_refusal import HardRefusalConfig, HardRefusalJudge
     from scoring.judges.images import decode_jpegs_on_device
     from scoring.judges.records import ItemInput
     from scoring.judges.rules import blank_image_stats
 
-    files = build_tiny_open_clip(folder / "clip-jpegs")
+    files = build_tiny_open_clip(folder / f"clip-{image_format}s")
     rng = np.random.default_rng(3)
     paths = []
     for index in range(24):
@@ -137,22 +138,28 @@ def check_device_jpegs(folder: Path, device: str) -> dict:
         else:
             coarse = Image.fromarray(rng.integers(0, 256, (6, 6, 3), dtype=np.uint8))
             picture = coarse.resize(size, Image.Resampling.BICUBIC)
-        path = folder / f"jpeg-{index}.jpg"
-        picture.save(path, quality=90)
+        path = folder / f"{image_format}-{index}.{'jpg' if image_format == 'jpeg' else 'png'}"
+        picture.save(path, **({"quality": 90} if image_format == "jpeg" else {}))
         paths.append(str(path))
     items = [ItemInput(item_id=str(i), image_path=p) for i, p in enumerate(paths)]
     outputs = {}
+    key = "jpeg_decode_on_device" if image_format == "jpeg" else "preprocess_on_device"
+    pool = "thread" if image_format == "jpeg" else "process"
     for where, on_device in (("cpu", False), (device, True)):
         clear_clip_cache()
         clip = ClipConfig(
             architecture=f"local-dir:{files['local_dir']}", pretrained=None, device=where
         )
         config = HardRefusalConfig(
-            clip=clip, jpeg_decode_on_device=on_device, decode_workers=2, decode_pool="thread"
+            clip=clip, decode_workers=2, decode_pool=pool, **{key: on_device}
         )
         judge = HardRefusalJudge(config)
         outputs[on_device] = judge.judge_items(items)
-    tensors = decode_jpegs_on_device([Path(p).read_bytes() for p in paths], device)
+    if image_format == "jpeg":
+        tensors = decode_jpegs_on_device([Path(p).read_bytes() for p in paths], device)
+    else:
+        arrays = [np.asarray(Image.open(p).convert("RGB")) for p in paths]
+        tensors = pixels_to_device(arrays, device)
     on_device_stats = blank_stats_on_device(tensors, tolerance=8)
     host_stats = [blank_image_stats(t.permute(1, 2, 0).cpu().numpy()) for t in tensors]
     batched = judge.clip.prepare_tensors(tensors)
@@ -286,11 +293,12 @@ def main(argv=None) -> int:
             "torch": torch.__version__,
             "clip": check_clip(folder, args.device),
             "pixels_on_device": check_pixels_on_device(folder, args.device),
-            "device_jpegs": check_device_jpegs(folder, args.device),
+            "device_jpegs": check_device_images(folder, args.device, "jpeg"),
+            "device_pngs": check_device_images(folder, args.device, "png"),
             "vlm": check_vlm(folder, args.device),
             "diffusers": check_diffusers(folder, args.device),
         }
-    checks = ("clip", "pixels_on_device", "device_jpegs", "vlm", "diffusers")
+    checks = ("clip", "pixels_on_device", "device_jpegs", "device_pngs", "vlm", "diffusers")
     report["ok"] = all(report[k]["ok"] for k in checks)
     emit({**report, **machine(["torch", "open_clip_torch", "transformers", "diffusers"])})
     return 0 if report["ok"] else 1

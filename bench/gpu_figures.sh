@@ -26,7 +26,12 @@ clip=(bench/score_bench.py --device cuda --model ViT-B-32 --precision bf16 --bat
 for what in "${@:-all}"; do
 case $what in check | all) step gpu_check bench/gpu_check.py --device cuda ;; esac
 case $what in judge | all) step judge bench/judge_bench.py --device cuda --precision bf16 --batch-size 256 ;; esac
-case $what in png | all) step png "${clip[@]}" ;; esac
+case $what in png | all)
+    step png "${clip[@]}"
+    step png_device "${clip[@]}" --preprocess-on-device --pool process
+    step png_device_thread "${clip[@]}" --preprocess-on-device --pool thread
+    ;;
+esac
 case $what in jpeg | all)
     step jpeg_device "${clip[@]}" --format jpeg --jpeg-decode-on-device
     step jpeg_host "${clip[@]}" --format jpeg
@@ -36,6 +41,8 @@ esac
 case $what in scaling | all)
     step scaling_process bench/score_bench.py --model none --images "$IMAGES" --repeats "$REPEATS" --workers 16 --pool process
     step scaling_thread bench/score_bench.py --model none --images "$IMAGES" --repeats "$REPEATS" --workers 16 --pool thread
+    step scaling_device_process bench/score_bench.py --model none --images "$IMAGES" --repeats "$REPEATS" --workers 16 --pool process --preprocess-on-device
+    step scaling_device_thread bench/score_bench.py --model none --images "$IMAGES" --repeats "$REPEATS" --workers 16 --pool thread --preprocess-on-device
     ;;
 esac
 done

@@ -19,7 +19,8 @@ random-weight open_clip model the tests build, or ``--model``:
 process and of its decode worker processes), the figure a loaded shared machine does not
 distort; ``main_process_cpu_ms_per_image`` is this process's share of it (every thread, no
 worker) and ``calling_thread_cpu_ms_per_image`` the scoring thread's: the serial work one GIL
-does per image however many workers decode. ``pipeline_images_per_s`` is images over the scoring call's wall time, and
+does per image however many workers decode. With a process pool,
+``workers_cpu_ms_per_image`` is the rest: the decode workers' share, which more cores spread. ``pipeline_images_per_s`` is images over the scoring call's wall time, and
 ``parallel_efficiency`` = pipeline_images_per_s × process_cpu_ms_per_image / (1000 × cores):
 the share of the machine's cores the pipeline kept busy. ``model_only_images_per_s`` times the
 image tower alone on already-preprocessed batches of the same size; ``overhead_ms_per_image``
@@ -28,6 +29,7 @@ is the end-to-end wall time per image minus that model time.
     python bench/score_bench.py [--images 400] [--device cpu] [--batch-size 64]
                                 [--model none|ViT-B-32|PATH] [--workers N]
                                 [--format png|jpeg] [--jpeg-decode-on-device] [--jpeg-draft]
+                                [--preprocess-on-device]
                                 [--pool thread|process] [--profile FILE]
 
 The last line printed is JSON.
@@ -82,6 +84,8 @@ def parse_args() -> argparse.Namespace:
                         help="the judge's jpeg_decode_on_device (nvJPEG with --device cuda)")  # fmt: skip
     parser.add_argument("--jpeg-draft", action="store_true",
                         help="the judge's jpeg_draft (JPEGs decoded at a reduced DCT scale)")  # fmt: skip
+    parser.add_argument("--preprocess-on-device", action="store_true",
+                        help="the judge's preprocess_on_device (the pool only decodes)")  # fmt: skip
     parser.add_argument("--profile", default=None, metavar="FILE",
                         help="write a cProfile of one more scoring call to FILE (pstats format)")  # fmt: skip
     args = parser.parse_args()
@@ -205,6 +209,8 @@ def judge_config(args: argparse.Namespace, folder: str) -> dict:
         config["jpeg_decode_on_device"] = True
     if args.jpeg_draft:
         config["jpeg_draft"] = True
+    if args.preprocess_on_device:
+        config["preprocess_on_device"] = True
     return config
 
 
@@ -262,6 +268,34 @@ def staged_on_host(encoder, pixels):
     staging = encoder._staging_buffer((len(pixels), *pixels[0].shape), torch.device("cpu"))
     np.stack(pixels, out=staging.numpy())
     return staging
+
+
+def standin_device_work(judge) -> None:
+    """``--model none --preprocess-on-device``: the host's share of the device work, as a GPU
+    host pays it (the batch stacked into one staging buffer); the device's own share (the
+    blank sums, the resize) is not modelled, as the normalisation is not. The blank
+    statistics it reports are those of a busy photograph, so nothing reads as blank."""
+    import numpy as np
+    import torch
+
+    from scoring.judges import hard_refusal
+
+    def staged(arrays, device):
+        if not arrays:
+            return []
+        groups = {}
+        for array in arrays:
+            groups.setdefault(array.shape, []).append(array)
+        for shape, group in groups.items():
+            staging = judge.clip._staging_buffer((len(group), *shape), torch.device("cpu"))
+            np.stack(group, out=staging.numpy())
+        return [torch.zeros(3, 1, 1, dtype=torch.uint8)] * len(arrays)
+
+    busy = {"std": 60.0, "dominant_fraction": 0.01, "mean": 120.0, "median_rgb": [120] * 3}
+    hard_refusal.pixels_to_device = staged
+    hard_refusal.blank_stats_on_device = lambda tensors, tolerance: [busy] * len(tensors)
+    # The stand-in tower reads only the batch's length: a token tensor per image.
+    judge.clip.prepare_tensors = lambda tensors: [torch.zeros(1)] * len(tensors)
 
 
 def model_only_images_per_s(clip, n_images: int, batch_size: int, device: str) -> float:
@@ -329,6 +363,8 @@ def main() -> None:
         inner._clip = standin_encoder(config, args.standin_ms_per_image)
         # As with a model on a GPU, the decode workers hand over uint8 pixels.
         inner.item_checks().pixels_for_device = True
+        if args.preprocess_on_device:
+            standin_device_work(inner)
     chunk = {"chunk_size": args.chunk_size} if args.chunk_size else {}
     cores = os.cpu_count() or 1
 
@@ -353,6 +389,11 @@ def main() -> None:
         sample["main_process_cpu_ms_per_image"] = (
             (main_process_cpu_seconds() - main_started) / args.images * 1000
         )
+        if inner.decode_pool_kind == "process":
+            # What the decode workers spend: the per-image work that more cores spread.
+            sample["workers_cpu_ms_per_image"] = (
+                cpu_ms_per_image - sample["main_process_cpu_ms_per_image"]
+            )
         if summary.errors or summary.items != args.images:
             raise SystemExit(f"scoring failed: {summary.as_dict()}")
         images_per_s = args.images / wall
@@ -382,7 +423,10 @@ def main() -> None:
     if args.model == STANDIN:
         model = (f"none: a stand-in tower ({args.standin_ms_per_image} ms per image asleep, "
                  "random unit embeddings of width 512, ViT-B-32's 224 px preprocessing, "
-                 "uint8 pixels handed over as to a GPU)")  # fmt: skip
+                 "uint8 pixels handed over as to a GPU"
+                 + ("; with --preprocess-on-device the host's share only: the blank sums and "
+                    "the resize are the device's work" if args.preprocess_on_device else "")
+                 + ")")  # fmt: skip
     else:
         model = args.model or "tiny random-weight open_clip (tests/support/tiny_models.py)"
     emit({
@@ -391,6 +435,7 @@ def main() -> None:
         "image_size": f"512x512 {args.format.upper()}",
         "jpeg_decode_on_device": args.jpeg_decode_on_device,
         "jpeg_draft": args.jpeg_draft,
+        "preprocess_on_device": args.preprocess_on_device,
         "device": args.device,
         "batch_size": args.batch_size,
         "workers": getattr(inner, "decode_workers", None),

@@ -1,5 +1,6 @@
-"""The blank check for images decoded on the model's device (JPEGs through nvJPEG), a batch at
-a time and where the pixels are.
+"""The blank check for images on the model's device (JPEGs decoded there through nvJPEG, or
+images the pool decoded and ``pixels_to_device`` sent whole), a batch at a time and where the
+pixels are.
 
 Images of one size are stacked, their nearest-neighbour thumbnail's pixels gathered (the
 pixels ``rules.thumbnail_indices`` names, as on the host), and the exact integer sums of
@@ -43,6 +44,25 @@ def blank_stats_on_device(
             pixel_count=pixel_count,
         )
     return stats
+
+
+def pixels_to_device(arrays: Sequence[Any], device: str) -> list[Any]:
+    """H × W × 3 uint8 arrays (as the pool decoded them) as RGB uint8 CHW tensors on
+    ``device``: one host copy per image size into a pinned buffer (torch's caching host
+    allocator keeps it alive until the copy is done), one non-blocking transfer per size."""
+    import numpy as np
+    import torch
+
+    target = torch.device(device)
+    tensors: list[Any] = [None] * len(arrays)
+    for indices in same_shape_groups(arrays).values():
+        shape = (len(indices), *arrays[indices[0]].shape)
+        staging = torch.empty(shape, dtype=torch.uint8, pin_memory=target.type == "cuda")
+        np.stack([arrays[i] for i in indices], out=staging.numpy())
+        batch = staging.to(target, non_blocking=True).permute(0, 3, 1, 2)
+        for index, tensor in zip(indices, batch, strict=True):
+            tensors[index] = tensor
+    return tensors
 
 
 def same_shape_groups(tensors: Sequence[Any]) -> dict[tuple, list[int]]:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from scoring.judges.clip import ClipConfig, ClipEncoder, load_clip
-from scoring.judges.device_images import blank_stats_on_device
+from scoring.judges.device_images import blank_stats_on_device, pixels_to_device
 from scoring.judges.images import DEFAULT_MAX_PIXELS, decode_image, decode_jpegs_on_device
 from scoring.judges.item_checks import ItemChecks, PendingItem
 from scoring.judges.pipeline import (
@@ -100,6 +100,11 @@ class HardRefusalConfig:
     # at least CLIP's input size (Pillow's draft): far fewer pixels to decode and resize.
     # Part of the verdict: CLIP and the blank check see the reduced image (docs/judges.md).
     jpeg_draft: bool = False
+    # The pool only decodes: images it decodes (PNGs; JPEGs unless the device decodes them)
+    # go whole to the CLIP model's device, where the blank check and CLIP's preprocessing run
+    # a batch at a time, as for device-decoded JPEGs. Part of the verdict: the tensor resize
+    # follows PIL's to within rounding (docs/judges.md).
+    preprocess_on_device: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HardRefusalConfig:
@@ -121,6 +126,10 @@ class HardRefusalConfig:
         values = asdict(self)
         values.pop("decode_workers")
         values.pop("decode_pool")
+        if not values["preprocess_on_device"]:
+            # Absent at its default, so the fingerprints (and cache keys) of configs written
+            # before the key existed are unchanged.
+            values.pop("preprocess_on_device")
         if values["clip"] is not None:
             values["clip"].pop("batch_size")
         blob = json.dumps(values, sort_keys=True, default=str)
@@ -209,6 +218,7 @@ class HardRefusalJudge:
                 jpegs_on_device=config.jpeg_decode_on_device,
                 pixels_for_device=_model_device(self.clip) not in ("cpu", None),
                 jpeg_draft_side=_input_side(self.clip) if config.jpeg_draft else None,
+                decoded_to_device=config.preprocess_on_device,
             )
         return self._item_checks
 
@@ -226,7 +236,7 @@ class HardRefusalJudge:
         previous = None
         for p in prepared:
             pending.append(p)
-            if p.pixels is not None or p.jpeg is not None:
+            if p.awaits_model:
                 batch.append(p)
             if len(batch) >= batch_size:
                 previous = self._score_previous(previous, batch)
@@ -235,15 +245,16 @@ class HardRefusalJudge:
         return [self._output(p) for p in pending]
 
     def _score_previous(self, previous: tuple | None, batch: list[PendingItem]) -> tuple | None:
-        """Start ``batch``'s device decode (its JPEGs, on a background thread: torch's ops
-        release the GIL), then run CLIP on the ``previous`` batch once its own decode is
-        done. The device decodes one batch while the model runs on the one before, and the
-        decode pool's results keep arriving meanwhile. Returns what to pass next time."""
+        """Start ``batch``'s device work (its JPEGs' decode, its decoded images' checks and
+        preprocessing, on a background thread: torch's ops release the GIL), then run CLIP on
+        the ``previous`` batch once its own device work is done. The device prepares one
+        batch while the model runs on the one before, and the decode pool's results keep
+        arriving meanwhile. Returns what to pass next time."""
         started = None
         if batch:
             decoding = None
-            if any(p.jpeg is not None for p in batch):
-                decoding = _device_decoder().submit(self._device_decode, batch)
+            if any(p.awaits_device for p in batch):
+                decoding = _device_decoder().submit(self._device_prepare, batch)
             started = (batch, decoding)
         if previous is not None:
             previous_batch, decoding = previous
@@ -252,17 +263,20 @@ class HardRefusalJudge:
             self._clip_checks(previous_batch)
         return started
 
-    def _device_decode(self, pending: list[PendingItem]) -> None:
-        """Decode this batch's JPEGs on the model's device in one call, and check and prepare
-        them there a batch at a time (``device_images.py``, ``ClipEncoder.prepare_tensors``):
-        the blank check's exact sums come back to the host in one small copy for the whole
-        batch, nothing waits on the device image by image, and no pixels go through PIL. A
-        JPEG the device decoder refuses (CMYK, say) falls back to PIL."""
+    def _device_prepare(self, pending: list[PendingItem]) -> None:
+        """Decode this batch's JPEGs on the model's device in one call, send the images the
+        pool decoded there whole, and check and prepare them all there a batch at a time
+        (``device_images.py``, ``ClipEncoder.prepare_tensors``): the blank check's exact sums
+        come back to the host in one small copy for the whole batch, nothing waits on the
+        device image by image, and no pixels go through PIL. A JPEG the device decoder
+        refuses (CMYK, say) falls back to PIL."""
         jpegs = [p for p in pending if p.jpeg is not None]
-        if not jpegs:
+        pool_decoded = [p for p in pending if p.decoded is not None]
+        if not jpegs and not pool_decoded:
             return
         checks = self.item_checks()
-        decoded = decode_jpegs_on_device([p.jpeg for p in jpegs], self.clip.config.device)
+        device = self.clip.config.device
+        decoded = decode_jpegs_on_device([p.jpeg for p in jpegs], device) if jpegs else []
         on_device, tensors = [], []
         for p, tensor in zip(jpegs, decoded, strict=True):
             data, p.jpeg = p.jpeg, None
@@ -274,6 +288,16 @@ class HardRefusalJudge:
                 checks.image_checks(p, decode_image(data, name=p.item.image_path), p.blank_at)
             except Exception as exc:  # noqa: BLE001 - recorded as this item's error
                 p.error, p.pixels = f"{type(exc).__name__}: {exc}", None
+        try:
+            if pool_decoded:
+                tensors += pixels_to_device([p.decoded for p in pool_decoded], device)
+                on_device += pool_decoded
+        except Exception as exc:  # noqa: BLE001 - e.g. out of memory: these items err
+            for p in pool_decoded:
+                p.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            for p in pool_decoded:
+                p.decoded = None
         if not tensors:
             return
         try:
@@ -363,7 +387,8 @@ _DEVICE_DECODER_LOCK = threading.Lock()
 
 
 def _device_decoder() -> ThreadPoolExecutor:
-    """The one thread that decodes JPEGs on the model's device, shared by every judge."""
+    """The one thread that decodes and prepares images on the model's device, shared by
+    every judge."""
     with _DEVICE_DECODER_LOCK:
         if not _DEVICE_DECODER:
             _DEVICE_DECODER.append(ThreadPoolExecutor(1, thread_name_prefix="device-decode"))

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from scoring.judges.images import (
     check_pixel_budget,
     decode_image_and_pixels,
@@ -27,6 +29,7 @@ from scoring.judges.rules import (
     empty_output_check,
     provider_signal_check,
 )
+from scoring.judges.shared_arrays import shareable
 
 
 @dataclass
@@ -38,10 +41,29 @@ class PendingItem:
     checks: list[CheckResult]
     pixels: Any = None  # a numpy array, or a tensor on the model's device
     error: str | None = None
-    # A JPEG left for the model's device to decode, and where its blank check goes in
+    # A JPEG left for the model's device to decode, or the decoded pixels (H × W × 3 uint8)
+    # left for the device to check and preprocess, and where the blank check goes in
     # ``checks`` (the order of the checks is the order of the reasons).
     jpeg: bytes | None = None
+    decoded: Any = None
     blank_at: int = 0
+
+    @property
+    def awaits_model(self) -> bool:
+        """Whether this item goes into a model batch: it has a CLIP input, or will have one
+        once the device has decoded or prepared it."""
+        return self.pixels is not None or self.jpeg is not None or self.decoded is not None
+
+    @property
+    def awaits_device(self) -> bool:
+        return self.jpeg is not None or self.decoded is not None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled by a decode worker process: the pixel arrays travel through shared memory,
+        not the pool's pipe (``shared_arrays.py``)."""
+        state = dict(self.__dict__)
+        state["pixels"], state["decoded"] = shareable(self.pixels), shareable(self.decoded)
+        return state
 
 
 @dataclass
@@ -63,6 +85,9 @@ class ItemChecks:
     pixels_for_device: bool = False
     # Pillow's JPEG draft: decode at the smallest DCT scale keeping both sides ≥ this (None: off).
     jpeg_draft_side: int | None = None
+    # Decode only: the blank check and CLIP's preprocessing run on the model's device, a batch
+    # at a time (the judge's ``preprocess_on_device``).
+    decoded_to_device: bool = False
     keywords: KeywordRules = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -82,10 +107,14 @@ class ItemChecks:
                     image, pixels = decode_image_and_pixels(
                         data, max_pixels=self.max_pixels, name=name, draft_side=self.jpeg_draft_side
                     )
-                    self.image_checks(pending, image, len(pending.checks), pixels=pixels)
+                    if self.decoded_to_device and self.clip is not None:
+                        pending.decoded = np.asarray(image) if pixels is None else pixels
+                        pending.blank_at = len(pending.checks)
+                    else:
+                        self.image_checks(pending, image, len(pending.checks), pixels=pixels)
         except Exception as exc:  # noqa: BLE001 - recorded as this item's error
             pending.error = f"{type(exc).__name__}: {exc}"
-            pending.pixels = pending.jpeg = None
+            pending.pixels = pending.jpeg = pending.decoded = None
         pending.checks.append(self.keywords.check(item.returned_text))
         return pending
 

@@ -4,8 +4,9 @@ input order.
 PIL and libpng release the GIL while they decode and resize, but the Python around them
 (opening the file, building the checks' evidence) does not: on a few cores threads keep up,
 on many the GIL-held part caps them (at 5% of each item's time, 16 threads give at most
-~9× one). A process pool has no such cap; it costs one pickle of each result (the CLIP input,
-~0.6 MB) and a worker start per process, once. ``ordered_map`` keeps at most ``lookahead``
+~9× one). A process pool has no such cap; it costs one pickle of each result (its pixel
+arrays travel through shared memory: ``shared_arrays.py``) and a worker start per process,
+once. ``ordered_map`` keeps at most ``lookahead``
 items in flight, so a large window of items does not hold every decoded image in memory at
 once, and the caller (the model loop) consumes results while later items are still being
 decoded.
@@ -24,6 +25,8 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from typing import Any, TypeVar
+
+from scoring.judges.shared_arrays import remove_left_over
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -73,6 +76,7 @@ def process_pool(workers: int, function: Callable[[Any], Any]) -> ProcessPoolExe
         if pool is None:
             while len(_PROCESS_POOLS) >= _MAX_PROCESS_POOLS:
                 _PROCESS_POOLS.pop(next(iter(_PROCESS_POOLS))).shutdown(wait=False)
+            remove_left_over()  # what a killed worker or a dead receiver left in /dev/shm
             methods = multiprocessing.get_all_start_methods()
             context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
             pool = _PROCESS_POOLS[key] = ProcessPoolExecutor(
@@ -129,6 +133,7 @@ def ordered_map(
             for key, cached in list(_PROCESS_POOLS.items()):
                 if cached is pool:
                     del _PROCESS_POOLS[key]
+        remove_left_over()
         raise
 
 
