@@ -35,6 +35,7 @@ esac
 case $what in jpeg | all)
     step jpeg_device "${clip[@]}" --format jpeg --jpeg-decode-on-device
     step jpeg_host "${clip[@]}" --format jpeg
+    step jpeg_host_device "${clip[@]}" --format jpeg --preprocess-on-device
     step jpeg_draft "${clip[@]}" --format jpeg --jpeg-draft
     ;;
 esac

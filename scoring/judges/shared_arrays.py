@@ -1,10 +1,10 @@
 """Large arrays from a decode worker process to the judge's process through shared memory.
 
 A 512×512 image's decoded pixels are 786 kB. Sent back through the process pool's pipe they
-cost about 3.6 ms of CPU per image on the 2-core machine, 1.5 ms of it in the receiving
-process, and the pipe carried at most ~420 images/s; written to a file in ``/dev/shm``
-(memory, not disk) and mapped by the receiver, 1.2 ms, 0.3 ms of it in the receiver
-(docs/performance.md). The pool pickles each result, so the switch happens in pickling:
+cost about 3.0 ms of CPU per image on the 2-core machine, 1.1 ms of it in the receiving
+process, and two workers' pipes carried at most ~570 images/s; written to a file in
+``/dev/shm`` (memory, not disk) and mapped by the receiver, 0.5 ms, 0.15 ms of it in the
+receiver, ~4,000 images/s (``bench/transport_bench.py``, docs/performance.md). The pool pickles each result, so the switch happens in pickling:
 ``shareable(array)`` is what a result puts in its pickled state instead of the array. It
 pickles as the file's name; unpickling maps the file, removes the name at once (the pages
 live as long as the mapping) and gives back the array, unchanged. Without ``/dev/shm``, below
