@@ -8,7 +8,8 @@ receiver, ~4,000 images/s (``bench/transport_bench.py``, docs/performance.md). T
 ``shareable(array)`` is what a result puts in its pickled state instead of the array. It
 pickles as the file's name; unpickling maps the file, removes the name at once (the pages
 live as long as the mapping) and gives back the array, unchanged. Without ``/dev/shm``, below
-``MIN_SHARED_BYTES``, or when ``/dev/shm`` is full, the array is pickled as usual.
+``MIN_SHARED_BYTES``, or when the array would leave less than half of ``/dev/shm`` free
+(or the write fails), the array is pickled as usual.
 
 Files are private to the user (mode 0600) and named after the receiving and the writing
 process, so what a killed worker or a dead receiver left behind can be removed
@@ -28,6 +29,9 @@ import numpy as np
 SHARED_DIR = Path("/dev/shm")
 # Below this a pipe costs less than a file's creation, mapping and removal.
 MIN_SHARED_BYTES = 64 * 1024
+# Never take the last half of /dev/shm: other programs need it too (PostgreSQL's parallel
+# queries, PyTorch's DataLoader), and a container's default is only 64 MB.
+MIN_FREE_FRACTION = 0.5
 _PREFIX = "acrb-array"
 
 
@@ -36,7 +40,7 @@ def shareable(array: Any) -> Any:
     itself where that is not worth it or not possible."""
     if not isinstance(array, np.ndarray) or array.nbytes < MIN_SHARED_BYTES:
         return array
-    if array.dtype.hasobject or not SHARED_DIR.is_dir():
+    if array.dtype.hasobject or not _room_for(array.nbytes):
         return array
     path = SHARED_DIR / f"{_PREFIX}-{os.getppid()}-{os.getpid()}-{secrets.token_hex(8)}"
     try:
@@ -50,6 +54,15 @@ def shareable(array: Any) -> Any:
         path.unlink(missing_ok=True)
         return array
     return _SharedFile(str(path), array.shape, array.dtype.str)
+
+
+def _room_for(size: int) -> bool:
+    try:
+        usage = os.statvfs(SHARED_DIR)
+    except OSError:  # no /dev/shm here
+        return False
+    free = usage.f_bavail * usage.f_frsize
+    return free - size >= MIN_FREE_FRACTION * usage.f_blocks * usage.f_frsize
 
 
 class _SharedFile:

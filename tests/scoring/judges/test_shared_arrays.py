@@ -21,10 +21,18 @@ from scoring.judges.shared_arrays import MIN_SHARED_BYTES, remove_left_over, sha
 
 @pytest.fixture
 def shared_dir(tmp_path, monkeypatch):
+    """A folder standing in for /dev/shm, reported as a roomy tmpfs (1 GB, all free): the
+    machine's own disk may be more than half full."""
     folder = tmp_path / "shm"
     folder.mkdir()
     monkeypatch.setattr(shared_arrays, "SHARED_DIR", folder)
+    monkeypatch.setattr(shared_arrays.os, "statvfs", lambda path: _usage(2**30, 2**30))
     return folder
+
+
+def _usage(free_bytes: int, total_bytes: int, block: int = 4096) -> os.statvfs_result:
+    blocks, free = total_bytes // block, free_bytes // block
+    return os.statvfs_result((block, block, blocks, free, free, 0, 0, 0, 0, 255))
 
 
 def _pixels(shape=(512, 512, 3), dtype=np.uint8):
@@ -94,6 +102,16 @@ def test_a_full_shared_memory_falls_back_to_the_pipe_and_leaves_nothing(shared_d
     array = _pixels()
     assert shareable(array) is array
     assert list(shared_dir.iterdir()) == []
+
+
+def test_the_last_half_of_shared_memory_is_left_to_other_programs(shared_dir, monkeypatch):
+    array = _pixels()
+    total = 64 * 2**20  # a container's default /dev/shm
+    monkeypatch.setattr(shared_arrays.os, "statvfs", lambda path: _usage(total // 2, total))
+    assert shareable(array) is array  # would dip below half free: the pipe
+    monkeypatch.setattr(shared_arrays.os, "statvfs", lambda path: _usage(total // 2 + array.nbytes, total))  # fmt: skip
+    assert shareable(array) is not array
+    assert list(shared_dir.iterdir()) != []
 
 
 def test_left_over_files_of_dead_processes_are_removed_and_live_ones_kept(shared_dir):
