@@ -157,6 +157,21 @@ class Runs:
         return result
 
 
+def cpu_seconds(*, with_children: bool = True) -> float:
+    """CPU time (user + system) of this process, every thread, and, with ``with_children``,
+    of every live child process (decode worker processes)."""
+    import psutil
+
+    me = psutil.Process()
+    total = sum(me.cpu_times()[:2])
+    for child in me.children(recursive=True) if with_children else ():
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
 def emit(report: dict) -> dict:
     """Print the report as the one JSON line a benchmark ends with, and return it."""
     sys.stdout.flush()

@@ -51,7 +51,7 @@ import zlib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from harness import Runs, emit, machine, setup_django
+from harness import Runs, cpu_seconds, emit, machine, setup_django
 
 ROOT = Path(__file__).resolve().parents[1]
 STANDIN = "none"
@@ -318,27 +318,6 @@ def model_only_images_per_s(clip, n_images: int, batch_size: int, device: str) -
     return batches * batch_size / (time.perf_counter() - started)
 
 
-def cpu_seconds() -> float:
-    """CPU time of this process and of every live child (the decode worker processes)."""
-    import psutil
-
-    me = psutil.Process()
-    total = sum(me.cpu_times()[:2])
-    for child in me.children(recursive=True):
-        try:
-            total += sum(child.cpu_times()[:2])
-        except psutil.NoSuchProcess:
-            pass
-    return total
-
-
-def main_process_cpu_seconds() -> float:
-    """CPU time of this process alone (every thread, no worker process)."""
-    import psutil
-
-    return sum(psutil.Process().cpu_times()[:2])
-
-
 def main() -> None:
     args = parse_args()
     folder = tempfile.mkdtemp(prefix="score-bench-")
@@ -377,7 +356,7 @@ def main() -> None:
         AutomatedJudgment.objects.filter(item__study=study).delete()
         JudgeResponse.objects.all().delete()
         started, cpu_started = time.perf_counter(), cpu_seconds()
-        main_started, thread_started = main_process_cpu_seconds(), time.thread_time()
+        main_started, thread_started = cpu_seconds(with_children=False), time.thread_time()
         summary = score()
         wall = time.perf_counter() - started
         # CPU time is what a busy shared machine cannot hide: wall time there is mostly waiting.
@@ -387,7 +366,7 @@ def main() -> None:
             (time.thread_time() - thread_started) / args.images * 1000
         )
         sample["main_process_cpu_ms_per_image"] = (
-            (main_process_cpu_seconds() - main_started) / args.images * 1000
+            (cpu_seconds(with_children=False) - main_started) / args.images * 1000
         )
         if inner.decode_pool_kind == "process":
             # What the decode workers spend: the per-image work that more cores spread.

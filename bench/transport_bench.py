@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from harness import Runs, alternating, emit, machine
+from harness import Runs, alternating, cpu_seconds, emit, machine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -47,31 +47,17 @@ def _through_shared_memory(count: int) -> list:
     return [shareable(_ARRAY) for _ in range(count)]
 
 
-def cpu_seconds(with_children: bool) -> float:
-    import psutil
-
-    me = psutil.Process()
-    total = sum(me.cpu_times()[:2])
-    if with_children:
-        for child in me.children(recursive=True):
-            try:
-                total += sum(child.cpu_times()[:2])
-            except psutil.NoSuchProcess:
-                pass
-    return total
-
-
 def measure(pool, task, arrays: int, chunk: int, shape: tuple[int, ...]) -> dict:
     batch = np.empty((chunk, *shape), dtype=np.uint8)
-    started, cpu, own = time.perf_counter(), cpu_seconds(True), cpu_seconds(False)
+    started, cpu, own = time.perf_counter(), cpu_seconds(), cpu_seconds(with_children=False)
     futures = [pool.submit(task, chunk) for _ in range(arrays // chunk)]
     for future in futures:
         np.stack(future.result(), out=batch)  # what the judge does with a batch
     wall = time.perf_counter() - started
     count = len(futures) * chunk
     return {
-        "cpu_ms_per_array": (cpu_seconds(True) - cpu) / count * 1000,
-        "receiver_cpu_ms_per_array": (cpu_seconds(False) - own) / count * 1000,
+        "cpu_ms_per_array": (cpu_seconds() - cpu) / count * 1000,
+        "receiver_cpu_ms_per_array": (cpu_seconds(with_children=False) - own) / count * 1000,
         "arrays_per_s": count / wall,
     }
 

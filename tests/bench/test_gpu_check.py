@@ -1,27 +1,17 @@
 """bench/gpu_check.py's device-image comparison, run on the CPU: the check a GPU host runs
 before its figures must itself work (and say ok) where the device is the CPU."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
+from tests.support.bench_scripts import load_bench_script
+
 pytestmark = pytest.mark.ml
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.fixture(scope="module")
 def gpu_check():
     pytest.importorskip("open_clip")
-    sys.path.insert(0, str(BENCH))  # gpu_check imports its sibling `harness`
-    try:
-        spec = importlib.util.spec_from_file_location("bench_gpu_check", BENCH / "gpu_check.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCH))
-    return module
+    return load_bench_script("gpu_check")
 
 
 @pytest.mark.parametrize("image_format", ["jpeg", "png"])

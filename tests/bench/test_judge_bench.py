@@ -1,27 +1,17 @@
 """bench/judge_bench.py's FLOP count and tower timing with a bf16 tower (issue 24: the counter
 fed float32 images to bf16 weights and failed before timing anything). CPU runs bf16."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
+from tests.support.bench_scripts import load_bench_script
+
 pytestmark = pytest.mark.ml
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.fixture(scope="module")
 def judge_bench():
     pytest.importorskip("open_clip")
-    sys.path.insert(0, str(BENCH))  # judge_bench imports its sibling `harness`
-    try:
-        spec = importlib.util.spec_from_file_location("bench_judge_bench", BENCH / "judge_bench.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCH))
-    return module
+    return load_bench_script("judge_bench")
 
 
 @pytest.fixture(scope="module")

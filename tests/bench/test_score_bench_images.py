@@ -3,29 +3,19 @@ its own bytes and hash (every item a cache miss) and the picture's pixels, throu
 and through libpng."""
 
 import hashlib
-import importlib.util
 import io
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from tests.support.bench_scripts import load_bench_script
 
 
 @pytest.fixture(scope="module")
 def score_bench():
-    sys.path.insert(0, str(BENCH))  # score_bench imports its sibling `harness`
-    try:
-        spec = importlib.util.spec_from_file_location("bench_score_bench", BENCH / "score_bench.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # its pool pickles its functions by module name
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCH))
-    return module
+    return load_bench_script("score_bench", register=True)
 
 
 @pytest.mark.parametrize("image_format", ["png", "jpeg"])

@@ -89,10 +89,14 @@ def _photo_like(seed: int, size: tuple[int, int]) -> np.ndarray:
     return np.asarray(coarse.resize(size, Image.Resampling.BICUBIC))
 
 
-def test_a_device_batch_costs_the_same_copies_to_the_host_for_3_jpegs_as_for_9(
-    tiny_clip_files, make_image, monkeypatch
+@pytest.mark.parametrize(
+    ("key", "suffix"), [("jpeg_decode_on_device", ".jpg"), ("preprocess_on_device", ".png")]
+)
+def test_a_device_batch_costs_the_same_copies_to_the_host_for_3_images_as_for_9(
+    tiny_clip_files, make_image, monkeypatch, key, suffix
 ):
-    """No per-image synchronisation: the blank sums in one copy, the embeddings in one."""
+    """No per-image synchronisation: the blank sums in one copy, the embeddings in one;
+    JPEGs decoded on the device, or images the pool decoded and sent whole."""
     from scoring.judges.clip import ClipConfig
     from scoring.judges.hard_refusal import HardRefusalConfig, HardRefusalJudge
     from scoring.judges.records import ItemInput
@@ -100,9 +104,9 @@ def test_a_device_batch_costs_the_same_copies_to_the_host_for_3_jpegs_as_for_9(
     clip = ClipConfig(
         architecture=f"local-dir:{tiny_clip_files['local_dir']}", pretrained=None, batch_size=16
     )
-    judge = HardRefusalJudge(HardRefusalConfig(clip=clip, jpeg_decode_on_device=True))
+    judge = HardRefusalJudge(HardRefusalConfig(clip=clip, **{key: True}))
     paths = [
-        make_image(_photo_like(seed, (96 + 32 * (seed % 2), 80)), suffix=".jpg")
+        make_image(_photo_like(seed, (96 + 32 * (seed % 2), 80)), suffix=suffix)
         for seed in range(9)
     ]
     judge.judge_items([ItemInput(item_id="warm", image_path=paths[0])])  # text embeddings cached

@@ -111,37 +111,6 @@ def test_the_device_path_gives_the_pool_paths_verdicts(tiny_clip_files, mixed_it
     assert [o.item_id for o in outputs[True] if o.error] == ["11", "12"]
 
 
-def test_the_device_work_of_a_batch_costs_two_copies_to_the_host_whatever_its_size(
-    tiny_clip_files, tmp_path, monkeypatch
-):
-    """No per-image synchronisation: the blank sums in one copy, the embeddings in one."""
-    judge = HardRefusalJudge(HardRefusalConfig(clip=_clip(tiny_clip_files, batch_size=16),
-                                               preprocess_on_device=True))  # fmt: skip
-    paths = [
-        _save(
-            tmp_path, f"{seed}.png", Image.fromarray(_photo_like(seed, (96 + 32 * (seed % 2), 80)))
-        )  # fmt: skip
-        for seed in range(9)
-    ]
-    judge.judge_items([ItemInput(item_id="warm", image_path=paths[0])])  # text embeddings cached
-    copies = []
-    original = torch.Tensor.cpu
-
-    def counted(self, *args, **kwargs):
-        copies.append(self.shape)
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(torch.Tensor, "cpu", counted)
-    counts = []
-    for count in (3, 9):
-        copies.clear()
-        items = [ItemInput(item_id=str(i), image_path=p) for i, p in enumerate(paths[:count])]
-        outputs = judge.judge_items(items)
-        assert all(o.error is None for o in outputs)
-        counts.append(len(copies))
-    assert counts[0] == counts[1] == 2
-
-
 def test_a_failed_transfer_is_each_items_error_and_the_rules_still_stand(tiny_clip_files, tmp_path, monkeypatch):  # fmt: skip
     from scoring.judges import hard_refusal
 
