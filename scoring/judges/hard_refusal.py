@@ -112,6 +112,10 @@ class HardRefusalConfig:
         if unknown:
             raise ValueError(f"unknown hard-refusal config keys: {sorted(unknown)}")
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        for name, spec in cls.__dataclass_fields__.items():
+            # A switch written as "false" or 0 would read as on (or as off): say so instead.
+            if isinstance(spec.default, bool) and not isinstance(values.get(name, False), bool):
+                raise ValueError(f"{name} must be true or false, got {values[name]!r}")
         if isinstance(values.get("clip"), dict):
             values["clip"] = ClipConfig.from_dict(values["clip"])
         if values.get("decode_pool") not in (None, *POOL_KINDS):

@@ -150,3 +150,11 @@ def test_the_key_is_part_of_the_verdict_and_absent_at_its_default():
     assert HardRefusalConfig(clip=clip, jpeg_draft=True).fingerprint() == "447e23c3128c8042"
     assert HardRefusalConfig(preprocess_on_device=True).fingerprint() != "b9e4f048fa7b5c9d"
     assert HardRefusalConfig.from_dict({"preprocess_on_device": True}).preprocess_on_device
+
+
+@pytest.mark.parametrize("key", ["preprocess_on_device", "jpeg_decode_on_device", "jpeg_draft"])
+@pytest.mark.parametrize("value", ["false", "yes", 1, 0, None])
+def test_a_switch_that_is_not_true_or_false_is_refused_in_one_line(key, value):
+    with pytest.raises(ValueError, match=f"^{key} must be true or false, got "):
+        HardRefusalConfig.from_dict({key: value})
+    assert HardRefusalConfig.from_dict({key: False}) == HardRefusalConfig()
