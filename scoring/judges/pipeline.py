@@ -6,10 +6,9 @@ PIL and libpng release the GIL while they decode and resize, but the Python arou
 on many the GIL-held part caps them (at 5% of each item's time, 16 threads give at most
 ~9× one). A process pool has no such cap; it costs one pickle of each result (its pixel
 arrays travel through shared memory: ``shared_arrays.py``) and a worker start per process,
-once. ``ordered_map`` keeps at most ``lookahead``
-items in flight, so a large window of items does not hold every decoded image in memory at
-once, and the caller (the model loop) consumes results while later items are still being
-decoded.
+once. ``ordered_map`` keeps at most ``lookahead`` items in flight, so a large window of items
+does not hold every decoded image in memory at once, and the caller (the model loop)
+consumes results while later items are still being decoded.
 """
 
 from __future__ import annotations

@@ -4,12 +4,14 @@ A 512×512 image's decoded pixels are 786 kB. Sent back through the process pool
 cost about 3.0 ms of CPU per image on the 2-core machine, 1.1 ms of it in the receiving
 process, and two workers' pipes carried at most ~570 images/s; written to a file in
 ``/dev/shm`` (memory, not disk) and mapped by the receiver, 0.5 ms, 0.15 ms of it in the
-receiver, ~4,000 images/s (``bench/transport_bench.py``, docs/performance.md). The pool pickles each result, so the switch happens in pickling:
-``shareable(array)`` is what a result puts in its pickled state instead of the array. It
-pickles as the file's name; unpickling maps the file, removes the name at once (the pages
-live as long as the mapping) and gives back the array, unchanged. Without ``/dev/shm``, below
-``MIN_SHARED_BYTES``, or when the array would leave less than half of ``/dev/shm`` free
-(or the write fails), the array is pickled as usual.
+receiver, ~4,000 images/s (``bench/transport_bench.py``, docs/performance.md).
+
+The pool pickles each result, so the switch happens in pickling: ``shareable(array)`` is what
+a result puts in its pickled state instead of the array. It pickles as the file's name;
+unpickling maps the file, removes the name at once (the pages live as long as the mapping)
+and gives back the array, unchanged. Without ``/dev/shm``, below ``MIN_SHARED_BYTES``, when
+the array would leave less than half of ``/dev/shm`` free, or when the write fails, the array
+is pickled as usual.
 
 Files are private to the user (mode 0600) and named after the receiving and the writing
 process, so what a killed worker or a dead receiver left behind can be removed
