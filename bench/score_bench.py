@@ -14,13 +14,16 @@ random-weight open_clip model the tests build, or ``--model``:
   unit embeddings of the right width, with ViT-B-32's preprocessing (224 px). The workers
   hand it uint8 pixels, as they hand a model on a GPU (whose normalisation runs on the device).
   What is timed is then the pipeline alone: decoding, checks, preprocessing, cache, database.
+  With ``--preprocess-on-device`` the host's share of the device work is timed (the batch
+  stacked into a staging buffer), not the device's (the blank sums, the resize).
 
 ``process_cpu_ms_per_image`` is the CPU time per image during scoring (all threads of this
 process and of its decode worker processes), the figure a loaded shared machine does not
 distort; ``main_process_cpu_ms_per_image`` is this process's share of it (every thread, no
 worker) and ``calling_thread_cpu_ms_per_image`` the scoring thread's: the serial work one GIL
 does per image however many workers decode. With a process pool,
-``workers_cpu_ms_per_image`` is the rest: the decode workers' share, which more cores spread. ``pipeline_images_per_s`` is images over the scoring call's wall time, and
+``workers_cpu_ms_per_image`` is the rest: the decode workers' share, which more cores
+spread. ``pipeline_images_per_s`` is images over the scoring call's wall time, and
 ``parallel_efficiency`` = pipeline_images_per_s × process_cpu_ms_per_image / (1000 × cores):
 the share of the machine's cores the pipeline kept busy. ``model_only_images_per_s`` times the
 image tower alone on already-preprocessed batches of the same size; ``overhead_ms_per_image``
