@@ -23,6 +23,7 @@ from __future__ import annotations
 import mmap
 import os
 import secrets
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,10 @@ MIN_SHARED_BYTES = 64 * 1024
 # queries, PyTorch's DataLoader), and a container's default is only 64 MB.
 MIN_FREE_FRACTION = 0.5
 _PREFIX = "acrb-array"
+# A file lives milliseconds between its writer and its receiver. Only older ones are left
+# over: a process ID not running here may be one of another container's that shares
+# /dev/shm (a Kubernetes pod's memory volume) and is reading its file right now.
+LEFT_OVER_AFTER_S = 600
 
 
 def shareable(array: Any) -> Any:
@@ -95,17 +100,20 @@ def attached(path: str, shape: tuple, dtype: str) -> np.ndarray:
 
 def remove_left_over() -> int:
     """Remove the files nobody will unpickle: those whose writer (a worker killed after
-    writing, its pool broken) or whose receiver is no longer running. Their count."""
+    writing, its pool broken) or whose receiver is no longer running, once they are older
+    than ``LEFT_OVER_AFTER_S``. Their count."""
     removed = 0
     if not SHARED_DIR.is_dir():
         return removed
+    oldest_in_flight = time.time() - LEFT_OVER_AFTER_S
     for path in SHARED_DIR.glob(f"{_PREFIX}-*-*-*"):
         pids = path.name.split("-")[2:4]
         if not all(pid.isdigit() for pid in pids) or all(_running(int(pid)) for pid in pids):
             continue
         try:
-            path.unlink()
-            removed += 1
+            if path.stat().st_mtime < oldest_in_flight:
+                path.unlink()
+                removed += 1
         except OSError:  # another user's file, or gone already
             pass
     return removed

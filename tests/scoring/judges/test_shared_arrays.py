@@ -9,6 +9,7 @@ import pickle
 import stat
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -126,9 +127,14 @@ def test_left_over_files_of_dead_processes_are_removed_and_live_ones_kept(shared
     }
     for name in names.values():
         (shared_dir / name).write_bytes(b"x")
+    recent = shared_dir / f"acrb-array-{dead}-{dead}-ee"  # maybe another container's, in flight
+    recent.write_bytes(b"x")
+    old = time.time() - shared_arrays.LEFT_OVER_AFTER_S - 1
+    for name in names.values():
+        os.utime(shared_dir / name, (old, old))
     assert remove_left_over() == 2
     assert sorted(p.name for p in shared_dir.iterdir()) == sorted(
-        [names["both alive"], names["not ours"]]
+        [names["both alive"], names["not ours"], recent.name]
     )
 
 
