@@ -136,30 +136,22 @@ def forest_point(label, value, low, high, *, colour="C0", note="", reason=""):
 
 def _delta_and_ratio(rows: list[dict], title: str, fmt: str) -> bytes:
     """Δ (linear) and max/min ratio (log, clipped) side by side, one row per measure × attribute."""
-    deltas, ratios = [], []
+    points: dict[str, list[dict]] = {"delta": [], "ratio": []}
     for r in rows:
         label = f"{r['measure']} · {r['attribute']}"
         colour = "C3" if r.get("flagged") else "C0"
-        deltas.append(
-            forest_point(
-                label,
-                r.get("delta"),
-                r.get("delta_ci_low"),
-                r.get("delta_ci_high"),
-                colour=colour,
-                reason=r.get("delta_reason") or _no_interval(r, "delta"),
+        for name, column in points.items():
+            column.append(
+                forest_point(
+                    label,
+                    r.get(name),
+                    r.get(f"{name}_ci_low"),
+                    r.get(f"{name}_ci_high"),
+                    colour=colour,
+                    reason=r.get(f"{name}_reason") or _no_interval(r, name),
+                )
             )
-        )
-        ratios.append(
-            forest_point(
-                label,
-                r.get("ratio"),
-                r.get("ratio_ci_low"),
-                r.get("ratio_ci_high"),
-                colour=colour,
-                reason=r.get("ratio_reason") or _no_interval(r, "ratio"),
-            )
-        )
+    deltas, ratios = points["delta"], points["ratio"]
     fig = plotting.new_figure(figsize=(8.0, max(2.4, 0.26 * len(rows) + 1.4)))
     left, right = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [1.1, 1]})
     _forest_axis(left, deltas, null=0.0, log=False, labels=True)
