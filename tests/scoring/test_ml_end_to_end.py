@@ -9,6 +9,7 @@ from django.core.management import call_command
 from annotations.imports import importers
 from annotations.models import AutomatedJudgment, Item, Study
 from scoring import services
+from scoring.management.commands.seed_pipeline_demo import tiny_config
 from tests.scoring.conftest import RULES_JUDGE
 
 pytestmark = [pytest.mark.ml, pytest.mark.django_db]
@@ -89,17 +90,7 @@ def test_run_audit_quick_runs_stages_one_to_three(tmp_path, settings, tiny_clip_
     from generation.backends.tiny import build_tiny_text2image
 
     pipeline = build_tiny_text2image(tmp_path / "tiny_t2i")
-    generator = {
-        "kind": "diffusers-t2i",
-        "model": str(pipeline),
-        "device": "cpu",
-        "steps": 2,
-        "width": 32,
-        "height": 32,
-        "guidance": 5.0,
-        "batch_size": 8,
-        "safety_checker": False,
-    }
+    generator = tiny_config(pipeline)  # the pipeline demo's tiny generator config
     settings.ACRB_JUDGES = {"rules": RULES_JUDGE}
     config = {
         "study": {
