@@ -49,9 +49,9 @@ def test_blank_statistics_on_the_device_equal_the_hosts(tolerance):
     assert stats == [blank_image_stats(a, tolerance=tolerance) for a in arrays]
 
 
-def test_the_blank_statistics_of_a_batch_take_one_copy_to_the_host(monkeypatch):
-    from scoring.judges.device_images import blank_stats_on_device
-
+@pytest.fixture
+def host_copies(monkeypatch):
+    """The shapes of the tensors copied to the host (``Tensor.cpu``) from now on."""
     copies = []
     original = torch.Tensor.cpu
 
@@ -60,9 +60,15 @@ def test_the_blank_statistics_of_a_batch_take_one_copy_to_the_host(monkeypatch):
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(torch.Tensor, "cpu", counted)
+    return copies
+
+
+def test_the_blank_statistics_of_a_batch_take_one_copy_to_the_host(host_copies):
+    from scoring.judges.device_images import blank_stats_on_device
+
     tensors = [_tensor(a) for a in _images(np.random.default_rng(1))]
     blank_stats_on_device(tensors, tolerance=8)
-    assert len(copies) == 1 and copies[0] == (len(tensors), 9)
+    assert len(host_copies) == 1 and host_copies[0] == (len(tensors), 9)
     assert blank_stats_on_device([], tolerance=8) == []
 
 
@@ -93,7 +99,7 @@ def _photo_like(seed: int, size: tuple[int, int]) -> np.ndarray:
     ("key", "suffix"), [("jpeg_decode_on_device", ".jpg"), ("preprocess_on_device", ".png")]
 )
 def test_a_device_batch_costs_the_same_copies_to_the_host_for_3_images_as_for_9(
-    tiny_clip_files, make_image, monkeypatch, key, suffix
+    tiny_clip_files, make_image, host_copies, key, suffix
 ):
     """No per-image synchronisation: the blank sums in one copy, the embeddings in one;
     JPEGs decoded on the device, or images the pool decoded and sent whole."""
@@ -110,21 +116,13 @@ def test_a_device_batch_costs_the_same_copies_to_the_host_for_3_images_as_for_9(
         for seed in range(9)
     ]
     judge.judge_items([ItemInput(item_id="warm", image_path=paths[0])])  # text embeddings cached
-    copies = []
-    original = torch.Tensor.cpu
-
-    def counted(self, *args, **kwargs):
-        copies.append(self.shape)
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(torch.Tensor, "cpu", counted)
     counts = []
     for count in (3, 9):
-        copies.clear()
+        host_copies.clear()
         items = [ItemInput(item_id=str(i), image_path=p) for i, p in enumerate(paths[:count])]
         outputs = judge.judge_items(items)
         assert all(o.error is None for o in outputs)
-        counts.append(len(copies))
+        counts.append(len(host_copies))
     assert counts[0] == counts[1] == 2
 
 
