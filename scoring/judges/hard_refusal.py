@@ -222,7 +222,7 @@ class HardRefusalJudge:
                 jpegs_on_device=config.jpeg_decode_on_device,
                 pixels_for_device=_model_device(self.clip) not in ("cpu", None),
                 jpeg_draft_side=_input_side(self.clip) if config.jpeg_draft else None,
-                decoded_to_device=config.preprocess_on_device,
+                preprocess_on_device=config.preprocess_on_device,
             )
         return self._item_checks
 

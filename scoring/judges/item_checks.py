@@ -87,7 +87,7 @@ class ItemChecks:
     jpeg_draft_side: int | None = None
     # Decode only: the blank check and CLIP's preprocessing run on the model's device, a batch
     # at a time (the judge's ``preprocess_on_device``).
-    decoded_to_device: bool = False
+    preprocess_on_device: bool = False
     keywords: KeywordRules = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -107,7 +107,7 @@ class ItemChecks:
                     image, pixels = decode_image_and_pixels(
                         data, max_pixels=self.max_pixels, name=name, draft_side=self.jpeg_draft_side
                     )
-                    if self.decoded_to_device and self.clip is not None:
+                    if self.preprocess_on_device and self.clip is not None:
                         pending.decoded = np.asarray(image) if pixels is None else pixels
                         pending.blank_at = len(pending.checks)
                     else:
