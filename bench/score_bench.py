@@ -282,15 +282,12 @@ def standin_device_work(judge) -> None:
     import torch
 
     from scoring.judges import hard_refusal
+    from scoring.judges.device_images import same_shape_groups
 
     def staged(arrays, device):
-        if not arrays:
-            return []
-        groups = {}
-        for array in arrays:
-            groups.setdefault(array.shape, []).append(array)
-        for shape, group in groups.items():
-            staging = judge.clip._staging_buffer((len(group), *shape), torch.device("cpu"))
+        for indices in same_shape_groups(arrays).values():
+            group = [arrays[i] for i in indices]
+            staging = judge.clip._staging_buffer((len(group), *group[0].shape), torch.device("cpu"))  # fmt: skip
             np.stack(group, out=staging.numpy())
         return [torch.zeros(3, 1, 1, dtype=torch.uint8)] * len(arrays)
 
