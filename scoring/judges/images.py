@@ -67,6 +67,28 @@ def decode_image_and_pixels(
     return image, pixels
 
 
+def decode_pixels(
+    data: bytes,
+    *,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    name: str = "image",
+    draft_side: int | None = None,
+) -> np.ndarray:
+    """``decode_image``'s pixels as an RGB uint8 array (height × width × 3), for a caller that
+    wants no PIL image: an RGB PNG is libpng's array as it is, skipping the copy into a PIL
+    image (about 0.5 ms of a 512×512 image's 5); anything else goes through
+    ``decode_image_and_pixels``, with its checks and errors."""
+    image = _opened(data, max_pixels=max_pixels, name=name)
+    if image.mode == "RGB":
+        pixels = _decoded_by_libpng(data, image)
+        if pixels is not None:
+            return pixels
+    image, pixels = decode_image_and_pixels(
+        data, max_pixels=max_pixels, name=name, draft_side=draft_side
+    )
+    return np.asarray(image) if pixels is None else pixels
+
+
 def check_pixel_budget(data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, name: str = "image"):
     """``decode_image``'s checks on the header alone (empty, not an image, a bomb, over the
     pixel budget), for an image decoded elsewhere (a JPEG on the model's device)."""

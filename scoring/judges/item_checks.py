@@ -12,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from scoring.judges.images import (
     check_pixel_budget,
     decode_image_and_pixels,
+    decode_pixels,
     is_jpeg,
     read_image_bytes,
 )
@@ -103,15 +102,16 @@ class ItemChecks:
                 if self.jpegs_on_device and self.clip is not None and is_jpeg(data):
                     check_pixel_budget(data, max_pixels=self.max_pixels, name=name)
                     pending.jpeg, pending.blank_at = data, len(pending.checks)
+                elif self.preprocess_on_device and self.clip is not None:
+                    pending.decoded = decode_pixels(
+                        data, max_pixels=self.max_pixels, name=name, draft_side=self.jpeg_draft_side
+                    )
+                    pending.blank_at = len(pending.checks)
                 else:
                     image, pixels = decode_image_and_pixels(
                         data, max_pixels=self.max_pixels, name=name, draft_side=self.jpeg_draft_side
                     )
-                    if self.preprocess_on_device and self.clip is not None:
-                        pending.decoded = np.asarray(image) if pixels is None else pixels
-                        pending.blank_at = len(pending.checks)
-                    else:
-                        self.image_checks(pending, image, len(pending.checks), pixels=pixels)
+                    self.image_checks(pending, image, len(pending.checks), pixels=pixels)
         except Exception as exc:  # noqa: BLE001 - recorded as this item's error
             pending.error = f"{type(exc).__name__}: {exc}"
             pending.pixels = pending.jpeg = pending.decoded = None

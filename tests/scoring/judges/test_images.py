@@ -9,6 +9,7 @@ from PIL import Image
 from scoring.judges.images import (
     ImageLoadError,
     decode_image,
+    decode_image_and_pixels,
     image_data_url,
     image_sha256,
     load_image,
@@ -146,3 +147,39 @@ def test_the_header_check_refuses_what_decoding_refuses_with_the_same_words():
             with pytest.raises(ImageLoadError, match=re.escape(expected)):
                 check(data, max_pixels=1000, name="x.png")
     check_pixel_budget(big, max_pixels=2000, name="x.png")  # within budget: no error
+
+
+def test_decoded_pixels_are_decode_images_pixels_with_its_errors():
+    """``decode_pixels`` (the path of a judge whose device preprocesses) skips the PIL image
+    where it can; the pixels and the refusals must be ``decode_image``'s."""
+    import numpy as np
+
+    from scoring.judges.images import decode_pixels
+
+    rng = np.random.default_rng(7)
+    rgb = Image.fromarray(rng.integers(0, 256, (30, 40, 3), dtype=np.uint8))
+    rgba = Image.fromarray(rng.integers(0, 256, (30, 40, 4), dtype=np.uint8))
+    jpeg = io.BytesIO()
+    rgb.resize((400, 300)).save(jpeg, format="JPEG", quality=90)
+    cases = {
+        "rgb png": (_png_bytes(rgb), None),
+        "rgba png": (_png_bytes(rgba), None),
+        "palette png": (_png_bytes(rgb.convert("P")), None),
+        "grey png": (_png_bytes(rgb.convert("L")), None),
+        "jpeg": (jpeg.getvalue(), None),
+        "jpeg, draft": (jpeg.getvalue(), 100),
+    }
+    for name, (data, draft_side) in cases.items():
+        pixels = decode_pixels(data, name=name, draft_side=draft_side)
+        expected = np.asarray(decode_image_and_pixels(data, draft_side=draft_side)[0])
+        assert pixels.dtype == np.uint8 and pixels.shape == expected.shape, name
+        assert np.array_equal(pixels, expected), name
+    assert decode_pixels(jpeg.getvalue(), draft_side=100).shape == (150, 200, 3)
+    for data, expected in (
+        (b"", "is empty (0 bytes)"),
+        (b"not an image at all", "is not a recognised image format"),
+        (_png_bytes(rgb)[:200], "is corrupt or truncated"),
+        (_png_bytes(rgb), "30 = 1200 pixels, over the limit of 1000"),
+    ):
+        with pytest.raises(ImageLoadError, match=re.escape(expected)):
+            decode_pixels(data, max_pixels=1000 if "limit" in expected else 10**6, name="x.png")
