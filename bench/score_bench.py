@@ -60,7 +60,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STANDIN = "none"
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--images", type=int, default=400)
     parser.add_argument("--device", default="cpu")
@@ -91,7 +91,7 @@ def parse_args() -> argparse.Namespace:
                         help="the judge's preprocess_on_device (the pool only decodes)")  # fmt: skip
     parser.add_argument("--profile", default=None, metavar="FILE",
                         help="write a cProfile of one more scoring call to FILE (pstats format)")  # fmt: skip
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.images < 1:
         parser.error("--images must be at least 1")
     return args
