@@ -36,6 +36,7 @@ case $what in jpeg | all)
     step jpeg_device "${clip[@]}" --format jpeg --jpeg-decode-on-device
     step jpeg_host "${clip[@]}" --format jpeg
     step jpeg_host_device "${clip[@]}" --format jpeg --preprocess-on-device
+    step jpeg_host_device_draft "${clip[@]}" --format jpeg --preprocess-on-device --jpeg-draft
     step jpeg_draft "${clip[@]}" --format jpeg --jpeg-draft
     ;;
 esac

@@ -42,7 +42,7 @@ def test_every_row_of_the_gpu_table_has_its_step(recorded_steps):
     assert set(recorded_steps) == {
         "gpu_check", "judge",
         "png", "png_device", "png_device_thread",
-        "jpeg_device", "jpeg_host", "jpeg_host_device", "jpeg_draft",
+        "jpeg_device", "jpeg_host", "jpeg_host_device", "jpeg_host_device_draft", "jpeg_draft",
         "scaling_process", "scaling_thread", "scaling_device_process", "scaling_device_thread",
     }  # fmt: skip
 
@@ -73,3 +73,4 @@ def test_every_step_parses_and_its_judge_config_is_accepted(recorded_steps, tmp_
             assert parsed.clip.batch_size == 256, name
         assert parsed.preprocess_on_device == ("device" in name and "jpeg_device" != name), name
         assert parsed.jpeg_decode_on_device == (name == "jpeg_device"), name
+        assert parsed.jpeg_draft == name.endswith("draft"), name
