@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.core.files.storage import default_storage
 from django.db import transaction
 
 from generation.faces.demo import write_demo_face_folder
@@ -22,7 +23,7 @@ from generation.faces.services import race_file_stem
 from generation.models import FaceSet
 from scoring.reflect import reports, services
 from scoring.reflect.backends import ModelChoice, model_choice
-from scoring.reflect.models import ReflectRun
+from scoring.reflect.models import FaceImage, ReflectRun
 from scoring.reflect.protocol import TASKS
 from scoring.stats.reflect.vocabulary import GROUPS
 
@@ -128,7 +129,13 @@ def _face_set_create() -> tuple[FaceSet, int]:
 
 
 def reflect_demo_delete(*, face_set: FaceSet) -> None:
-    """Delete the demo set with its runs (answers protect the images they asked about)."""
+    """Delete the demo set with its runs (answers protect the images they asked about) and,
+    once that commits, its image files: the rebuilt set then takes the same file names
+    rather than piling up renamed copies."""
+    names = list(
+        FaceImage.objects.filter(template__face_set=face_set).values_list("file", flat=True)
+    )
     with transaction.atomic():
         ReflectRun.objects.filter(face_set=face_set).delete()
         face_set.delete()
+        transaction.on_commit(lambda: [default_storage.delete(name) for name in names if name])

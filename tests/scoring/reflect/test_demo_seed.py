@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from generation.models import FaceSet
 from scoring.reflect import demo
-from scoring.reflect.models import ReflectAnswer, ReflectReport, ReflectRun
+from scoring.reflect.models import FaceImage, ReflectAnswer, ReflectReport, ReflectRun
 from scoring.report.verify import verify_folder
 
 pytestmark = pytest.mark.django_db
@@ -44,6 +44,7 @@ def test_the_demo_asks_every_question_through_the_scripted_model(seeded):
     assert seeded.description.startswith("SYNTHETIC DEMO")
 
 
+@pytest.mark.django_db(transaction=True)  # the old files go when the delete commits
 def test_a_second_run_keeps_the_audit_and_reset_rebuilds_it(seeded):
     answers = ReflectAnswer.objects.count()
     report = ReflectReport.objects.get(face_set=seeded)
@@ -51,9 +52,29 @@ def test_a_second_run_keeps_the_audit_and_reset_rebuilds_it(seeded):
     assert FaceSet.objects.filter(name=demo.DEMO_FACE_SET).get().pk == seeded.pk
     assert ReflectRun.objects.count() == 1 and ReflectAnswer.objects.count() == answers
     assert ReflectReport.objects.get(face_set=seeded).computed_at == report.computed_at
+    files_before = _face_files(seeded)
     assert "created" in seed("--reset")
     rebuilt = FaceSet.objects.get(name=demo.DEMO_FACE_SET)
     assert rebuilt.pk != seeded.pk and ReflectAnswer.objects.count() == answers
+    # The old set's files went with it: the rebuilt set's files take the same names.
+    assert _face_files(rebuilt) == files_before
+    assert sorted(_stored_under(f"reflect/{rebuilt.slug}")) == sorted(files_before)
+
+
+def _face_files(face_set) -> list[str]:
+    return sorted(
+        FaceImage.objects.filter(template__face_set=face_set).values_list("file", flat=True)
+    )
+
+
+def _stored_under(folder: str) -> list[str]:
+    """Every file in storage under ``folder``, as storage names."""
+    from django.core.files.storage import default_storage
+
+    folders, files = default_storage.listdir(folder)
+    return [f"{folder}/{f}" for f in files] + [
+        name for sub in folders for name in _stored_under(f"{folder}/{sub}")
+    ]
 
 
 def test_a_set_of_the_same_name_that_is_not_the_demo_is_left_alone(db):
