@@ -102,17 +102,22 @@ def test_an_impossible_expertise_batch_is_refused_up_front_with_the_group_named(
     assert not Batch.objects.exists()
 
 
-def test_the_batch_form_refuses_an_impossible_expertise_batch_and_shows_errors_once(
-    imported_study, annotators, staff_client
-):
-    url = reverse("staff:batch_create", args=[imported_study.slug])
-    form = {
+def _expertise_form(annotators) -> dict:
+    """The new-batch form's fields for an expertise batch of k=2 over ``annotators``."""
+    return {
         "name": "e",
         "policy": "expertise",
         "overlap_k": 2,
         "gold_per_annotator": 0,
         "annotators": [a.pk for a in annotators],
     }
+
+
+def test_the_batch_form_refuses_an_impossible_expertise_batch_and_shows_errors_once(
+    imported_study, annotators, staff_client
+):
+    url = reverse("staff:batch_create", args=[imported_study.slug])
+    form = _expertise_form(annotators)
     response = staff_client.post(url, form)
     assert response.status_code == 400
     text = response.content.decode()
@@ -157,13 +162,7 @@ def test_the_expertise_check_counts_only_the_items_the_batch_would_give(
     assert counts == {"Korean": len(korean) - 1}
     # Nigerian ann1 alone is short for k=2 on the whole study, not on a Korean-only subset.
     url = reverse("staff:batch_create", args=[imported_study.slug])
-    form = {
-        "name": "e",
-        "policy": "expertise",
-        "overlap_k": 2,
-        "gold_per_annotator": 0,
-        "annotators": [annotators[1].pk, annotators[3].pk],
-    }
+    form = _expertise_form([annotators[1], annotators[3]])
     whole = staff_client.post(url, {**form, "preview": "1"}).content.decode()
     assert "group &#x27;Nigerian&#x27; has 1 annotator(s) selected" in whole
     subset = {**form, "preview": "1", "subset-attribute_value": "culture=Korean"}
