@@ -1,6 +1,6 @@
 """bench/gpu_figures.sh, the GPU host's commands, is ready before a lease: every step's
 command line parses with its script's own parser and, for the scoring steps, makes a judge
-config the judge accepts. The script runs for real, with a stand-in ``PYTHON`` that only
+config the judges' registry accepts. The script runs for real, with a stand-in ``PYTHON`` that only
 records each command line, so a renamed flag or a wrong config fails here, not in the lease."""
 
 import json
@@ -48,7 +48,7 @@ def test_every_row_of_the_gpu_table_has_its_step(recorded_steps):
 
 
 def test_every_step_parses_and_its_judge_config_is_accepted(recorded_steps, tmp_path):
-    from scoring.judges.hard_refusal import HardRefusalConfig
+    from scoring.judges.registry import load_judge
 
     parsers = {
         "gpu_check.py": load_bench_script("gpu_check").parse_args,
@@ -62,9 +62,8 @@ def test_every_step_parses_and_its_judge_config_is_accepted(recorded_steps, tmp_
             parsers[Path(script).name](argv)
             continue
         args = score_bench.parse_args(argv)
-        config = score_bench.judge_config(args, str(tmp_path))
-        settings = {k: v for k, v in config.items() if k not in ("kind", "name", "version")}
-        parsed = HardRefusalConfig.from_dict(settings)
+        # The registry's own parsing; the CLIP model is loaded only when first used.
+        parsed = load_judge(score_bench.judge_config(args, str(tmp_path))).config
         if args.model == score_bench.STANDIN:
             assert args.workers == 16, name  # the 16-core host's scaling figures
         else:
