@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from scoring.stats.interval_checks import holds_estimate
+
 
 @dataclass(frozen=True)
 class Stat:
@@ -86,6 +88,10 @@ CI_REASONS = {
         "so it carries no uncertainty"
     ),
     "no_observations": "no observations (n = 0)",
+    "excludes_estimate": (
+        "the interval excluded its own point estimate (a biased statistic in a small sample), "
+        "so it was withheld rather than shown"
+    ),
     "single_class": (
         "every label in the cell (human reference and judge) is the same class, so the variance "
         "estimate is zero and the interval would carry no uncertainty"
@@ -109,12 +115,15 @@ def interval_block(
     n_resamples: int,
     design_code: str | None = None,
     prefix: str = "",
+    estimate: float | None = None,
 ) -> dict:
     """``{<prefix>ci_low, <prefix>ci_high}`` from ``bounds()`` (low, high, resamples used), or
     both null with ``<prefix>ci_reason(_code)`` when the interval cannot carry uncertainty
     (docs/metrics.md, "Intervals that cannot carry uncertainty"). ``bounds`` is None, or not
     called, when there are no resamples or the design already rules the interval out;
-    ``<prefix>ci_resamples_used`` is added when some resamples left the statistic undefined."""
+    ``<prefix>ci_resamples_used`` is added when some resamples left the statistic undefined.
+    With ``estimate``, an interval that excludes it is withheld (code ``excludes_estimate``;
+    ``interval_checks.holds_estimate``)."""
     code = "no_resamples" if n_resamples == 0 or bounds is None else design_code
     if code is None:
         low, high, n_used = bounds()
@@ -123,6 +132,8 @@ def interval_block(
             code = "undefined_in_every_resample"
         elif has_zero_width(low, high):
             code = "zero_width"
+        elif not holds_estimate(estimate, low, high):
+            code = "excludes_estimate"
     if code is not None:
         return {f"{prefix}ci_low": None, f"{prefix}ci_high": None, **ci_reason(code, prefix)}
     block = {f"{prefix}ci_low": low, f"{prefix}ci_high": high}
