@@ -43,19 +43,36 @@ def cluster_strata(cluster_labels, stratum_labels) -> tuple[np.ndarray, np.ndarr
 def stratified_cluster_indices(
     stratum_of_cluster, *, n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """(n_resamples, n_clusters) matrix of drawn cluster indices, stratified by stratum.
+    """(n_resamples, n_draws) matrix of drawn cluster indices, stratified by stratum: Rao & Wu's
+    rescaled bootstrap (docs/metrics.md, "Cluster bootstrap").
 
-    Within stratum s with m_s clusters, each resample draws m_s of its clusters with replacement.
+    Within a stratum of m ≥ 2 clusters each resample draws m − 1 of them with replacement (their
+    weight is rescaled by m / (m − 1) in ``cluster_weights``); a stratum of one cluster draws it.
+    Drawing m of m would shrink the variance by (m − 1)/m: 2/3 with the demo's three base
+    prompts per domain.
     """
     stratum_of_cluster = np.asarray(stratum_of_cluster, dtype=np.int64)
     columns = []
     for stratum in np.unique(stratum_of_cluster):
         members = np.flatnonzero(stratum_of_cluster == stratum)
-        draws = rng.integers(0, members.size, size=(n_resamples, members.size))
+        n_draws = max(members.size - 1, 1)
+        draws = rng.integers(0, members.size, size=(n_resamples, n_draws))
         columns.append(members[draws])
     if not columns:
         return np.zeros((n_resamples, 0), dtype=np.int64)
     return np.concatenate(columns, axis=1)
+
+
+def cluster_weights(indices: np.ndarray, stratum_of_cluster) -> np.ndarray:
+    """(n_resamples, n_clusters) bootstrap weights of ``stratified_cluster_indices``' draws: each
+    draw of a cluster from a stratum of m ≥ 2 clusters weighs m / (m − 1), so every stratum keeps
+    its share of the data (Rao & Wu 1988, *JASA* 83:231, with m − 1 draws)."""
+    stratum_of_cluster = np.asarray(stratum_of_cluster, dtype=np.int64)
+    sizes = np.bincount(stratum_of_cluster)[stratum_of_cluster] if stratum_of_cluster.size else []
+    scale = np.where(
+        np.asarray(sizes) >= 2, np.asarray(sizes) / np.maximum(np.asarray(sizes) - 1, 1), 1.0
+    )
+    return draw_counts(indices, stratum_of_cluster.size) * scale[None, :]
 
 
 def draw_counts(indices: np.ndarray, n_clusters: int) -> np.ndarray:

@@ -1,47 +1,82 @@
-"""The one interval of Δ = max − min over an attribute's values (docs/metrics.md, "Δ interval").
+"""The one interval of Δ = max − min over an attribute's values, of the max/min ratio, and the
+test that goes with them (docs/metrics.md, "Δ interval").
 
 Built from simultaneous intervals for every pairwise difference r(i) − r(j): a cluster-bootstrap
 max-t band (Romano & Wolf 2005; Hothorn, Bretz & Westfall 2008). If every pairwise interval
 covers its difference, then Δ = max_ij (r(i) − r(j)) lies in
 [max(0, max_ij lower_ij), max_ij upper_ij], so the Δ interval has at least the band's
 simultaneous coverage, including when every value has the same rate (Δ = 0). A percentile
-bootstrap of max − min cannot reach 0 and under-covers there.
+bootstrap of max − min cannot reach 0 and under-covers there. The ratio max/min is the same
+construction on log rates. The test of "every value has the same rate" is the band's own
+single-step max-t test, so its p-value is below 1 − confidence exactly when the Δ interval
+excludes 0.
 
-Every Δ interval (human, judge and prediction-powered) comes from ``simultaneous_delta_interval``;
-``delta_interval_block`` adds the null-with-reason rules of the export.
+Every Δ interval (human, judge and prediction-powered) comes from ``pairwise_band``;
+``delta_interval_block`` and ``ratio_interval_block`` add the null-with-reason rules of the
+export.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
+from scipy.stats import norm as normal
+from scipy.stats import t as student_t
 
-from scoring.stats.result import interval_block
+from scoring.stats.result import ci_reason, interval_block
 
 
-def simultaneous_delta_interval(point_rates, boot_rates, *, confidence: float = 0.95):
-    """``(low, high, n_used)`` of Δ from a max-t band over all pairwise differences.
+@dataclass(frozen=True)
+class PairwiseBand:
+    """Simultaneous intervals d_p ± half_p of every pairwise difference of k values, with the
+    max-t statistic of the observed differences and its p-value."""
 
-    ``point_rates``: (k,) rates of the k values whose rate is defined; ``boot_rates``: (B, k) the
-    same rates in B cluster-bootstrap resamples (NaN where undefined: such a resample is left out,
-    ``n_used`` counts the rest). For each pair p = (i, j), i < j, with d_p = r(i) − r(j) and
-    se_p the standard deviation of its resampled values, the critical value c is the
-    ``confidence`` quantile of max_p |d*_p − d_p| / se_p over resamples (pairs with se_p = 0 are
-    left out of the max); the pair's interval is d_p ± c·se_p. Then
+    differences: np.ndarray  # d_p = r(i) − r(j), i < j
+    half_widths: np.ndarray  # c·se_p (0 where a pair does not vary)
+    critical: float
+    p_value: float
+    n_used: int
 
-        low  = max(0, max_p (|d_p| − c·se_p)),   high = min(1, max_p (|d_p| + c·se_p))
 
-    (a pair and its reverse have mirrored intervals; Δ of proportions is at most 1). Returns
-    NaN bounds when fewer than two values or no usable resample.
+def critical_value(t_max: np.ndarray, confidence: float) -> float:
+    """The order statistic T_(B − ⌈αB⌉ + 1) of B resampled max-t values (α = 1 − confidence):
+    an observed max-t above it has p = #{T* ≥ t} / B < α, and one at or below it has p ≥ α,
+    so the interval and the test agree exactly (docs/metrics.md, "Δ interval")."""
+    ordered = np.sort(np.asarray(t_max, dtype=float))
+    size = ordered.size
+    tail = math.ceil(round((1.0 - confidence) * size, 9))
+    return float(ordered[min(max(size - tail, 0), size - 1)])
+
+
+def pairwise_band(
+    point_rates, boot_rates, *, confidence: float = 0.95, df: int | None = None
+) -> PairwiseBand | None:
+    """The max-t band of every pairwise difference, or None with fewer than two values or two
+    usable resamples.
+
+    ``point_rates``: (k,) statistics of the k values; ``boot_rates``: (B, k) the same in B
+    cluster-bootstrap resamples (a resample with a non-finite entry is left out, ``n_used``
+    counts the rest). For each pair p = (i, j), i < j, with d_p = r(i) − r(j) and se_p the
+    standard deviation of its resampled values, c is ``critical_value`` of
+    T* = max_p |d*_p − d_p| / se_p (pairs with se_p = 0 are left out of the max, and their
+    interval is the point). The test of "all equal" compares t = max_p |d_p| / se_p with T*:
+    p = max(1, #{T* ≥ t}) / B (a pair with se_p = 0 and d_p ≠ 0 makes t infinite).
+
+    With ``df`` (the design's degrees of freedom: clusters that vary, less their strata), the
+    bootstrap treats se_p as known; with few clusters it is not, so c moves to the same tail
+    probability of Student's t with ``df`` degrees of freedom, c' = F_t⁻¹(Φ(c)), and t moves
+    back the same way before it is compared with T*, so interval and test still agree.
     """
     point = np.asarray(point_rates, dtype=float)
     if point.size < 2:
-        return np.nan, np.nan, 0
+        return None
     boot = np.asarray(boot_rates, dtype=float).reshape(-1, point.size)
-    usable = np.all(np.isfinite(boot), axis=1)
-    boot = boot[usable]
+    boot = boot[np.all(np.isfinite(boot), axis=1)]
     n_used = int(boot.shape[0])
     if n_used < 2:
-        return np.nan, np.nan, n_used
+        return None
     first, second = np.triu_indices(point.size, k=1)
     differences = point[first] - point[second]
     resampled = boot[:, first] - boot[:, second]
@@ -49,13 +84,43 @@ def simultaneous_delta_interval(point_rates, boot_rates, *, confidence: float = 
     varying = se > 1e-12 * np.maximum(1.0, np.abs(differences))
     if varying.any():
         t_max = np.max(np.abs(resampled[:, varying] - differences[varying]) / se[varying], axis=1)
-        critical = float(np.quantile(t_max, confidence))
+        critical = critical_value(t_max, confidence)
     else:
-        critical = 0.0
-    half = np.where(varying, critical * se, 0.0)
-    low = max(0.0, float(np.max(np.abs(differences) - half)))
-    high = min(1.0, float(np.max(np.abs(differences) + half)))
-    return low, high, n_used
+        t_max, critical = np.zeros(n_used), 0.0
+    fixed_apart = bool(np.any(~varying & (np.abs(differences) > 1e-12)))
+    observed = (
+        math.inf
+        if fixed_apart
+        else float(np.max(np.abs(differences[varying]) / se[varying], initial=0.0))
+    )
+    if df is not None and df >= 1:
+        critical = float(student_t.isf(normal.sf(critical), df))
+        observed = float(normal.isf(student_t.sf(observed, df)))
+    exceed = int(np.sum(t_max >= observed)) if math.isfinite(observed) else 0
+    return PairwiseBand(
+        differences=differences,
+        half_widths=np.where(varying, critical * se, 0.0),
+        critical=critical,
+        p_value=max(exceed, 1) / n_used,
+        n_used=n_used,
+    )
+
+
+def simultaneous_delta_interval(
+    point_rates, boot_rates, *, confidence: float = 0.95, df: int | None = None
+):
+    """``(low, high, n_used)`` of Δ from the band (NaN bounds when there is none):
+
+    low = max(0, max_p (|d_p| − c·se_p)),   high = min(1, max_p (|d_p| + c·se_p))
+
+    (a pair and its reverse have mirrored intervals; Δ of proportions is at most 1)."""
+    band = pairwise_band(point_rates, boot_rates, confidence=confidence, df=df)
+    if band is None:
+        return np.nan, np.nan, 0
+    magnitude = np.abs(band.differences)
+    low = max(0.0, float(np.max(magnitude - band.half_widths)))
+    high = min(1.0, float(np.max(magnitude + band.half_widths)))
+    return low, high, band.n_used
 
 
 def delta_interval_block(
@@ -66,14 +131,79 @@ def delta_interval_block(
     n_resamples: int,
     design_code: str | None = None,
     prefix: str = "delta_",
+    df: int | None = None,
 ) -> dict:
-    """``{<prefix>ci_low, <prefix>ci_high}``, or both null with ``<prefix>ci_reason(_code)``
-    (docs/metrics.md, "Intervals that cannot carry uncertainty"); ``<prefix>ci_resamples_used``
-    when some resamples left a value undefined."""
+    """``{<prefix>ci_low, <prefix>ci_high, <prefix>p_value}``, or null bounds and p with
+    ``<prefix>ci_reason(_code)`` (docs/metrics.md, "Intervals that cannot carry uncertainty");
+    ``<prefix>ci_resamples_used`` when some resamples left a value undefined. The p-value tests
+    "every value has the same rate" and is below 1 − confidence exactly when the interval
+    excludes 0."""
+    point = np.asarray(point_rates, dtype=float)
+    estimate = float(point.max() - point.min()) if point.size >= 2 else None
+    band = None
+    if boot_rates is not None and n_resamples > 0 and design_code is None:
+        band = pairwise_band(point, boot_rates, confidence=confidence, df=df)
     bounds = None
     if boot_rates is not None:
 
         def bounds():
-            return simultaneous_delta_interval(point_rates, boot_rates, confidence=confidence)
+            return simultaneous_delta_interval(point, boot_rates, confidence=confidence, df=df)
 
-    return interval_block(bounds, n_resamples=n_resamples, design_code=design_code, prefix=prefix)
+    block = interval_block(
+        bounds,
+        n_resamples=n_resamples,
+        design_code=design_code,
+        prefix=prefix,
+        estimate=estimate,
+    )
+    defined = block[f"{prefix}ci_low"] is not None
+    block[f"{prefix}p_value"] = band.p_value if defined and band is not None else None
+    return block
+
+
+def ratio_interval_block(
+    point_rates,
+    boot_rates,
+    *,
+    confidence: float,
+    n_resamples: int,
+    design_code: str | None = None,
+    prefix: str = "ratio_",
+    df: int | None = None,
+) -> dict:
+    """The max/min ratio's interval from the same band on log rates:
+    [max(1, exp max_p (|l_p| − c·se_p)), exp max_p (|l_p| + c·se_p)], l_p = log r(i) − log r(j).
+    It holds 1 whenever no pairwise interval excludes 0, as Δ's holds 0. Resamples with a zero
+    rate (log undefined) are left out and counted in ``<prefix>ci_resamples_used``."""
+    point = np.asarray(point_rates, dtype=float)
+    positive = point.size >= 2 and bool(np.all(point > 0))
+    if not positive:
+        return {
+            f"{prefix}ci_low": None,
+            f"{prefix}ci_high": None,
+            **ci_reason("undefined_estimate", prefix),
+        }
+    estimate = float(point.max() / point.min())
+    bounds = None
+    if boot_rates is not None:
+
+        def bounds():
+            with np.errstate(divide="ignore", invalid="ignore"):
+                logs = np.log(np.asarray(boot_rates, dtype=float))
+            band = pairwise_band(np.log(point), logs, confidence=confidence, df=df)
+            if band is None:
+                return np.nan, np.nan, 0
+            magnitude = np.abs(band.differences)
+            # Past e^700 the bound is infinite: null with a reason rather than an overflow.
+            upper = min(float(np.max(magnitude + band.half_widths)), 700.0)
+            low = max(1.0, float(np.exp(np.max(magnitude - band.half_widths))))
+            high = float(np.exp(upper)) if upper < 700.0 else np.inf
+            return low, high, band.n_used
+
+    return interval_block(
+        bounds,
+        n_resamples=n_resamples,
+        design_code=design_code,
+        prefix=prefix,
+        estimate=estimate,
+    )

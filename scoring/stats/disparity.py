@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from scoring.stats import bootstrap
-from scoring.stats.delta_interval import delta_interval_block
-from scoring.stats.proportions import wilson_bounds
+from scoring.stats.delta_interval import delta_interval_block, ratio_interval_block
+from scoring.stats.proportions import effective_sample_size, wilson_bounds
 from scoring.stats.result import (
     MIN_BOOTSTRAP_UNITS,
     ci_reason,
@@ -64,7 +64,13 @@ def delta_summary(rates: Mapping[str, float | None]) -> dict:
 
 
 def _interval(
-    samples, prefix: str, *, confidence: float, n_resamples: int, design_code: str | None = None
+    samples,
+    prefix: str,
+    *,
+    confidence: float,
+    n_resamples: int,
+    design_code: str | None = None,
+    estimate: float | None = None,
 ) -> dict:
     """The percentile interval of ``samples`` as ``<prefix>_ci_low/high``, or null with a
     reason (``result.interval_block``)."""
@@ -75,17 +81,12 @@ def _interval(
         return low, high, values.size - int(n_undefined)
 
     return interval_block(
-        bounds, n_resamples=n_resamples, design_code=design_code, prefix=f"{prefix}_"
+        bounds,
+        n_resamples=n_resamples,
+        design_code=design_code,
+        prefix=f"{prefix}_",
+        estimate=estimate,
     )
-
-
-def _max_over_min(rates: np.ndarray) -> np.ndarray:
-    defined = np.isfinite(rates)
-    enough = defined.sum(axis=-1) >= 2
-    high = np.where(defined, rates, -np.inf).max(axis=-1)
-    low = np.where(defined, rates, np.inf).min(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(enough & (low > 0), high / np.where(low > 0, low, 1.0), np.nan)
 
 
 def _ratio_to(rate, base_rate, base_name: str) -> dict:
@@ -96,15 +97,30 @@ def _ratio_to(rate, base_rate, base_name: str) -> dict:
     return {"ratio": rate / base_rate}
 
 
-def value_entry(successes: float, n: float, *, confidence: float, bounds=None) -> dict:
-    """The per-value record: n, successes, rate and Wilson interval (null with a reason when n = 0).
+def value_entry(
+    successes: float,
+    n: float,
+    *,
+    confidence: float,
+    bounds=None,
+    n_items: int | None = None,
+    n_effective: float | None = None,
+) -> dict:
+    """The per-value record: n (labels counted), successes, rate and its interval (null with a
+    reason when n = 0).
 
-    ``bounds`` passes a Wilson interval already computed for many values at once.
+    ``bounds`` passes an interval already computed for many values at once (the design-effect
+    Wilson interval of ``disparity_report``); ``n_items`` and ``n_effective`` are recorded
+    beside ``n`` when given (docs/metrics.md, "Rates and Wilson intervals").
     """
     n, successes = int(n), int(successes)
+    counts = {} if n_items is None else {"n_items": int(n_items), "n_labels": n}
+    if n_effective is not None:
+        counts["n_effective"] = float(n_effective)
     if n == 0:
         return {
             "n": 0,
+            **counts,
             "successes": 0,
             "rate": None,
             "ci_low": None,
@@ -113,13 +129,17 @@ def value_entry(successes: float, n: float, *, confidence: float, bounds=None) -
             **ci_reason("no_observations"),
         }
     low, high = bounds if bounds is not None else wilson_bounds(successes, n, confidence=confidence)
-    return {
+    entry = {
         "n": n,
+        **counts,
         "successes": successes,
         "rate": successes / n,
         "ci_low": finite_or_none(low),
         "ci_high": finite_or_none(high),
     }
+    if entry["ci_low"] is None:
+        entry.update(ci_reason("one_cluster"))
+    return entry
 
 
 class ClusterResample:
@@ -142,8 +162,18 @@ class ClusterResample:
         self.indices = bootstrap.stratified_cluster_indices(
             stratum_of_cluster, n_resamples=self.n_resamples, rng=rng
         )
-        self.counts = bootstrap.draw_counts(self.indices, self.n_clusters)
+        # Bootstrap weights per (resample, cluster), used by every resampled statistic.
+        self.counts = bootstrap.cluster_weights(self.indices, stratum_of_cluster)
         self.design_code = _design_code(stratum_of_cluster)
+        self.df = design_degrees_of_freedom(stratum_of_cluster)
+
+
+def design_degrees_of_freedom(stratum_of_cluster) -> int:
+    """Clusters in strata of two or more, less those strata: the degrees of freedom of a
+    stratified cluster design's variance (strata of one cluster contribute none)."""
+    sizes = np.bincount(np.asarray(stratum_of_cluster, dtype=np.int64))
+    varying = sizes[sizes >= 2]
+    return int(varying.sum() - varying.size)
 
 
 def _design_code(stratum_of_cluster: np.ndarray) -> str | None:
@@ -186,12 +216,14 @@ def disparity_report(
     attribute_column: str = "attribute",
     value_column: str = "attribute_value",
     columns: tuple | None = None,
+    units: DesignUnits | None = None,
 ) -> dict:
     """Per attribute: per-value rates, Δ, max/min ratio, ratios to neutral and reference, with CIs.
 
     ``success`` and ``counted`` are per-row booleans: a row enters a rate's n when counted, its
     numerator when also a success. ``resample`` (built on the same frame) supplies the bootstrap;
-    ``columns`` may pass ``attribute_columns(frame)`` when several measures share one frame.
+    ``columns`` may pass ``attribute_columns(frame)`` and ``units`` ``DesignUnits(frame)`` when
+    several measures share one frame.
     """
     success = np.asarray(success, dtype=bool)
     counted = np.asarray(counted, dtype=bool)
@@ -202,10 +234,8 @@ def disparity_report(
             frame, attribute_column=attribute_column, value_column=value_column
         )
     column_codes, columns = columns
-    if resample is None:
-        cluster_codes, n_clusters = np.zeros(len(frame), dtype=np.int64), 1
-    else:
-        cluster_codes, n_clusters = resample.cluster_codes, resample.n_clusters
+    units = units if units is not None else DesignUnits(frame)
+    cluster_codes, n_clusters = units.cluster_codes, units.n_clusters
     sums = {
         name: bootstrap.cluster_sums(
             cluster_codes, column_codes, weights, n_clusters=n_clusters, n_columns=len(columns)
@@ -213,21 +243,29 @@ def disparity_report(
         for name, weights in (("successes", success & counted), ("totals", counted))
     }
     point_successes, point_totals = sums["successes"].sum(axis=0), sums["totals"].sum(axis=0)
+    # Labels of one item (and items of one base prompt) are not independent: each rate's
+    # interval uses the effective sample size of its cluster-robust variance.
+    n_effective = effective_sample_size(sums["successes"], sums["totals"], confidence=confidence)
+    n_items = units.items_per_column(counted, column_codes, len(columns))
     boot_rates = None
     if resample is not None and resample.n_resamples > 0:
         boot_rates = bootstrap.resampled_rates(resample.counts, sums["successes"], sums["totals"])
     n_resamples = 0 if resample is None else resample.n_resamples
     design_code = None if resample is None else resample.design_code
+    design_df = None if resample is None else resample.df
     neutral_column = columns.index((NEUTRAL, NEUTRAL)) if (NEUTRAL, NEUTRAL) in columns else None
     report = {}
     context = _Context(
         point_successes,
         point_totals,
+        n_effective,
+        n_items,
         boot_rates,
         neutral_column,
         confidence,
         n_resamples,
         design_code,
+        design_df,
     )
     for attribute in sorted({attribute for attribute, _ in columns}):
         positions = [i for i, (a, _) in enumerate(columns) if a == attribute]
@@ -240,25 +278,64 @@ def disparity_report(
     return report
 
 
+class DesignUnits:
+    """A frame's units of analysis, coded once: its clusters (base prompt within domain, as
+    ``ClusterResample`` draws them) and its items (every row its own item without ``item_id``)."""
+
+    def __init__(self, frame: pd.DataFrame):
+        self.cluster_codes, stratum_of_cluster = bootstrap.cluster_strata(
+            frame["base_prompt_id"], frame["domain"]
+        )
+        self.n_clusters = len(stratum_of_cluster)
+        self.n_rows = len(frame)
+        self.item_codes = (
+            pd.factorize(frame["item_id"])[0]
+            if "item_id" in frame.columns
+            else np.arange(len(frame))
+        )
+
+    def items_per_column(self, counted, column_codes, n_columns) -> np.ndarray:
+        """Distinct items among each column's counted rows."""
+        size = self.n_rows + 1
+        pairs = np.unique(column_codes[counted].astype(np.int64) * size + self.item_codes[counted])
+        return np.bincount(pairs // size, minlength=n_columns)
+
+
 class _Context:
     def __init__(
-        self, successes, totals, boot_rates, neutral_column, confidence, n_resamples, design_code
+        self,
+        successes,
+        totals,
+        n_effective,
+        n_items,
+        boot_rates,
+        neutral_column,
+        confidence,
+        n_resamples,
+        design_code,
+        design_df,
     ):
         self.successes, self.totals, self.boot_rates = successes, totals, boot_rates
+        self.design_df = design_df
+        self.n_effective, self.n_items = n_effective, n_items
         self.design_code = design_code
         self.neutral_column, self.confidence, self.n_resamples = (
             neutral_column,
             confidence,
             n_resamples,
         )
-        self.wilson_low, self.wilson_high = wilson_bounds(successes, totals, confidence=confidence)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rates = np.where(totals > 0, successes / np.where(totals > 0, totals, 1), np.nan)
+        self.wilson_low, self.wilson_high = wilson_bounds(
+            rates * n_effective, n_effective, confidence=confidence
+        )
 
     def rate(self, column):
         if column is None or self.totals[column] == 0:
             return None
         return float(self.successes[column] / self.totals[column])
 
-    def interval(self, samples, prefix):
+    def interval(self, samples, prefix, estimate=None):
         if self.boot_rates is None:
             return _interval(np.array([]), prefix, confidence=self.confidence, n_resamples=0)
         return _interval(
@@ -267,6 +344,7 @@ class _Context:
             confidence=self.confidence,
             n_resamples=self.n_resamples,
             design_code=self.design_code,
+            estimate=estimate,
         )
 
     def boot(self, column):
@@ -282,7 +360,11 @@ def _ratio_entry(context: _Context, column: int, base_column: int | None, base_n
     if context.boot_rates is not None and base_column is not None:
         with np.errstate(divide="ignore", invalid="ignore"):
             samples = context.boot(column) / context.boot(base_column)
-    entry.update(context.interval(samples if samples is not None else np.array([]), key))
+    entry.update(
+        context.interval(
+            samples if samples is not None else np.array([]), key, estimate=ratio["ratio"]
+        )
+    )
     return entry
 
 
@@ -295,6 +377,8 @@ def _attribute_block(attribute: str, value_columns: dict, context: _Context, *, 
             context.totals[column],
             confidence=context.confidence,
             bounds=(context.wilson_low[column], context.wilson_high[column]),
+            n_items=context.n_items[column],
+            n_effective=context.n_effective[column],
         )
         if attribute != NEUTRAL:
             entry.update(
@@ -310,6 +394,7 @@ def _attribute_block(attribute: str, value_columns: dict, context: _Context, *, 
     block = {
         "values": values,
         "n": int(sum(context.totals[c] for c in value_columns.values())),
+        "n_items": int(sum(context.n_items[c] for c in value_columns.values())),
         "n_values": len(values),
     }
     if reference is not None:
@@ -337,11 +422,17 @@ def _attribute_block(attribute: str, value_columns: dict, context: _Context, *, 
             confidence=context.confidence,
             n_resamples=context.n_resamples,
             design_code=context.design_code,
+            df=context.design_df,
         )
     )
-    if boot is not None:
-        every = context.boot_rates[:, list(value_columns.values())]
-        block.update(context.interval(_max_over_min(every), "ratio"))
-    else:
-        block.update(context.interval(None, "ratio"))
+    block.update(
+        ratio_interval_block(
+            [context.rate(column) for column in defined],
+            boot,
+            confidence=context.confidence,
+            n_resamples=context.n_resamples,
+            design_code=context.design_code,
+            df=context.design_df,
+        )
+    )
     return block

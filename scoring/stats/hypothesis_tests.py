@@ -24,17 +24,20 @@ from scoring.stats.result import Stat, finite_or_none, undefined
 MIN_EXPECTED_FOR_CHI_SQUARE = 5.0
 
 
-def two_proportion_test(successes_a: int, n_a: int, successes_b: int, n_b: int) -> Stat:
-    """p-value for equal proportions in a 2×2 table; chi-square or Fisher by expected cell size."""
+def two_proportion_test(successes_a: float, n_a: float, successes_b: float, n_b: float) -> Stat:
+    """p-value for equal proportions in a 2×2 table; chi-square or Fisher by expected cell size.
+
+    Counts may be effective (non-integer) sample sizes of clustered labels: chi-square takes
+    them as they are, Fisher's exact test takes them rounded to whole labels."""
     table = np.array(
         [[successes_a, n_a - successes_a], [successes_b, n_b - successes_b]], dtype=float
     )
     if n_a == 0 or n_b == 0:
-        return undefined("a group has no observations", n=int(n_a + n_b))
+        return undefined("a group has no observations", n=round(n_a + n_b))
     if table[:, 0].sum() == 0 or table[:, 1].sum() == 0:
         return Stat(
             value=1.0,
-            n=int(n_a + n_b),
+            n=round(n_a + n_b),
             extra={"test": "none (both groups identical: all or no successes)"},
         )
     expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / table.sum()
@@ -50,11 +53,11 @@ def two_proportion_test(successes_a: int, n_a: int, successes_b: int, n_b: int) 
         )
         return Stat(
             value=float(chdtrc(1, statistic)),
-            n=int(n_a + n_b),
+            n=round(n_a + n_b),
             extra={"test": "chi-square", "statistic": float(statistic)},
         )
-    _, p_value = fisher_exact(table.astype(int))
-    return Stat(value=float(p_value), n=int(n_a + n_b), extra={"test": "fisher-exact"})
+    _, p_value = fisher_exact(np.rint(table).astype(int))
+    return Stat(value=float(p_value), n=round(n_a + n_b), extra={"test": "fisher-exact"})
 
 
 def _adjust_defined(p_values, adjust_sorted) -> np.ndarray:

@@ -66,3 +66,41 @@ def rate_ratio(numerator_rate: float | None, denominator_rate: float | None) -> 
     if denominator_rate == 0:
         return undefined("the denominator rate is 0")
     return Stat(value=float(numerator_rate) / float(denominator_rate))
+
+
+def effective_sample_size(cluster_successes, cluster_totals, *, confidence: float = 0.95):
+    """Korn & Graubard's degrees-of-freedom-adjusted effective sample size of each column's
+    pooled rate, from per-(cluster, column) sums: an (n_clusters, n_columns) matrix each
+    (docs/metrics.md, "Rates and Wilson intervals").
+
+    With N labels in m clusters, p = S / N, and the cluster-robust variance of the ratio mean
+    v = m / (m − 1) · Σ_c (s_c − p·n_c)² / N², the design effect is d = max(1, v / (p(1 − p)/N))
+    and n_eff = N / d · (z / t_{m−1})² (Korn & Graubard 1998, *Survey Methodology* 24:193; the
+    Wilson form: Dean & Pagano 2015, *J. Survey Statist. Methodol.* 3:191). Where p is 0 or 1
+    the variance says nothing and n_eff = m · (z / t_{m−1})²: one label's worth per cluster.
+    Where no cluster holds two labels the design is simple random sampling and n_eff = N.
+    Columns with N = 0 give 0.
+    """
+    from scipy.stats import t as student_t
+
+    successes = np.asarray(cluster_successes, dtype=float)
+    totals = np.asarray(cluster_totals, dtype=float)
+    if successes.ndim == 1:
+        successes, totals = successes[:, None], totals[:, None]
+    n = totals.sum(axis=0)
+    m = (totals > 0).sum(axis=0)
+    clustered = (totals >= 2).any(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = successes.sum(axis=0) / n
+        residual = successes - p[None, :] * totals
+        robust = m / (m - 1) * (residual**2).sum(axis=0) / n**2
+        simple = p * (1.0 - p) / n
+        design_effect = np.maximum(1.0, robust / simple)
+        z = z_value(confidence)
+        df_factor = np.where(
+            m >= 2, (z / student_t.ppf(0.5 + confidence / 2.0, np.maximum(m - 1, 1))) ** 2, 0.0
+        )
+        degenerate = (p <= 0) | (p >= 1)
+        n_eff = np.where(degenerate, m, n / design_effect) * df_factor
+    n_eff = np.where(m >= 2, np.nan_to_num(n_eff, nan=0.0), 0.0)
+    return np.where(n > 0, np.where(clustered, np.minimum(n_eff, n), n), 0.0)

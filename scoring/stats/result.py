@@ -88,6 +88,11 @@ CI_REASONS = {
         "so it carries no uncertainty"
     ),
     "no_observations": "no observations (n = 0)",
+    "undefined_estimate": "the statistic itself is undefined (its reason is beside it)",
+    "one_cluster": (
+        "every label of this value comes from one base prompt, so the variance between base "
+        "prompts cannot be estimated"
+    ),
     "excludes_estimate": (
         "the interval excluded its own point estimate (a biased statistic in a small sample), "
         "so it was withheld rather than shown"

@@ -12,6 +12,7 @@ import pandas as pd
 from scoring.stats.disparity import (
     NEUTRAL,
     ClusterResample,
+    DesignUnits,
     attribute_columns,
     disparity_report,
 )
@@ -60,14 +61,22 @@ def measure_outcomes(frame: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndar
 
 
 def add_pairwise_tests(report: dict) -> None:
-    """Each attribute's pairwise two-proportion tests beside its rates (not the neutral baseline)."""
+    """Each attribute's pairwise two-proportion tests beside its rates (not the neutral
+    baseline), on each value's effective sample size (docs/metrics.md, "Pairwise tests"): two
+    labels of one item count as the evidence they carry, not as two independent ones."""
     for attribute, block in report.items():
         if attribute == NEUTRAL:
             continue
-        counts = {
-            value: (entry["successes"], entry["n"]) for value, entry in block["values"].items()
-        }
+        counts = {value: _effective_counts(entry) for value, entry in block["values"].items()}
         block["pairwise_tests"] = pairwise_proportion_tests(counts)
+
+
+def _effective_counts(entry: dict) -> tuple[float, float]:
+    """(successes, n) scaled to the value's effective sample size; the raw counts where none."""
+    n_effective = entry.get("n_effective")
+    if n_effective is None or entry["rate"] is None:
+        return entry["successes"], entry["n"]
+    return entry["rate"] * n_effective, n_effective
 
 
 def source_rates(frame: pd.DataFrame, *, confidence: float, n_resamples: int, seed: int) -> dict:
@@ -75,11 +84,17 @@ def source_rates(frame: pd.DataFrame, *, confidence: float, n_resamples: int, se
     if len(frame) == 0:
         return {measure: {} for measure in MEASURES}
     resample = ClusterResample(frame, n_resamples=n_resamples, rng=np.random.default_rng(seed))
-    columns = attribute_columns(frame)
+    columns, units = attribute_columns(frame), DesignUnits(frame)
     out = {}
     for measure, (success, counted) in measure_outcomes(frame).items():
         report = disparity_report(
-            frame, success, counted, resample=resample, confidence=confidence, columns=columns
+            frame,
+            success,
+            counted,
+            resample=resample,
+            confidence=confidence,
+            columns=columns,
+            units=units,
         )
         add_pairwise_tests(report)
         out[measure] = report
@@ -112,10 +127,10 @@ def rates_breakdown(frame: pd.DataFrame, *, by: str, confidence: float) -> dict:
     out = {}
     for level, subset in frame.groupby(by, sort=True):
         subset = subset.reset_index(drop=True)
-        columns = attribute_columns(subset)
+        columns, units = attribute_columns(subset), DesignUnits(subset)
         out[str(level)] = {
             measure: disparity_report(
-                subset, success, counted, confidence=confidence, columns=columns
+                subset, success, counted, confidence=confidence, columns=columns, units=units
             )
             for measure, (success, counted) in measure_outcomes(subset).items()
         }

@@ -7,6 +7,7 @@ product uses them: the export's one implementation is ``disparity.disparity_repo
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 
 
 def delta_resamples_naive(success, value_codes, cluster_codes, indices) -> np.ndarray:
@@ -29,23 +30,30 @@ def delta_resamples_naive(success, value_codes, cluster_codes, indices) -> np.nd
     return out
 
 
-def rates_resamples_naive(success, value_codes, cluster_codes, indices) -> np.ndarray:
+def rates_resamples_naive(
+    success, value_codes, cluster_codes, indices, draw_weight=None
+) -> np.ndarray:
     """(n_resamples, n_values) rate of every value in every resample (NaN where unobserved),
-    rebuilding each resampled data set from its drawn cluster indices."""
+    rebuilding each resampled data set from its drawn cluster indices. ``draw_weight[c]`` is
+    what one draw of cluster c weighs (Rao–Wu: m / (m − 1) for a stratum of m; 1 by default)."""
     success = np.asarray(success, dtype=float)
     n_values = int(value_codes.max()) + 1 if value_codes.size else 0
     rows_of_cluster = {c: np.flatnonzero(cluster_codes == c) for c in np.unique(cluster_codes)}
     out = np.full((indices.shape[0], n_values), np.nan)
     for r, drawn in enumerate(indices):
-        rows = np.concatenate([rows_of_cluster[c] for c in drawn])
+        hits, totals = np.zeros(n_values), np.zeros(n_values)
+        for c in drawn:
+            weight = 1.0 if draw_weight is None else draw_weight[c]
+            for row in rows_of_cluster[c]:
+                hits[value_codes[row]] += weight * success[row]
+                totals[value_codes[row]] += weight
         for v in range(n_values):
-            mine = rows[value_codes[rows] == v]
-            if mine.size:
-                out[r, v] = success[mine].mean()
+            if totals[v] > 0:
+                out[r, v] = hits[v] / totals[v]
     return out
 
 
-def delta_interval_naive(point, boot, confidence=0.95):
+def delta_interval_naive(point, boot, confidence=0.95, df=None):
     """Δ's interval from simultaneous max-t pairwise intervals, one pair at a time
     (docs/metrics.md, "Δ interval"): every ordered pair (i, j), its resampled differences, their
     standard deviation, the max over pairs of the studentised deviation per resample."""
@@ -65,7 +73,13 @@ def delta_interval_naive(point, boot, confidence=0.95):
                 if spread[(i, j)] > 0
             )
         )
-    critical = float(np.quantile(t_max, confidence))
+    # The order statistic T_(B − ⌈αB⌉ + 1), so that the interval and its test agree exactly.
+    ordered = sorted(t_max)
+    tail = int(np.ceil(round((1 - confidence) * len(ordered), 9)))
+    critical = ordered[len(ordered) - tail]
+    if df is not None:
+        # The same tail probability under Student's t with the design's degrees of freedom.
+        critical = float(stats.t.isf(stats.norm.sf(critical), df))
     lower = max(point[i] - point[j] - critical * spread[(i, j)] for i, j in pairs)
     upper = max(point[i] - point[j] + critical * spread[(i, j)] for i, j in pairs)
     return max(0.0, lower), min(1.0, upper)
