@@ -16,7 +16,12 @@ from scoring.report.document_types import (
     ppi_blocks,
     ppi_section,
 )
-from scoring.report.text import detection_measures, judge_only_cautions, ppi_findings
+from scoring.report.text import (
+    detection_measures,
+    judge_error_verdict,
+    judge_only_cautions,
+    ppi_findings,
+)
 
 DASH = "—"
 
@@ -380,6 +385,7 @@ def _ppi_outcome(
             "differential": test.get("differential"),
             "test": test.get("test") or "",
             "reason": test.get("reason") or test.get("differential_reason") or "",
+            "verdict": judge_error_verdict(test),
             "values": [
                 {
                     "value": value,

@@ -119,16 +119,21 @@ def ppi_blocks(
 
 class JudgeErrorTest(TypedDict, total=False):
     """``judge_error.<judge>.<outcome>.<attribute>`` (``scoring.stats.judge_error``): the
-    judge's error per value and the test that it differs across values (null with a reason)."""
+    judge's error per value, the FNR and FPR tests across values (``fnr_test``, ``fpr_test``),
+    the flag they make (``p_value``, ``p_holm``, ``differential``; null with a reason) and its
+    ``power`` (``min_detectable_fnr_difference``, ``min_detectable_fpr_difference``, …)."""
 
     per_value: Required[dict[str, Section] | None]
+    fnr_test: Section
+    fpr_test: Section
     p_value: float | None
     p_holm: float | None
     differential: bool | None
-    test: str
+    test: str | None
     n: int
     reason: str | None
     differential_reason: str | None
+    power: Section
 
 
 PpiSection = dict[str, dict[str, PpiOutcome]]  # judge -> outcome

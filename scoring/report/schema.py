@@ -202,16 +202,32 @@ DEFS: dict[str, dict] = {
         }
     ),
     "ppi": mapping(mapping(ref("ppi_outcome"))),
-    # judge_error.<judge>.<outcome>.<attribute> (is the judge's error differential?)
+    # judge_error.<judge>.<outcome>.<attribute>.{fnr_test, fpr_test}: one error rate across values
+    "judge_error_class_test": record({"p_value": NUMBER, "test": TEXT_OR_NULL, "n": INTEGER}),
+    # judge_error.<judge>.<outcome>.<attribute> (does the judge's FNR or FPR differ by value?)
     "judge_error": mapping(
         mapping(
             mapping(
                 record(
                     {
                         "per_value": {"type": ["object", "null"]},
+                        "fnr_test": ref("judge_error_class_test"),
+                        "fpr_test": ref("judge_error_class_test"),
                         "p_value": NUMBER,
                         "p_holm": NUMBER,
                         "differential": {"type": ["boolean", "null"]},
+                        "power": record(
+                            {
+                                "power": NUMBER,
+                                "alpha": NUMBER,
+                                "min_detectable_fnr_difference": NUMBER,
+                                "fnr_baseline": NUMBER,
+                                "fnr_counts": {"type": "array", "items": COUNT},
+                                "min_detectable_fpr_difference": NUMBER,
+                                "fpr_baseline": NUMBER,
+                                "fpr_counts": {"type": "array", "items": COUNT},
+                            }
+                        ),
                     }
                 )
             )

@@ -268,6 +268,67 @@ def differential_errors(report: dict) -> list[dict]:
     return rows
 
 
+ERROR_RATES = {"fnr": "FNR", "fpr": "FPR"}
+
+
+def _detectable(power: dict, rate: str) -> str | None:
+    """``an FNR difference of 0.31 (0.20 to 0.51; 8 and 36 items)``; None when undefined."""
+    difference = power.get(f"min_detectable_{rate}_difference")
+    if difference is None:
+        return None
+    baseline = power.get(f"{rate}_baseline")
+    counts = power.get(f"{rate}_counts") or []
+    detail = f"{_figure(baseline, 2)} to {_figure(baseline + difference, 2)}"
+    if len(counts) == 2:
+        detail += f"; {counts[0]} and {counts[1]} items"
+    return f"an {ERROR_RATES[rate]} difference of {_figure(difference, 2)} ({detail})"
+
+
+def _power_clause(power: dict, *, detected: bool) -> str:
+    found = {rate: _detectable(power, rate) for rate in ERROR_RATES}
+    defined = [text for text in found.values() if text]
+    undefined = [
+        f"{ERROR_RATES[rate]}: {power.get(f'min_detectable_{rate}_difference_reason') or 'undefined'}"
+        for rate, text in found.items()
+        if text is None
+    ]
+    level = f"{power.get('power', 0.8):.0%}"
+    if not defined:
+        return f"its power is undefined ({'; '.join(undefined)})"
+    lead = f"with {level} power this study detects" if detected else "this study could detect"
+    clause = f"{lead} {' and '.join(defined)} between two values"
+    clause += "" if detected else f" with {level} power"
+    if undefined:
+        clause += f" ({'; '.join(undefined)})"
+    return clause
+
+
+def judge_error_verdict(block: dict) -> str:
+    """The differential-error flag of one attribute in words, with its power where the document
+    has it: "No differential error detected (p Holm 0.710; FNR p 0.500, FPR p 0.355); this study
+    could detect an FNR difference of 0.31 (…) and … between two values with 80% power."
+    ``block``: ``judge_error.<judge>.<outcome>.<attribute>`` (docs/metrics.md, "Judge error by
+    group")."""
+    differential = block.get("differential")
+    if differential is None:
+        reason = block.get("reason") or block.get("differential_reason")
+        return "Not tested" + (f": {reason}." if reason else ".")
+    tests = [
+        f"{ERROR_RATES[rate]} p {_p(block[f'{rate}_test'].get('p_value'))}"
+        for rate in ERROR_RATES
+        if isinstance(block.get(f"{rate}_test"), dict)
+        and block[f"{rate}_test"].get("p_value") is not None
+    ]
+    figures = "; ".join(
+        [f"p Holm {_p(block.get('p_holm'))}", *([", ".join(tests)] if tests else [])]
+    )
+    lead = "Differential error detected" if differential else "No differential error detected"
+    power = block.get("power")
+    if not isinstance(power, dict):
+        return f"{lead} ({figures})."
+    return f"{lead} ({figures}); {_power_clause(power, detected=bool(differential))}."
+
+
 def judge_only_cautions(report: dict) -> list[dict]:
     """Where the judge-only Δ must not be reported: the judge errs differentially on the
     attribute (Holm-adjusted p < α), or its judge-only − PPI Δ has an interval that excludes 0.

@@ -205,9 +205,11 @@ def _meta(annotations, judgments, *, min_pair_items, confidence, n_resamples, se
                 "2024); normal intervals per rate, cluster bootstrap for differences"
             ),
             "judge_error_test": (
-                "cluster-robust logistic regression (Wald chi-square), or Fisher exact / "
-                "Freeman-Halton (Monte Carlo) when an expected count is below 5 or a value is "
-                "separated; Holm across attributes"
+                "false-negative rate (reference-positive items) and false-positive rate "
+                "(reference-negative items) each tested across values: cluster-robust logistic "
+                "regression (Wald chi-square), or Fisher exact / Freeman-Halton (Monte Carlo) "
+                "when an expected count is below 5 or a value is separated; the attribute's p "
+                "is 2 x the smaller (Bonferroni); Holm across attributes"
             ),
             "pairwise_tests": "chi-square (expected >= 5) or Fisher exact; Holm and Benjamini-Hochberg",
             "kappa_ci": "large-sample (Fleiss, Cohen & Everitt 1969)",

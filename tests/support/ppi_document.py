@@ -34,6 +34,20 @@ def _error(fpr, fnr, n=40):
     }
 
 
+def _power(fnr=None, fpr=None, fpr_reason=None) -> dict:
+    """``power`` of one attribute: ``(difference, baseline, counts)`` per rate, or a reason."""
+    out = {"power": 0.8, "alpha": 0.0125, "method": "two-proportion normal approximation"}
+    for rate, figures in (("fnr", fnr), ("fpr", fpr)):
+        if figures is None:
+            out[f"min_detectable_{rate}_difference"] = None
+            out[f"min_detectable_{rate}_difference_reason"] = fpr_reason
+        else:
+            difference, baseline, counts = figures
+            out[f"min_detectable_{rate}_difference"] = difference
+            out[f"{rate}_baseline"], out[f"{rate}_counts"] = baseline, counts
+    return out
+
+
 def _outcome(scale: float) -> dict:
     return {
         "rates": {
@@ -118,17 +132,36 @@ def ppi_sections() -> dict:
                 "Nigerian": _error(0.25, 0.08),
                 "US": _error(0.04, 0.12),
             },
+            "fnr_test": {"p_value": 0.6, "test": "Fisher exact", "n": 40},
+            "fpr_test": {
+                "p_value": 0.0002,
+                "test": "cluster-robust logistic regression, Wald chi-square",
+                "n": 80,
+            },
             "p_value": 0.0004,
             "p_holm": 0.0008,
             "differential": True,
-            "test": "cluster-robust logistic regression, Wald chi-square",
+            "test": "FNR: Fisher exact; FPR: cluster-robust logistic regression, Wald chi-square; "
+            "flag p = 2 x the smaller p (Bonferroni)",
+            "power": _power(fnr=(0.42, 0.1, [12, 13]), fpr=(0.18, 0.08, [26, 27])),
         },
         "gender": {
             "per_value": {"female": _error(0.06, 0.1), "male": _error(0.05, 0.11)},
-            "p_value": 0.71,
+            "fnr_test": {"p_value": 0.355, "test": "Fisher exact", "n": 30},
+            "fpr_test": {
+                "p_value": None,
+                "test": None,
+                "n": 0,
+                "reason": "fewer than two attribute values with a reference-negative item",
+            },
+            "p_value": 0.355,
             "p_holm": 0.71,
             "differential": False,
-            "test": "Fisher exact",
+            "test": "FNR: Fisher exact",
+            "power": _power(
+                fnr=(0.45, 0.1, [14, 16]),
+                fpr_reason="fewer than two attribute values with a reference-negative item",
+            ),
         },
         "neutral": {
             "per_value": {"neutral": _error(0.05, 0.1)},

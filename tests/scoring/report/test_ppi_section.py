@@ -90,6 +90,24 @@ def test_display_rows_carry_intervals_reasons_and_the_error_per_value(report):
     nigerian = {v["value"]: v for v in errors["culture"]["values"]}["Nigerian"]
     assert nigerian["fpr"]["text"] == "25.0% [17.0%, 35.0%]" and errors["culture"]["differential"]
     assert errors["neutral"]["reason"] == "fewer than two attribute values"
+    assert errors["neutral"]["verdict"] == "Not tested: fewer than two attribute values."
+
+
+def test_the_flag_reads_with_its_power_whether_it_fires_or_not(report):
+    (judge,) = display_ppi(report)["judges"]
+    erasure = {o["outcome"]: o for o in judge["outcomes"]}["erasure"]
+    errors = {t["attribute"]: t for t in erasure["errors"]}
+    assert errors["culture"]["verdict"] == (
+        "Differential error detected (p Holm < 0.001; FNR p 0.600, FPR p < 0.001); with 80% "
+        "power this study detects an FNR difference of 0.42 (0.10 to 0.52; 12 and 13 items) and "
+        "an FPR difference of 0.18 (0.08 to 0.26; 26 and 27 items) between two values."
+    )
+    # Silent, with one rate's power undefined: the sentence says so and why.
+    assert errors["gender"]["verdict"] == (
+        "No differential error detected (p Holm 0.710; FNR p 0.355); this study could detect an "
+        "FNR difference of 0.45 (0.10 to 0.55; 14 and 16 items) between two values with 80% "
+        "power (FPR: fewer than two attribute values with a reference-negative item)."
+    )
 
 
 def test_a_partial_document_does_not_break_the_display(plain_report):
@@ -113,5 +131,8 @@ def test_report_html_has_section_8_in_the_contents(report, plain_report):
     assert 'id="ppi"' in html and "9. Stated limitations" in html and "10. Provenance" in html
     assert "do not report" in html and "32.0% [22.0%, 43.0%]" in html
     assert "False positives [95% CI]" in html and "25.0% [17.0%, 35.0%]" in html
+    # The flag's sentence, silent (gender) and fired (culture), each with the study's power.
+    assert "No differential error detected (p Holm 0.710; FNR p 0.355); this study could" in html
+    assert "an FNR difference of 0.42 (0.10 to 0.52; 12 and 13 items)" in html
     empty = render_report_html(plain_report, with_figures=False)
     assert title in empty and "No judge has human labels on the items it labelled" in empty

@@ -145,9 +145,25 @@ JUDGE_ERROR = {
         "refusal": {
             "culture": {
                 "per_value": {"Korean": {"error_rate": 0.1}},
+                "fnr_test": {"p_value": 0.1, "test": "Fisher exact", "n": 30},
+                "fpr_test": {
+                    "p_value": None,
+                    "test": None,
+                    "n": 0,
+                    "reason": "fewer than two attribute values with a reference-negative item",
+                },
                 "p_value": 0.2,
                 "p_holm": 0.4,
                 "differential": False,
+                "power": {
+                    "power": 0.8,
+                    "alpha": 0.025,
+                    "min_detectable_fnr_difference": 0.3,
+                    "fnr_baseline": 0.1,
+                    "fnr_counts": [12, 18],
+                    "min_detectable_fpr_difference": None,
+                    "min_detectable_fpr_difference_reason": "fewer than two attribute values",
+                },
             }
         }
     }
@@ -202,8 +218,10 @@ def test_keys_other_analyses_add_validate_and_are_typed(document_name, report, m
     document["ppi"]["vlm-judge@1"]["refusal"]["rates"]["culture"]["Korean"]["n_labelled"] = "40"
     document["frontier"]["human"]["sdxl"]["culture"]["Korean"]["over_refusal"] = "high"
     document["rates"][source]["under_refusal"] = {"culture": {"values": {"a": {"n": 1}}}}
+    power = document["judge_error"]["vlm-judge@1"]["refusal"]["culture"]["power"]
+    power["min_detectable_fnr_difference"] = "0.3"
     errors = schema.validation_errors(document)
-    assert len(errors) == 3, errors
+    assert len(errors) == 4, errors
 
 
 def test_the_sample_report_folder_has_no_report_json_to_check():
