@@ -120,3 +120,8 @@ class Tally:
             )
             for (statistic, kind), (hits, replications, undefined) in sorted(self._counts.items())
         ]
+
+
+# Replications per scenario: the full suite (docs/metrics.md, "Calibration") and the quick mode
+# CI runs and ``validate_design`` uses.
+FULL_REPLICATIONS, QUICK_REPLICATIONS = 1000, 200

@@ -29,10 +29,9 @@ import numpy as np
 import pandas as pd
 
 from scoring.stats.judge_error import differential_error_test, judge_error_by_attribute
-from scoring.stats.validity.core import Check, Tally
+from scoring.stats.validity.core import FULL_REPLICATIONS, QUICK_REPLICATIONS, Check, Tally
 
 ATTRIBUTE = "culture"
-QUICK_REPLICATIONS, FULL_REPLICATIONS = 200, 1000
 
 
 @dataclass(frozen=True)
