@@ -335,6 +335,20 @@ def _error_rate(entry: dict, name: str) -> dict:
     }
 
 
+def _judge_bias(block: dict | None) -> dict:
+    """The judge-bias cell: the value with the largest judge − PPI gap, its simultaneous
+    interval, and the warning (docs/metrics.md, "Judge bias")."""
+    block = block if isinstance(block, dict) else {}
+    value = block.get("largest_value")
+    entry = (block.get("per_value") or {}).get(value) if value is not None else None
+    if entry is None:
+        return {"text": DASH, "reason": block.get("reason") or ""}
+    shown = _estimate(entry)
+    warning = block.get("warning")
+    verdict = {True: "warning", False: "no warning", None: "no verdict"}[warning]
+    return {"text": f"{value}: {shown['text']}", "reason": shown["reason"] or verdict}
+
+
 def _ppi_outcome(
     judge: str,
     outcome: str,
@@ -354,8 +368,8 @@ def _ppi_outcome(
                 "delta": _estimate(block),
                 "max_value": (block or {}).get("max_value") or DASH,
                 "min_value": (block or {}).get("min_value") or DASH,
-                "judge_delta": number(None if judge_bias is None else judge_bias["judge_delta"]),
-                "bias": _estimate(judge_bias),
+                "judge_delta": number((judge_bias or {}).get("judge_delta")),
+                "bias": _judge_bias(judge_bias),
                 "differential": test.get("differential"),
                 "p_holm": p_value(test.get("p_holm")),
                 "do_not_report": (judge, outcome, attribute) in cautions,

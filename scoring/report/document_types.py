@@ -96,6 +96,19 @@ def study_clusters(report: Mapping[str, Any]) -> Clusters:
 # --- sections other analyses add: ppi, judge_error, frontier, intent_interaction -------------
 
 
+class JudgeBias(TypedDict, total=False):
+    """``ppi.<judge>.<outcome>.judge_bias.<attribute>`` (``scoring.stats.ppi_judge_bias``):
+    per value, judge-only rate − PPI rate with simultaneous intervals, and the warning."""
+
+    per_value: dict[str, Section]
+    warning: bool | None
+    method: str
+    largest_value: str | None
+    judge_delta: float | None
+    ppi_delta: float | None
+    reason: str
+
+
 class PpiOutcome(TypedDict, total=False):
     """``ppi.<judge>.<outcome>`` (``scoring.stats.ppi_study.judge_outcome_ppi``): estimate
     blocks per attribute (and value). ``vs_neutral`` has no entry for the neutral baseline. The
@@ -104,7 +117,7 @@ class PpiOutcome(TypedDict, total=False):
     rates: dict[str, dict[str, Section]]
     delta: dict[str, Section | None]
     vs_neutral: dict[str, dict[str, Section]]
-    judge_bias: dict[str, Section | None]
+    judge_bias: dict[str, JudgeBias | None]
     ratio_vs_neutral: dict[str, dict[str, Section]]
     rates_by_generator: dict[str, Section]
 

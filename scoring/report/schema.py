@@ -199,6 +199,31 @@ DEFS: dict[str, dict] = {
                 )
             ),
             "vs_neutral": mapping(mapping(ESTIMATE)),
+            # judge-only rate − PPI rate per value, simultaneous (max-t) intervals, the warning
+            "judge_bias": mapping(
+                record(
+                    {
+                        "per_value": mapping(
+                            record(
+                                {
+                                    "estimate": NUMBER,
+                                    "ci_low": NUMBER,
+                                    "ci_high": NUMBER,
+                                    "judge_rate": NUMBER,
+                                    "ppi_rate": NUMBER,
+                                }
+                            )
+                        ),
+                        "warning": {"type": ["boolean", "null"]},
+                        "method": TEXT,
+                        "largest_value": TEXT_OR_NULL,
+                        "judge_delta": NUMBER,
+                        "ppi_delta": NUMBER,
+                        "reason": TEXT_OR_NULL,
+                    },
+                    ("per_value", "warning"),
+                )
+            ),
         }
     ),
     "ppi": mapping(mapping(ref("ppi_outcome"))),

@@ -329,9 +329,22 @@ def judge_error_verdict(block: dict) -> str:
     return f"{lead} ({figures}); {_power_clause(power, detected=bool(differential))}."
 
 
+def judge_bias_values(bias: dict | None) -> list[tuple[str, dict]]:
+    """``(value, entry)`` of ``judge_bias.<attribute>.per_value`` whose simultaneous interval of
+    judge rate − PPI rate excludes 0 (docs/metrics.md, "Judge bias"); none unless ``warning``."""
+    if not isinstance(bias, dict) or bias.get("warning") is not True:
+        return []
+    return [
+        (value, entry)
+        for value, entry in sorted((bias.get("per_value") or {}).items())
+        if entry.get("ci_low") is not None and (entry["ci_low"] > 0 or entry["ci_high"] < 0)
+    ]
+
+
 def judge_only_cautions(report: dict) -> list[dict]:
     """Where the judge-only Δ must not be reported: the judge errs differentially on the
-    attribute (Holm-adjusted p < α), or its judge-only − PPI Δ has an interval that excludes 0.
+    attribute (Holm-adjusted p < α), or its judge-bias warning fires (some value's simultaneous
+    interval of judge rate − PPI rate excludes 0).
     ``{judge, outcome, attribute, because}``, one per (judge, outcome, attribute)."""
     found: dict[tuple, list[str]] = {}
     for row in differential_errors(report):
@@ -342,10 +355,15 @@ def judge_only_cautions(report: dict) -> list[dict]:
     for judge, outcomes in sorted(ppi_section(report).items()):
         for outcome, section in sorted(outcomes.items()):
             for attribute, bias in sorted(ppi_blocks(section, "judge_bias").items()):
-                low, high = (bias or {}).get("ci_low"), (bias or {}).get("ci_high")
-                if low is not None and high is not None and (low > 0 or high < 0):
+                off = judge_bias_values(bias)
+                if off:
                     found.setdefault((judge, outcome, attribute), []).append(
-                        f"its Δ is {_figure(bias.get('estimate'))} off the PPI Δ ({_bracket(bias)})"
+                        "its rate is off the PPI rate for "
+                        + ", ".join(
+                            f"{value} by {_figure(entry['estimate'])} (simultaneous "
+                            f"{_bracket(entry)})"
+                            for value, entry in off
+                        )
                     )
     return [
         {"judge": judge, "outcome": outcome, "attribute": attribute, "because": "; ".join(why)}

@@ -15,8 +15,10 @@ from scoring.stats import bootstrap
 from scoring.stats.delta_interval import delta_interval_block
 from scoring.stats.disparity import NEUTRAL, ClusterResample, delta_summary
 from scoring.stats.judge_error import judge_error_by_attribute
-from scoring.stats.ppi import item_terms, ppi_mean, ppi_mean_weighted, resampled_means
-from scoring.stats.result import interval_block
+from scoring.stats.ppi import resampled_means
+from scoring.stats.ppi_judge_bias import judge_bias_block
+from scoring.stats.ppi_ratio import RatioFit, ppi_ratio_fit
+from scoring.stats.result import ci_reason, interval_block
 from scoring.stats.study_rates import MEASURES, measure_outcomes
 
 INCLUSION_PROBABILITY = "inclusion_probability"
@@ -28,15 +30,36 @@ HUMAN_REFERENCE = (
 )
 
 
+# Erasure, substitution and combined count only the labels that are not a refusal and carry a
+# cue: their PPI rate is the ratio P(outcome and counted) / P(counted) over every judged item
+# (``ppi_ratio``), so a refusal the judge missed enters the correction, not a different population.
+RATIO_MEASURES = ("erasure", "substitution", "combined")
+
+
 def _per_item(frame: pd.DataFrame, measure: str) -> pd.DataFrame:
-    """Per item: the share of its counted rows marking the outcome (NaN when none counts)."""
+    """Per item: ``share`` of its counted rows marking the outcome (NaN when none counts), and,
+    over the rows that answer the measure's base question (refusal: those answering it; the cue
+    measures: every row), ``hits`` the share marking the outcome and ``base`` the share counted."""
     success, counted = measure_outcomes(frame)[measure]
+    answers = counted if measure not in RATIO_MEASURES else np.ones(len(frame), dtype=bool)
     rows = pd.DataFrame(
-        {"item_id": frame["item_id"].to_numpy(), "hit": success & counted, "counted": counted}
+        {
+            "item_id": frame["item_id"].to_numpy(),
+            "hit": success & counted,
+            "counted": counted,
+            "answers": answers,
+        }
     )
-    sums = rows.groupby("item_id", sort=True)[["hit", "counted"]].sum()
-    share = sums["hit"] / sums["counted"].where(sums["counted"] > 0)
-    return pd.DataFrame({"share": share, "counted": sums["counted"]})
+    sums = rows.groupby("item_id", sort=True)[["hit", "counted", "answers"]].sum()
+    answered = sums["answers"].where(sums["answers"] > 0)
+    return pd.DataFrame(
+        {
+            "share": sums["hit"] / sums["counted"].where(sums["counted"] > 0),
+            "counted": sums["counted"],
+            "hits": sums["hit"] / answered,
+            "base": sums["counted"] / answered,
+        }
+    )
 
 
 def inclusion_probabilities(annotations: pd.DataFrame) -> pd.Series:
@@ -49,52 +72,70 @@ def inclusion_probabilities(annotations: pd.DataFrame) -> pd.Series:
 
 def judge_items(annotations: pd.DataFrame, judge_frame: pd.DataFrame, measure: str) -> pd.DataFrame:
     """One row per item the judge labelled: item columns, ``f`` (judge), ``y`` (human reference,
-    NaN without one), ``labelled``, ``unlabelled``, ``pi`` (NaN when not recorded)."""
+    NaN without one) as the share of counted labels marking the outcome (the judge-error
+    reference); the PPI's ``f_hits``, ``f_base``, ``y_hits``, ``y_base`` (``_per_item``);
+    ``labelled``, ``unlabelled`` (the PPI's), ``pi`` (NaN when not recorded)."""
     items = judge_frame.groupby("item_id", sort=True)[ITEM_FIELDS].first()
     judge = _per_item(judge_frame, measure)
     human = _per_item(annotations, measure) if len(annotations) else None
     items["f"] = judge["share"]
     items["y"] = np.nan if human is None else human["share"].reindex(items.index)
+    items["f_hits"], items["f_base"] = judge["hits"], judge["base"]
+    for column, source in (("y_hits", "hits"), ("y_base", "base")):
+        items[column] = np.nan if human is None else human[source].reindex(items.index)
     annotated = items.index.isin(annotations["item_id"]) if len(annotations) else False
-    has_f = items["f"].notna().to_numpy()
-    items["labelled"] = has_f & items["y"].notna().to_numpy()
+    has_f = items["f_hits"].notna().to_numpy()
+    items["labelled"] = has_f & items["y_hits"].notna().to_numpy()
     items["unlabelled"] = has_f & ~np.asarray(annotated, dtype=bool)
     items["pi"] = inclusion_probabilities(annotations).reindex(items.index).to_numpy()
     return items.reset_index()
 
 
 def _arrays(items: pd.DataFrame) -> dict:
+    """The item frame as arrays; a frame without the ratio columns (a plain mean, as refusal)
+    has every defined label counting (``base`` 1)."""
+    f = items["f"].to_numpy(dtype=float)
+    y = items["y"].to_numpy(dtype=float)
+    ratio = "f_hits" in items.columns
+    f_hits = items["f_hits"].to_numpy(dtype=float) if ratio else f
+    y_hits = items["y_hits"].to_numpy(dtype=float) if ratio else y
     return {
         "labelled": items["labelled"].to_numpy(dtype=bool),
         "unlabelled": items["unlabelled"].to_numpy(dtype=bool),
-        "y": items["y"].to_numpy(dtype=float),
-        "f": items["f"].to_numpy(dtype=float),
+        "f_hits": f_hits,
+        "y_hits": y_hits,
+        "f_base": items["f_base"].to_numpy(dtype=float) if ratio else np.isfinite(f) * 1.0,
+        "y_base": items["y_base"].to_numpy(dtype=float) if ratio else np.isfinite(y) * 1.0,
         "pi": items["pi"].to_numpy(dtype=float),
     }
 
 
-def _cell_estimate(arrays: dict, mask: np.ndarray, *, confidence: float):
-    """The cell's PPI entry and its per-item bootstrap terms (None when undefined)."""
+def _cell_estimate(arrays: dict, mask: np.ndarray, *, confidence: float) -> RatioFit:
+    """The cell's PPI entry and its per-item bootstrap terms (``ppi_ratio.ppi_ratio_fit``)."""
     labelled, unlabelled = mask & arrays["labelled"], mask & arrays["unlabelled"]
-    y, f, pi = arrays["y"], arrays["f"], arrays["pi"]
+    pi = arrays["pi"]
     weighted = bool(np.isfinite(pi[labelled]).any())
+    options = {"confidence": confidence, "n_unlabelled": int(unlabelled.sum())}
     if weighted:
         # A labelled item without a recorded π counts as drawn uniformly from its cell.
         population = int(labelled.sum() + unlabelled.sum())
         pi = np.where(np.isfinite(pi), pi, labelled.sum() / max(population, 1))
-        entry = ppi_mean_weighted(
-            y[labelled], f[labelled], f[labelled | unlabelled], pi[labelled], confidence=confidence
-        )
-    else:
-        entry = ppi_mean(y[labelled], f[labelled], f[unlabelled], confidence=confidence)
+        options.update(weights=np.where(labelled, 1.0 / pi, 0.0))
+    fit = ppi_ratio_fit(
+        arrays["y_hits"],
+        arrays["f_hits"],
+        arrays["y_base"],
+        arrays["f_base"],
+        labelled,
+        (labelled | unlabelled) if weighted else unlabelled,
+        **options,
+    )
+    entry = fit.entry
     entry["weighting"] = "inverse_probability" if weighted else "uniform"
     if entry["ci_low"] is not None:
         # A rate lies in [0, 1]: intersecting the interval with it loses no coverage.
         entry["ci_low"], entry["ci_high"] = max(0.0, entry["ci_low"]), min(1.0, entry["ci_high"])
-    if entry["estimate"] is None:
-        return entry, None
-    terms = item_terms(y, f, labelled, unlabelled, pi, lam=entry["lambda"], weighted=weighted)
-    return entry, terms
+    return fit
 
 
 def _percentile_block(samples, point, *, confidence, n_resamples, design_code, prefix="") -> dict:
@@ -115,32 +156,51 @@ def _percentile_block(samples, point, *, confidence, n_resamples, design_code, p
     )
 
 
+def _ratio_of(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(
+            denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan
+        )
+
+
 class _Cells:
     """The PPI and judge-only rates of one set of cells, with their bootstrap resamples."""
 
     def __init__(self, items, cells, resample, *, confidence):
         self.entries, terms, judge_terms = {}, [], []
         arrays = _arrays(items)
-        has_f = np.isfinite(arrays["f"])
-        f = np.nan_to_num(arrays["f"])
+        has_f = np.isfinite(arrays["f_hits"])
+        f_hits, f_base = np.nan_to_num(arrays["f_hits"]), np.nan_to_num(arrays["f_base"])
+        empty = [(np.zeros(len(items)), np.zeros(len(items)))]
+        self.judge_rate = {}
         for key, mask in cells.items():
-            entry, cell_terms = _cell_estimate(arrays, mask, confidence=confidence)
-            self.entries[key] = entry
-            terms.append(cell_terms or [(np.zeros(len(items)), np.zeros(len(items)))])
-            judge_terms.append([(f * (mask & has_f), (mask & has_f).astype(float))])
+            fit = _cell_estimate(arrays, mask, confidence=confidence)
+            self.entries[key] = fit.entry
+            terms += [fit.numerator_terms or empty, fit.denominator_terms or empty]
+            judged = mask & has_f
+            # The judge alone: Σ hits / Σ counted over the value's judged items.
+            judge_terms.append([(f_hits * judged, f_base * judged)])
+            base = float(f_base[judged].sum())
+            self.judge_rate[key] = float(f_hits[judged].sum()) / base if base > 0 else None
         self.keys = list(cells)
         self.boot = self.judge_boot = None
         if resample is not None and resample.n_resamples > 0:
             args = (resample.cluster_codes, resample.counts, resample.n_clusters)
-            self.boot = resampled_means(terms, *args)
+            parts = resampled_means(terms, *args)
+            self.boot = _ratio_of(parts[:, 0::2], parts[:, 1::2])
             self.judge_boot = resampled_means(judge_terms, *args)
-        self.judge_rate = {
-            key: (float(f[mask & has_f].mean()) if (mask & has_f).any() else None)
-            for key, mask in cells.items()
-        }
 
     def column(self, key):
         return self.keys.index(key)
+
+
+def _without_spread(boot: np.ndarray) -> bool:
+    """Does some column keep one value in every usable resample?"""
+    usable = boot[np.all(np.isfinite(boot), axis=1)]
+    if usable.shape[0] < 2:
+        return False
+    spread = usable.max(axis=0) - usable.min(axis=0)
+    return bool(np.any(spread <= 1e-12 * np.maximum(1.0, np.abs(usable[0]))))
 
 
 def _attribute_blocks(cells: _Cells, attribute: str, values, context) -> dict:
@@ -163,6 +223,10 @@ def _attribute_blocks(cells: _Cells, attribute: str, values, context) -> dict:
             prefix="",
         ),
     }
+    if boot is not None and delta["ci_low"] is not None and _without_spread(boot):
+        # A value with no spread (e.g. no positive human label among 11) would enter the max-t
+        # band as known: Δ at 0 covered 0.79 at 11 labelled items per value with such values kept.
+        delta.update(ci_low=None, ci_high=None, **ci_reason("value_without_spread"))
     if summary["delta"] is None:
         delta = {
             "estimate": None,
@@ -172,27 +236,18 @@ def _attribute_blocks(cells: _Cells, attribute: str, values, context) -> dict:
             "max_value": None,
             "min_value": None,
         }
-    judge_estimates = {v: cells.judge_rate[(attribute, v)] for v in defined}
-    judge_delta = delta_summary(judge_estimates)["delta"]
-    bias = {"judge_delta": judge_delta, "ppi_delta": summary["delta"]}
-    if judge_delta is None or summary["delta"] is None:
-        bias.update(estimate=None, ci_low=None, ci_high=None, reason=summary.get("delta_reason"))
-    else:
-        samples = None
-        if boot is not None:
-            samples = bootstrap.delta_of_rates(cells.judge_boot[:, columns]) - (
-                bootstrap.delta_of_rates(boot)
-            )
-        bias["estimate"] = judge_delta - summary["delta"]
-        bias.update(
-            _percentile_block(
-                samples,
-                bias["estimate"],
-                confidence=confidence,
-                n_resamples=n_resamples,
-                design_code=design,
-            )
-        )
+    judged = [v for v in defined if cells.judge_rate[(attribute, v)] is not None]
+    judged_columns = [cells.column((attribute, v)) for v in judged]
+    bias = judge_bias_block(
+        judged,
+        {v: cells.judge_rate[(attribute, v)] for v in judged},
+        estimates,
+        None if cells.judge_boot is None else cells.judge_boot[:, judged_columns],
+        None if cells.boot is None else cells.boot[:, judged_columns],
+        confidence=confidence,
+        n_resamples=n_resamples,
+        design_code=design,
+    )
     return {"delta": delta, "judge_bias": bias}
 
 

@@ -97,6 +97,10 @@ CI_REASONS = {
         "the interval excluded its own point estimate (a biased statistic in a small sample), "
         "so it was withheld rather than shown"
     ),
+    "value_without_spread": (
+        "a value's estimate does not vary across the bootstrap resamples (all its labelled items "
+        "agree and λ is 0), so the interval would treat that value's rate as known"
+    ),
     "single_class": (
         "every label in the cell (human reference and judge) is the same class, so the variance "
         "estimate is zero and the interval would carry no uncertainty"

@@ -48,6 +48,27 @@ def _power(fnr=None, fpr=None, fpr_reason=None) -> dict:
     return out
 
 
+def _bias(gaps: dict, *, judge_delta: float, ppi_delta: float) -> dict:
+    per_value = {
+        value: {
+            "estimate": gap,
+            "ci_low": low,
+            "ci_high": high,
+            "judge_rate": 0.2 + gap,
+            "ppi_rate": 0.2,
+        }
+        for value, (gap, low, high) in gaps.items()
+    }
+    return {
+        "per_value": per_value,
+        "warning": any(low > 0 or high < 0 for _, low, high in gaps.values()),
+        "largest_value": max(gaps, key=lambda value: abs(gaps[value][0])),
+        "judge_delta": judge_delta,
+        "ppi_delta": ppi_delta,
+        "method": "judge-only rate − prediction-powered rate per attribute value, max-t band",
+    }
+
+
 def _outcome(scale: float) -> dict:
     return {
         "rates": {
@@ -105,20 +126,20 @@ def _outcome(scale: float) -> dict:
             },
         },
         "judge_bias": {
-            "culture": {
-                "judge_delta": 0.41 * scale,
-                "ppi_delta": 0.24 * scale,
-                "estimate": 0.17 * scale,
-                "ci_low": 0.06 * scale,
-                "ci_high": 0.27 * scale,
-            },
-            "gender": {
-                "judge_delta": 0.02,
-                "ppi_delta": 0.01,
-                "estimate": 0.01,
-                "ci_low": -0.04,
-                "ci_high": 0.05,
-            },
+            "culture": _bias(
+                {
+                    "Korean": (0.02, -0.03, 0.07),
+                    "Nigerian": (0.17 * scale, 0.06 * scale, 0.27 * scale),
+                    "US": (0.01, -0.04, 0.06),
+                },
+                judge_delta=0.41 * scale,
+                ppi_delta=0.24 * scale,
+            ),
+            "gender": _bias(
+                {"female": (0.01, -0.04, 0.05), "male": (0.0, -0.05, 0.05)},
+                judge_delta=0.02,
+                ppi_delta=0.01,
+            ),
         },
     }
 

@@ -45,10 +45,13 @@ def test_cautions_follow_the_differential_test_and_the_bias_interval(report):
     }
     (erasure,) = [c for c in cautions if c["outcome"] == "erasure"]
     assert erasure["because"] == (
-        "its error differs across the values (p Holm < 0.001); its Δ is 0.170 off the PPI Δ (95% CI 0.060 to 0.270)"
+        "its error differs across the values (p Holm < 0.001); its rate is off the PPI rate "
+        "for Nigerian by 0.170 (simultaneous 95% CI 0.060 to 0.270)"
     )
-    # The bias interval alone is enough: gender's error does not differ, but its Δ is off.
-    report["ppi"][JUDGE]["erasure"]["judge_bias"]["gender"].update(ci_low=0.01, ci_high=0.05)
+    # The warning alone is enough: gender's error does not differ, but a rate is off.
+    gender = report["ppi"][JUDGE]["erasure"]["judge_bias"]["gender"]
+    gender["per_value"]["male"].update(ci_low=0.01, ci_high=0.05)
+    gender["warning"] = True
     flagged = {(c["outcome"], c["attribute"]) for c in judge_only_cautions(report)}
     assert ("erasure", "gender") in flagged
 
@@ -78,7 +81,8 @@ def test_display_rows_carry_intervals_reasons_and_the_error_per_value(report):
     erasure = {o["outcome"]: o for o in judge["outcomes"]}["erasure"]
     culture = {row["attribute"]: row for row in erasure["deltas"]}["culture"]
     assert culture["delta"]["text"] == "0.240 [0.110, 0.360]"
-    assert culture["bias"]["text"] == "0.170 [0.060, 0.270]" and culture["do_not_report"]
+    assert culture["bias"]["text"] == "Nigerian: 0.170 [0.060, 0.270]" and culture["do_not_report"]
+    assert culture["bias"]["reason"] == "warning"
     rates = {(r["attribute"], r["value"]): r for r in erasure["rates"]}
     assert rates[("culture", "Nigerian")]["rate"]["text"] == "32.0% [22.0%, 43.0%]"
     assert rates[("culture", "Nigerian")]["lambda"] == "0.65"

@@ -9,6 +9,7 @@ import pytest
 
 from scoring.stats.disparity import ClusterResample
 from scoring.stats.ppi import item_terms, ppi_mean, ppi_mean_weighted, resampled_means
+from scoring.stats.ppi_ratio import cross_fit_lambda
 from scoring.stats.ppi_study import judge_outcome_ppi
 from scoring.stats.study_metrics import frames_from_records, study_metrics
 from scoring.stats.synthetic_study import synthetic_study
@@ -166,22 +167,48 @@ def test_clustered_resamples_equal_a_plain_resampling_loop(weighted):
         np.testing.assert_allclose(fast[:, 0], slow, atol=1e-12)
 
 
+def _cross_fit_loop_estimate(items, drawn, value):
+    """The exported rate rebuilt by hand in one resampled data set: λ_i (each labelled item's
+    leave-one-out λ) and λ̄ held at their full-sample values, θ = Â / D̂ (``ppi_ratio``)."""
+    rows = np.concatenate([items.attrs["rows_of_cluster"][c] for c in drawn])
+    data = {column: items[column].to_numpy()[rows] for column in items.columns}
+    keep = data["attribute_value"] == value
+    labelled, unlabelled = keep & data["labelled"], keep & data["unlabelled"]
+    if not labelled.any() or not unlabelled.any():
+        return np.nan
+    lam_bar, lam = items.attrs["lam_bar"][value], data["lam"][labelled]
+    residual = data["y"][labelled] - lam * data["f"][labelled]
+    numerator = lam_bar * data["f"][unlabelled].mean() + residual.mean()
+    # The rate is Â / D̂ with D̂ = λ̄ + mean_L(1 − λ_i): 1 on the full sample, not in a resample.
+    return numerator / (lam_bar + np.mean(1.0 - lam))
+
+
 def test_exported_delta_and_neutral_difference_equal_the_resampling_loop():
     items = _clustered_items(5)
     n_resamples = 80
     out = judge_outcome_ppi(items, confidence=0.95, n_resamples=n_resamples, seed=2)
     resample = ClusterResample(items, n_resamples=n_resamples, rng=np.random.default_rng(2))
     items = _with_clusters(items, resample)
+    items["lam"] = 0.0
+    items.attrs["lam_bar"] = {}
     rates = out["rates"]
+    for value in ("a", "b", "c", "neutral"):
+        cell = (items["attribute_value"] == value) & items["labelled"]
+        lam = cross_fit_lambda(
+            items.loc[cell, "y"],
+            items.loc[cell, "f"],
+            np.ones(cell.sum()),
+            n_imputed=int(((items["attribute_value"] == value) & items["unlabelled"]).sum()),
+        )
+        items.loc[cell, "lam"] = lam
+        items.attrs["lam_bar"][value] = lam.mean()
+        attribute = "neutral" if value == "neutral" else "culture"
+        assert rates[attribute][value]["lambda"] == pytest.approx(lam.mean(), abs=1e-12)
     loop = {
         value: np.array(
-            [
-                _loop_estimate(items, drawn, value, rates[attribute][value]["lambda"], False)
-                for drawn in resample.indices
-            ]
+            [_cross_fit_loop_estimate(items, drawn, value) for drawn in resample.indices]
         )
-        for attribute, value in (("culture", "a"), ("culture", "b"), ("culture", "c"))
-        + (("neutral", "neutral"),)
+        for value in ("a", "b", "c", "neutral")
     }
     point = [rates["culture"][v]["estimate"] for v in ("a", "b", "c")]
     low, high = delta_interval_naive(point, np.column_stack([loop[v] for v in ("a", "b", "c")]))
@@ -213,8 +240,10 @@ def test_study_export_has_the_ppi_keys_with_their_shapes():
         )
         assert {"estimate", "ci_low", "ci_high"} <= set(block["vs_neutral"]["culture"]["US"])
         assert {"estimate", "ci_low", "ci_high"} <= set(block["ratio_vs_neutral"]["culture"]["US"])
-        assert {"estimate", "ci_low", "ci_high", "judge_delta", "ppi_delta"} <= set(
-            block["judge_bias"]["culture"]
+        bias = block["judge_bias"]["culture"]
+        assert {"per_value", "warning", "method", "judge_delta", "ppi_delta"} <= set(bias)
+        assert {"estimate", "ci_low", "ci_high", "judge_rate", "ppi_rate"} <= set(
+            bias["per_value"]["US"]
         )
         assert "US" in block["rates_by_generator"]["generator-a"]["culture"]
         for entries in block["rates"].values():

@@ -1,0 +1,23 @@
+"""The PPI validity scenarios in quick mode (200 replications, 300 bootstrap resamples each):
+every check meets the quick targets (docs/metrics.md, "Prediction-powered rates", "Calibration")."""
+
+import pytest
+from threadpoolctl import threadpool_limits
+
+from scoring.stats.validity import core
+from scoring.stats.validity.ppi_scenarios import QUICK_REPLICATIONS, SCENARIOS
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_quick_scenario_meets_the_quick_targets(name):
+    with threadpool_limits(limits=1):
+        checks = SCENARIOS[name](QUICK_REPLICATIONS, 0)
+    assert checks
+    failing = [c.to_dict() for c in checks if not c.passes(core.QUICK_TARGETS)]
+    assert not failing, failing
+
+
+def test_the_judge_bias_warning_has_power_against_a_differential_judge():
+    with threadpool_limits(limits=1):
+        (check, *_) = SCENARIOS["ppi_judge_bias_n60"](QUICK_REPLICATIONS, 0)
+    assert check.extra["power_differential_judge"] >= 0.7
