@@ -4,8 +4,8 @@ finds a real FNR gap (docs/metrics.md, "Judge error by group")."""
 
 import pytest
 
-from scoring.stats.validity.core import QUICK_TARGETS
-from scoring.stats.validity.judge_scenarios import QUICK_REPLICATIONS, SCENARIOS
+from scoring.stats.validity.core import QUICK_REPLICATIONS, QUICK_TARGETS
+from scoring.stats.validity.judge_scenarios import SCENARIOS
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,8 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from scoring.stats.validity import core
-from scoring.stats.validity.ppi_scenarios import QUICK_REPLICATIONS, SCENARIOS
+from scoring.stats.validity.core import QUICK_REPLICATIONS
+from scoring.stats.validity.ppi_scenarios import SCENARIOS
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
