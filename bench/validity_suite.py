@@ -3,7 +3,7 @@ of the designs people run (docs/metrics.md, "Calibration"; scoring/stats/validit
 
 Run: python bench/validity_suite.py [--quick] [--only TEXT] [--seed N] [--markdown FILE]
   --quick      200 replications per scenario (CI's mode); default 1000
-  --only TEXT  the scenarios whose name contains TEXT
+  --only TEXT  the scenarios whose name starts with TEXT (human, judge, ppi, …)
   --replications N  replications per scenario (overrides the mode's)
   --markdown   also write the calibration table (docs/metrics.md's) to FILE
 
@@ -28,7 +28,7 @@ from scoring.stats.validity.suite import calibration_table, run_suite  # noqa: E
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="200 replications per scenario")
-    parser.add_argument("--only", help="run the scenarios whose name contains this text")
+    parser.add_argument("--only", help="run the scenarios whose name starts with this text")
     parser.add_argument("--seed", type=int, default=20261128)
     parser.add_argument(
         "--replications", type=int, help="replications per scenario (overrides the mode's)"

@@ -83,12 +83,12 @@ def run_suite(
     replications: int | None = None,
     progress: Callable[[str, float], None] | None = None,
 ) -> dict:
-    """Run every scenario (or those whose name contains ``only``) and summarise them."""
+    """Run every scenario (or those whose name starts with ``only``) and summarise them."""
     replications = replications or (QUICK_REPLICATIONS if quick else FULL_REPLICATIONS)
     started = time.perf_counter()
     checks: list[Check] = []
     for name, run in all_scenarios().items():
-        if only and only not in name:
+        if only and not name.startswith(only):
             continue
         scenario_started = time.perf_counter()
         checks.extend(run(replications, seed))
