@@ -17,6 +17,7 @@ from scoring.stats.agreement_multirater import (
     item_coincidences,
     rating_matrix,
 )
+from scoring.stats.interval_checks import holds_estimate
 from scoring.stats.result import (
     MIN_BOOTSTRAP_UNITS,
     SINGLE_LABEL_REASON,
@@ -84,6 +85,9 @@ def krippendorff_alpha(
         elif has_zero_width(low, high):
             low = high = None
             extra.update(ci_reason("zero_width"))
+        elif not holds_estimate(value, low, high):
+            low = high = None
+            extra.update(ci_reason("excludes_estimate"))
     if finite_or_none(value) is None:
         return undefined("alpha is undefined for these ratings", n=n_pairable, **extra)
     return Stat(value=float(value), ci_low=low, ci_high=high, n=n_pairable, extra=extra)

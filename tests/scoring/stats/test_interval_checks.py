@@ -57,3 +57,14 @@ def test_interval_block_withholds_an_interval_that_excludes_its_estimate():
     assert block["ci_reason_code"] == "excludes_estimate"
     kept = interval_block(lambda: (0.2, 0.395, 100), n_resamples=100, estimate=0.278)
     assert kept == {"ci_low": 0.2, "ci_high": 0.395}
+
+
+def test_krippendorff_alpha_withholds_an_interval_that_excludes_alpha(monkeypatch):
+    from scoring.stats import krippendorff_alpha
+
+    monkeypatch.setattr(krippendorff_alpha, "_bootstrap", lambda *args: (0.95, 0.99, 100))
+    labels = [0, 1, 0, 1, 1, 0, 0, 1] + [0, 1, 1, 1, 1, 0, 0, 0]
+    items = list(range(8)) * 2
+    raters = ["a"] * 8 + ["b"] * 8
+    stat = krippendorff_alpha.krippendorff_alpha(items, raters, labels, n_resamples=100)
+    assert stat.ci_low is None and stat.extra["ci_reason_code"] == "excludes_estimate"
