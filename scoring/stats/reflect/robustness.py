@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import numpy as np
-from scipy.stats import norm
 from scipy.stats import t as student_t
 
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES, percentile_interval
@@ -116,8 +115,7 @@ def cluster_wilson(
         variance = ratio_variance(successes, trials, strata)
         effective = np.where(variance > 0, p * (1.0 - p) / variance, n)
     q = t_quantile(confidence, strata) if quantile is None else quantile
-    # wilson_bounds takes a confidence level: the normal level whose z is q.
-    return wilson_bounds(p * effective, effective, confidence=2.0 * norm.cdf(q) - 1.0)
+    return wilson_bounds(p * effective, effective, z=q)
 
 
 def leave_one_out_weights(n_templates: int) -> np.ndarray:
