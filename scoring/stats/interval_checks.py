@@ -82,7 +82,9 @@ def intervals_excluding_estimate(document, path: str = "") -> list[dict]:
                     }
                 )
         for key, child in document.items():
-            offenders.extend(intervals_excluding_estimate(child, f"{path}.{key}" if path else str(key)))
+            offenders.extend(
+                intervals_excluding_estimate(child, f"{path}.{key}" if path else str(key))
+            )
     elif isinstance(document, list):
         for index, child in enumerate(document):
             offenders.extend(intervals_excluding_estimate(child, f"{path}[{index}]"))
