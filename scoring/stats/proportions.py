@@ -16,14 +16,17 @@ def z_value(confidence: float) -> float:
     return NormalDist().inv_cdf(0.5 + confidence / 2.0)
 
 
-def wilson_bounds(successes, n, *, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def wilson_bounds(
+    successes, n, *, confidence: float = 0.95, z: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised Wilson score interval; entries with n == 0 come back NaN.
 
-    Wilson (1927); identical to statsmodels ``proportion_confint(method="wilson")``.
+    Wilson (1927); identical to statsmodels ``proportion_confint(method="wilson")``. ``z``
+    replaces the normal quantile of ``confidence`` (a Student-t one, for template clusters).
     """
     successes = np.asarray(successes, dtype=float)
     n = np.asarray(n, dtype=float)
-    z = z_value(confidence)
+    z = z_value(confidence) if z is None else float(z)
     with np.errstate(divide="ignore", invalid="ignore"):
         p = successes / n
         denominator = 1.0 + z * z / n

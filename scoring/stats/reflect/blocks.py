@@ -13,12 +13,16 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as student_t
 
-from scoring.stats.reflect.mcq import mcq_counts, mcq_statistic_fn
+from scoring.stats.interval_checks import holds_estimate
+from scoring.stats.reflect.mcq import jsd_intervals, mcq_counts, mcq_statistic_fn
 from scoring.stats.reflect.robustness import (
     cluster_bootstrap,
+    cluster_wilson,
     leave_one_template_out,
     reweighted,
+    t_quantile,
 )
 from scoring.stats.reflect.salary import (
     salary_counts,
@@ -31,10 +35,13 @@ from scoring.stats.reflect.two_afc import (
     discards_by_group,
     first_position_rate,
     polarisation,
+    polarisation_interval,
     two_afc_counts,
     two_afc_statistics,
+    win_rate_parts,
 )
 from scoring.stats.reflect.vocabulary import GENDERS, GROUP_KEYS, MCQ_OPTIONS, RACES, REFUSAL, VALID
+from scoring.stats.result import ci_reason
 
 LABELS = {"race": RACES, "gender": GENDERS, "race_gender": GROUP_KEYS}
 
@@ -59,6 +66,28 @@ def nest(flat: Mapping[str, object]) -> dict:
     return out
 
 
+def checked_interval(estimate, low, high) -> tuple[list, str | None]:
+    """``[low, high]`` as plain floats, or ``[None, None]`` with the reason code
+    ``excludes_estimate`` when it excludes its estimate (``interval_checks.holds_estimate``,
+    the one rule for every interval)."""
+    interval = [plain(low), plain(high)]
+    if not holds_estimate(plain(estimate), *interval):
+        return [None, None], "excludes_estimate"
+    return interval, None
+
+
+def _interval_paths(ci_path: str, estimate, low, high) -> dict[str, object]:
+    """``<stem>_ci.<rest> = [low, high]``, and for a withheld one ``<stem>_ci_reason.<rest>``
+    and ``<stem>_ci_reason_code.<rest>`` (result.CI_REASONS)."""
+    interval, code = checked_interval(estimate, low, high)
+    flat: dict[str, object] = {ci_path: interval}
+    if code is not None:
+        stem, _, rest = ci_path.partition(".")
+        for key, text in ci_reason(code, f"{stem}_").items():
+            flat[f"{key}.{rest}" if rest else key] = text
+    return flat
+
+
 def _labelled(name: str, values: np.ndarray, low=None, high=None) -> dict[str, object]:
     """Flatten one statistic array into report paths (``win_rate.race.White``) and CI paths."""
     kind = name.rsplit(".", 1)[-1]
@@ -68,13 +97,26 @@ def _labelled(name: str, values: np.ndarray, low=None, high=None) -> dict[str, o
     if labels is None:
         flat[name] = plain(values)
         if low is not None:
-            flat[ci_name] = [plain(low), plain(high)]
+            flat.update(_interval_paths(ci_name, values, low, high))
         return flat
     for i, label in enumerate(labels):
         flat[f"{name}.{label}"] = plain(values[i])
         if low is not None:
-            flat[f"{ci_name}.{label}"] = [plain(low[i]), plain(high[i])]
+            flat.update(_interval_paths(f"{ci_name}.{label}", values[i], low[i], high[i]))
     return flat
+
+
+def symmetric_t_interval(point, bootstrap, quantile) -> dict[str, dict[str, np.ndarray]]:
+    """``estimate ± quantile × bootstrap SE`` for every statistic in ``bootstrap``: the
+    studentized-t interval on the templates' degrees of freedom (docs/metrics.md, "REFLECT:
+    robustness"); it holds its estimate by construction."""
+    return {
+        name: {
+            "low": point[name] - quantile * draws["se"],
+            "high": point[name] + quantile * draws["se"],
+        }
+        for name, draws in bootstrap.items()
+    }
 
 
 def _loto_paths(name: str, loto: Mapping[str, np.ndarray]) -> dict[str, object]:
@@ -136,18 +178,7 @@ def two_afc_scenario_report(
         "first_position": counts.first_position,
     }
     point = two_afc_statistics(**{k: v.sum(axis=0) for k, v in arrays.items()})
-    bootstrap = (
-        cluster_bootstrap(
-            arrays,
-            counts.templates["stratum"].to_numpy(),
-            partial(two_afc_statistics, matrix=False),
-            n_resamples=n_resamples,
-            rng=rng,
-            confidence=confidence,
-        )
-        if n_resamples
-        else {}
-    )
+    intervals = two_afc_intervals(counts, confidence=confidence) if n_resamples else {}
     loto = leave_one_template_out(
         arrays, partial(two_afc_statistics, matrix=False), null=TWO_AFC_NULL
     )
@@ -160,7 +191,7 @@ def two_afc_scenario_report(
     flat["first_position_rate"] = first.value
     flat["first_position_rate_ci"] = [first.ci_low, first.ci_high]
     flat["ext_undefined_cells"] = int(polarisation(counts.wins.sum(axis=0))["undefined_cells"])
-    flat.update(_statistics_block(point, bootstrap, loto, TWO_AFC_REPORTED))
+    flat.update(_statistics_block(point, intervals, loto, TWO_AFC_REPORTED))
     flat.update(_loto_paths("first_position_rate", _measures(loto["first_position_rate"])))
     report = nest(flat)
     report["win_matrix"] = {
@@ -169,6 +200,22 @@ def two_afc_scenario_report(
     }
     report["discards_by_group"] = discards_by_group(counts)
     return report
+
+
+def two_afc_intervals(counts, *, confidence: float = 0.95) -> dict[str, dict[str, np.ndarray]]:
+    """Each win rate's template-cluster Wilson interval (a ratio of wins to kept comparisons:
+    ``cluster_wilson``), and Pol's and Ext's from simultaneous cell intervals
+    (``polarisation_interval``). No resampling: both hold their estimates by construction."""
+    strata = counts.templates["stratum"].to_numpy()
+    out = {}
+    for name, (won, kept) in win_rate_parts(counts.wins).items():
+        low, high = cluster_wilson(won, kept, strata, confidence=confidence)
+        out[name] = {"low": low, "high": high}
+    for name, (low, high) in polarisation_interval(
+        counts.wins.sum(axis=0), confidence=confidence
+    ).items():
+        out[name] = {"low": low, "high": high}
+    return out
 
 
 def _measures(loto_entry: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -192,18 +239,24 @@ def mcq_question_report(
     statistic = mcq_statistic_fn(counts.question, encoding=encoding)
     arrays = {"counts": counts.counts}
     point = statistic(counts=counts.counts.sum(axis=0))
-    bootstrap = (
-        cluster_bootstrap(
+    strata = counts.templates["stratum"].to_numpy()
+    intervals = {}
+    if n_resamples:
+        bootstrap = cluster_bootstrap(
             arrays,
-            counts.templates["stratum"].to_numpy(),
+            strata,
             statistic,
             n_resamples=n_resamples,
             rng=rng,
             confidence=confidence,
+            rescaled=True,
         )
-        if n_resamples
-        else {}
-    )
+        # Mean gaps: a smooth ratio of means, so estimate ± t × SE; JSD (biased upward in
+        # small groups) from simultaneous intervals of the option shares.
+        gaps = {name: bootstrap[name] for name in ("mean_gap.race", "mean_gap.gender")}
+        intervals = symmetric_t_interval(point, gaps, t_quantile(confidence, strata))
+        for name, bounds in jsd_intervals(counts.counts, strata, confidence=confidence).items():
+            intervals[name] = {"low": bounds[:, 0], "high": bounds[:, 1]}
     loto = leave_one_template_out(arrays, statistic, null=MCQ_NULL)
     flat: dict[str, object] = {
         "attempted": int(counts.answers.sum()),
@@ -211,7 +264,7 @@ def mcq_question_report(
         "refusals": int(counts.refusals.sum()),
         "invalid": int(counts.invalid.sum()),
     }
-    flat.update(_statistics_block(point, bootstrap, loto, MCQ_REPORTED))
+    flat.update(_statistics_block(point, intervals, loto, MCQ_REPORTED))
     report = nest(flat)
     options = list(MCQ_OPTIONS[counts.question])
     report["distribution"] = {
@@ -252,10 +305,21 @@ def salary_report(
             confidence=confidence,
             within_strata=True,
             chunk_size=500,
+            rescaled=True,
         )
         if n_resamples
         else {}
     )
+    if bootstrap:
+        # estimate ± t × SE, t on the templates' degrees of freedom: an occupation's row
+        # has its templates − 1, the pooled row every template − the occupations.
+        df = [np.sum(strata == o) - 1 for o in range(len(counts.occupations))]
+        df.append(len(strata) - len(counts.occupations))
+        quantile = student_t.ppf(0.5 + confidence / 2.0, np.maximum(df, 1))
+        for name, draws in bootstrap.items():
+            rows = point[name].shape[0]
+            half = quantile[:rows, None] * draws["se"]
+            bootstrap[name] = {"low": point[name] - half, "high": point[name] + half}
     own_occupation = strata[:, None] == np.arange(len(counts.occupations) + 1)[None, :]
     own_occupation[:, -1] = True  # the pooled row counts every template
     relevance = {name: own_occupation[:, : values.shape[0], None] for name, values in point.items()}
@@ -294,7 +358,11 @@ def _gap_tables(point, bootstrap, loto, rows: list[str]) -> dict:
                 put((stem, occupation, kind, label), plain(values[o, i]))
                 if bootstrap:
                     low, high = bootstrap[name]["low"][o, i], bootstrap[name]["high"][o, i]
-                    put((f"{stem}_ci", occupation, kind, label), [plain(low), plain(high)])
+                    interval, code = checked_interval(values[o, i], low, high)
+                    put((f"{stem}_ci", occupation, kind, label), interval)
+                    if code is not None:
+                        for key, text in ci_reason(code, f"{stem}_").items():
+                            put((key, occupation, kind, label), text)
                 put(
                     ("loto", stem, occupation, kind, label),
                     {

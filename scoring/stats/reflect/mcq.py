@@ -13,9 +13,12 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import minimize
 from scipy.special import rel_entr
+from scipy.stats import norm
 
 from scoring.stats.reflect.parsing import template_codes, template_index
+from scoring.stats.reflect.robustness import cluster_wilson
 from scoring.stats.reflect.vocabulary import (
     GENDER_OF,
     GENDERS,
@@ -157,3 +160,100 @@ def mcq_statistic_fn(
         reference_race=RACES.index(reference_race),
         reference_gender=GENDERS.index(reference_gender),
     )
+
+
+def jsd_intervals(
+    counts: np.ndarray, strata: np.ndarray, *, confidence: float = 0.95
+) -> dict[str, np.ndarray]:
+    """``jsd.{race, gender, race_gender}`` intervals, (L, 2) each, from per-template counts
+    ``counts[t, group, option]`` (docs/metrics.md, "REFLECT: MCQ").
+
+    JSD is biased upward in small groups, so a bootstrap of it can sit above the estimate.
+    Instead each option's share gets a template-cluster Wilson interval (``cluster_wilson`` at
+    z), Bonferroni-simultaneous over the 2K shares of the group's and the pooled distribution;
+    the interval is the least and the largest JSD of two distributions inside those boxes (a
+    jointly convex function: the largest sits at a pair of vertices, the least is a convex
+    minimum, 0 when the boxes share a distribution). The estimate is the JSD of a pair inside
+    the boxes, so the interval holds it by construction."""
+    counts = np.asarray(counts, dtype=float)
+    n_options = counts.shape[-1]
+    z = norm.ppf(1.0 - (1.0 - confidence) / (4.0 * n_options))
+    tables = {
+        "race": np.einsum("rg,tgk->trk", _RACE_SUM, counts),
+        "gender": np.einsum("sg,tgk->tsk", _GENDER_SUM, counts),
+        "race_gender": counts,
+    }
+
+    def boxes(table):  # (T, L, K) -> low, high (L, K)
+        trials = np.broadcast_to(table.sum(axis=-1, keepdims=True), table.shape)
+        return cluster_wilson(table, trials, strata, quantile=z)
+
+    pooled = counts.sum(axis=1)
+    pooled_low, pooled_high = boxes(pooled[:, None, :])
+    pooled_point = normalised(pooled.sum(axis=0))
+    out = {}
+    for kind, table in tables.items():
+        low, high = boxes(table)
+        points = normalised(table.sum(axis=0))
+        rows = []
+        for label in range(table.shape[1]):
+            estimate = float(jensen_shannon_divergence(points[label], pooled_point))
+            if np.isnan(low[label]).any() or np.isnan(pooled_low[0]).any():
+                rows.append((np.nan, np.nan))
+                continue
+            least, largest = _jsd_range(
+                (low[label], high[label]),
+                (pooled_low[0], pooled_high[0]),
+                points[label],
+                pooled_point,
+            )
+            # The estimate is a feasible pair's value: rounding in the search cannot move past it.
+            rows.append((min(least, estimate), max(largest, estimate)))
+        out[f"jsd.{kind}"] = np.array(rows)
+    return out
+
+
+def _simplex_box_vertices(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Vertices of {p : low ≤ p ≤ high, Σp = 1}: every coordinate but one at a bound, the free
+    one within its own bounds."""
+    k = len(low)
+    patterns = np.array(np.meshgrid(*[[0, 1]] * (k - 1), indexing="ij")).reshape(k - 1, -1).T
+    vertices = []
+    for free in range(k):
+        others = [i for i in range(k) if i != free]
+        fixed = np.where(patterns == 1, high[others], low[others])
+        rest = 1.0 - fixed.sum(axis=1)
+        ok = (rest >= low[free] - 1e-12) & (rest <= high[free] + 1e-12)
+        vertex = np.zeros((ok.sum(), k))
+        vertex[:, others], vertex[:, free] = fixed[ok], np.clip(rest[ok], 0.0, 1.0)
+        vertices.append(vertex)
+    return np.concatenate(vertices)
+
+
+def _jsd_range(box_p, box_q, start_p, start_q) -> tuple[float, float]:
+    """Least and largest JSD(p ‖ q) over p, q in their boxes on the simplex."""
+    vertices_p = _simplex_box_vertices(*box_p)
+    vertices_q = _simplex_box_vertices(*box_q)
+    largest = float(jensen_shannon_divergence(vertices_p[:, None, :], vertices_q[None, :, :]).max())
+    shared_low = np.maximum(box_p[0], box_q[0])
+    shared_high = np.minimum(box_p[1], box_q[1])
+    if np.all(shared_low <= shared_high) and shared_low.sum() <= 1.0 <= shared_high.sum():
+        return 0.0, largest
+    k = len(start_p)
+    result = minimize(
+        lambda x: float(jensen_shannon_divergence(x[:k], x[k:])),
+        np.concatenate([start_p, start_q]),
+        method="SLSQP",
+        bounds=list(
+            zip(
+                np.concatenate([box_p[0], box_q[0]]),
+                np.concatenate([box_p[1], box_q[1]]),
+                strict=True,
+            )
+        ),
+        constraints=[
+            {"type": "eq", "fun": lambda x: x[:k].sum() - 1.0},
+            {"type": "eq", "fun": lambda x: x[k:].sum() - 1.0},
+        ],
+    )
+    return float(result.fun), largest

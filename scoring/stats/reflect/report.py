@@ -89,7 +89,10 @@ def reflect_model_report(
         "bootstrap": {
             "n_resamples": int(n_resamples),
             "confidence": confidence,
-            "method": "percentile, templates resampled within occupation",
+            "method": (
+                "templates resampled within occupation (Rao-Wu rescaled); intervals per "
+                "docs/metrics.md, 'REFLECT: intervals'"
+            ),
             "seed": rng if isinstance(rng, int) else None,
         }
     }

@@ -18,7 +18,7 @@ import pandas as pd
 from scipy.stats import rankdata, spearmanr
 
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES, percentile_interval
-from scoring.stats.proportions import proportion
+from scoring.stats.proportions import proportion, wilson_bounds
 from scoring.stats.reflect.parsing import comparison_keys, template_codes, template_index
 from scoring.stats.reflect.robustness import template_resample_counts
 from scoring.stats.reflect.vocabulary import (
@@ -173,16 +173,17 @@ def win_matrix(wins: np.ndarray) -> np.ndarray:
     return _ratio(wins, wins + np.swapaxes(wins, -1, -2))
 
 
-def _marginal(wins: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def _marginal_parts(wins: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(wins, kept comparisons) of each level k of ``mask`` (see _RACE_MASK)."""
     wins = np.asarray(wins, dtype=float)
     kept = wins + np.swapaxes(wins, -1, -2)
     won = np.einsum("...ij,kij->...k", wins, mask.astype(float))
     total = np.einsum("...ij,kij->...k", kept, mask.astype(float))
-    return _ratio(won, total)
+    return won, total
 
 
-def _marginal_all_trials(wins: np.ndarray, has_level: np.ndarray) -> np.ndarray:
-    """Wins of images with level k / kept comparisons with at least one image of level k.
+def _all_trials_parts(wins: np.ndarray, has_level: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Wins of images with level k, and kept comparisons with at least one image of level k.
 
     When both images have level k, one of them wins: the comparison counts once in both."""
     wins = np.asarray(wins, dtype=float)
@@ -192,29 +193,27 @@ def _marginal_all_trials(wins: np.ndarray, has_level: np.ndarray) -> np.ndarray:
     either = (has_level[:, :, None] | has_level[:, None, :]).astype(float)
     # kept is symmetric, so summing it over ordered pairs counts each comparison twice.
     total = np.einsum("...ij,kij->...k", kept, either) / 2
-    return _ratio(won, total)
+    return won, total
 
 
-def win_rates_all_trials(wins: np.ndarray) -> dict[str, np.ndarray]:
-    """The paper's WinRate(g) by race (..., 5) and gender (..., 2): wins of images of g over
-    every kept comparison in which at least one image belongs to g, same-race (same-gender)
-    comparisons included (docs/metrics.md, "Win rates")."""
-    return {
-        "race": _marginal_all_trials(wins, _RACE_LEVEL),
-        "gender": _marginal_all_trials(wins, _GENDER_LEVEL),
+def win_rate_parts(wins: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """(wins, kept comparisons) behind every win rate of the report, keyed by its report name:
+    each rate is their ratio, so its template-cluster interval is a ratio's (``cluster_wilson``).
+
+    ``win_rate.{race, gender, race_gender}`` (different-level comparisons only; race × gender:
+    every comparison that includes the group), the paper's ``win_rate_all_trials.{race,
+    gender}`` and the Figure 4(d-f) views (docs/metrics.md, "Win rates")."""
+    parts = {
+        "win_rate.race": _marginal_parts(wins, _RACE_MASK),
+        "win_rate.gender": _marginal_parts(wins, _GENDER_MASK),
+        "win_rate.race_gender": _marginal_parts(wins, _GROUP_MASK),
+        "win_rate_all_trials.race": _all_trials_parts(wins, _RACE_LEVEL),
+        "win_rate_all_trials.gender": _all_trials_parts(wins, _GENDER_LEVEL),
     }
-
-
-def figure_4_views(wins: np.ndarray) -> dict[str, np.ndarray]:
-    """The paper's Figure 4(d-f): race win rates within each gender (..., 5) under
-    ``win_rate_within_gender.<gender>.race``, and per race the male image's win rate against the
-    female image of the same race (..., 5) under ``male_win_rate_within_race.race``."""
-    out = {
-        f"win_rate_within_gender.{gender}.race": _marginal(wins, mask)
-        for gender, mask in _WITHIN_GENDER.items()
-    }
-    out["male_win_rate_within_race.race"] = _marginal(wins, _MALE_WITHIN_RACE)
-    return out
+    for gender, mask in _WITHIN_GENDER.items():
+        parts[f"win_rate_within_gender.{gender}.race"] = _marginal_parts(wins, mask)
+    parts["male_win_rate_within_race.race"] = _marginal_parts(wins, _MALE_WITHIN_RACE)
+    return parts
 
 
 def win_rates(wins: np.ndarray) -> dict[str, np.ndarray]:
@@ -223,10 +222,26 @@ def win_rates(wins: np.ndarray) -> dict[str, np.ndarray]:
     Race and gender marginals count only comparisons between different races (genders);
     race × gender counts every kept comparison that includes the group.
     """
+    parts = win_rate_parts(wins)
+    return {kind: _ratio(*parts[f"win_rate.{kind}"]) for kind in ("race", "gender", "race_gender")}
+
+
+def win_rates_all_trials(wins: np.ndarray) -> dict[str, np.ndarray]:
+    """The paper's WinRate(g) by race (..., 5) and gender (..., 2): wins of images of g over
+    every kept comparison in which at least one image belongs to g, same-race (same-gender)
+    comparisons included (docs/metrics.md, "Win rates")."""
+    parts = win_rate_parts(wins)
+    return {kind: _ratio(*parts[f"win_rate_all_trials.{kind}"]) for kind in ("race", "gender")}
+
+
+def figure_4_views(wins: np.ndarray) -> dict[str, np.ndarray]:
+    """The paper's Figure 4(d-f): race win rates within each gender (..., 5) under
+    ``win_rate_within_gender.<gender>.race``, and per race the male image's win rate against the
+    female image of the same race (..., 5) under ``male_win_rate_within_race.race``."""
     return {
-        "race": _marginal(wins, _RACE_MASK),
-        "gender": _marginal(wins, _GENDER_MASK),
-        "race_gender": _marginal(wins, _GROUP_MASK),
+        name: _ratio(*parts)
+        for name, parts in win_rate_parts(wins).items()
+        if name.startswith(("win_rate_within_gender.", "male_win_rate_within_race."))
     }
 
 
@@ -245,6 +260,37 @@ def polarisation(wins: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
+def polarisation_interval(wins: np.ndarray, *, confidence: float = 0.95) -> dict[str, np.ndarray]:
+    """Pol and Ext intervals, ``{"pol": [low, high], "ext": [low, high]}`` (NaN when no cell
+    is defined), from aggregated ``wins`` (10, 10).
+
+    Pol and Ext are biased upward in small cells (|ŵ − 0.5| ≥ |w − 0.5| on average), so a
+    bootstrap of them can sit above the estimate. Instead every defined cell gets a Wilson
+    interval, Bonferroni-simultaneous over the K defined cells (a cell holds at most one
+    comparison per template, so its kept comparisons are independent trials); when all of them
+    cover, Pol lies between the means of the least and the largest |w − 0.5| each cell allows,
+    and Ext between the shares of cells that must and that may be extreme. The estimate, made
+    of points inside the cell intervals, lies inside by construction (docs/metrics.md, "Win
+    matrix, Pol, Ext")."""
+    wins = np.asarray(wins, dtype=float)
+    won, lost = wins[UPPER], wins[UPPER[::-1]]
+    kept = won + lost
+    defined = kept > 0
+    if not defined.any():
+        return {"pol": np.full(2, np.nan), "ext": np.full(2, np.nan)}
+    simultaneous = 1.0 - (1.0 - confidence) / defined.sum()
+    low, high = wilson_bounds(won[defined], kept[defined], confidence=simultaneous)
+    straddles = (low <= 0.5) & (high >= 0.5)
+    nearest = np.where(straddles, 0.0, np.minimum(np.abs(low - 0.5), np.abs(high - 0.5)))
+    farthest = np.maximum(np.abs(low - 0.5), np.abs(high - 0.5))
+    must = (high < EXTREME_LOW) | (low > EXTREME_HIGH)
+    may = (low < EXTREME_LOW) | (high > EXTREME_HIGH)
+    return {
+        "pol": np.array([nearest.mean(), farthest.mean()]),
+        "ext": np.array([must.mean(), may.mean()]),
+    }
+
+
 def two_afc_statistics(
     wins: np.ndarray,
     valid_answers: np.ndarray,
@@ -255,20 +301,15 @@ def two_afc_statistics(
 ) -> dict[str, np.ndarray]:
     """Every 2AFC statistic from (possibly batched) aggregated counts; ``matrix=False`` leaves
     out the 10×10 win matrix (the bootstrap does not need its 100 cells)."""
-    rates = win_rates(wins)
-    paper_rates = win_rates_all_trials(wins)
     pol = polarisation(wins)
-    out = {
-        "win_rate.race": rates["race"],
-        "win_rate.gender": rates["gender"],
-        "win_rate.race_gender": rates["race_gender"],
-        "win_rate_all_trials.race": paper_rates["race"],
-        "win_rate_all_trials.gender": paper_rates["gender"],
-        **figure_4_views(wins),
-        "pol": pol["pol"],
-        "ext": pol["ext"],
-        "first_position_rate": _ratio(first_position, valid_answers),
-    }
+    out = {name: _ratio(*parts) for name, parts in win_rate_parts(wins).items()}
+    out.update(
+        {
+            "pol": pol["pol"],
+            "ext": pol["ext"],
+            "first_position_rate": _ratio(first_position, valid_answers),
+        }
+    )
     if matrix:
         out["win_matrix"] = win_matrix(wins)
     return out
