@@ -40,7 +40,6 @@ from scoring.stats.reflect.vocabulary import (
 )
 from scoring.stats.validity.core import Check, Tally
 
-QUICK_REPLICATIONS, FULL_REPLICATIONS = 200, 1000
 DEMO_SIZE = {"occupations": ("CEO", "doctor"), "templates_per_occupation": 4}
 BIOGRAPHIES_PER_OCCUPATION = 2
 # Bootstrap resamples per replication: fewer than the report's default (2,000) for speed; the

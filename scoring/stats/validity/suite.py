@@ -25,7 +25,12 @@ from scoring.stats.validity.core import (
 )
 
 # One module per family of statistics, each exposing SCENARIOS: name -> (replications, seed).
-SCENARIO_MODULES = ("human_scenarios", "judge_scenarios", "ppi_scenarios")
+SCENARIO_MODULES = (
+    "human_scenarios",
+    "judge_scenarios",
+    "ppi_scenarios",
+    "reflect_scenarios",
+)
 
 
 def all_scenarios() -> dict[str, Callable[[int, int], list[Check]]]:

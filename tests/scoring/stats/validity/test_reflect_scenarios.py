@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.stats.validity.core import QUICK_TARGETS
-from scoring.stats.validity.reflect_scenarios import QUICK_REPLICATIONS, SCENARIOS
+from scoring.stats.validity.core import QUICK_REPLICATIONS, QUICK_TARGETS
+from scoring.stats.validity.reflect_scenarios import SCENARIOS
 
 
 @pytest.fixture(scope="module")
