@@ -14,7 +14,12 @@ from collections.abc import Callable, Mapping
 import numpy as np
 from scipy.stats import t as student_t
 
-from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES, percentile_interval
+from scoring.stats.bootstrap import (
+    DEFAULT_N_RESAMPLES,
+    cluster_weights,
+    percentile_interval,
+    stratified_cluster_indices,
+)
 from scoring.stats.proportions import wilson_bounds
 
 StatisticFn = Callable[..., Mapping[str, np.ndarray]]
@@ -46,14 +51,17 @@ def template_resample_counts(
     generator = as_generator(rng)
     strata = np.asarray(strata)
     n_templates = len(strata)
+    if rescaled:
+        # The one Rao–Wu resampler of the project (docs/metrics.md, "Cluster bootstrap").
+        codes = np.unique(strata, return_inverse=True)[1].astype(np.int64)
+        indices = stratified_cluster_indices(codes, n_resamples=n_resamples, rng=generator)
+        return cluster_weights(indices, codes)
     rows = np.arange(n_resamples)[:, None] * n_templates
     out = np.zeros(n_resamples * n_templates)
     for stratum in np.unique(strata):
         members = np.flatnonzero(strata == stratum)
-        n_draws = len(members) - 1 if rescaled and len(members) > 1 else len(members)
-        draws = members[generator.integers(0, len(members), size=(n_resamples, n_draws))]
-        counts = np.bincount((rows + draws).ravel(), minlength=out.size)
-        out += counts * (len(members) / n_draws)
+        draws = members[generator.integers(0, len(members), size=(n_resamples, len(members)))]
+        out += np.bincount((rows + draws).ravel(), minlength=out.size)
     return out.reshape(n_resamples, n_templates)
 
 
