@@ -106,6 +106,22 @@ def pairwise_band(
     )
 
 
+def _delta_bounds(band: PairwiseBand) -> tuple[float, float, int]:
+    magnitude = np.abs(band.differences)
+    low = max(0.0, float(np.max(magnitude - band.half_widths)))
+    high = min(1.0, float(np.max(magnitude + band.half_widths)))
+    return low, high, band.n_used
+
+
+def _log_ratio_bounds(band: PairwiseBand) -> tuple[float, float, int]:
+    magnitude = np.abs(band.differences)
+    # Past e^700 the bound is infinite: null with a reason rather than an overflow.
+    upper = min(float(np.max(magnitude + band.half_widths)), 700.0)
+    low = max(1.0, float(np.exp(np.max(magnitude - band.half_widths))))
+    high = float(np.exp(upper)) if upper < 700.0 else np.inf
+    return low, high, band.n_used
+
+
 def simultaneous_delta_interval(
     point_rates, boot_rates, *, confidence: float = 0.95, df: int | None = None
 ):
@@ -115,12 +131,22 @@ def simultaneous_delta_interval(
 
     (a pair and its reverse have mirrored intervals; Δ of proportions is at most 1)."""
     band = pairwise_band(point_rates, boot_rates, confidence=confidence, df=df)
-    if band is None:
-        return np.nan, np.nan, 0
-    magnitude = np.abs(band.differences)
-    low = max(0.0, float(np.max(magnitude - band.half_widths)))
-    high = min(1.0, float(np.max(magnitude + band.half_widths)))
-    return low, high, band.n_used
+    return (np.nan, np.nan, 0) if band is None else _delta_bounds(band)
+
+
+def _band_block(point, boot_rates, bounds_of, *, estimate, confidence, df, **options):
+    """``interval_block`` of the band's interval, and the band (None when none was built)."""
+    built: list[PairwiseBand] = []
+
+    def bounds():
+        band = pairwise_band(point, boot_rates, confidence=confidence, df=df)
+        if band is None:
+            return np.nan, np.nan, 0
+        built.append(band)
+        return bounds_of(band)
+
+    block = interval_block(None if boot_rates is None else bounds, estimate=estimate, **options)
+    return block, (built[0] if built else None)
 
 
 def delta_interval_block(
@@ -137,24 +163,18 @@ def delta_interval_block(
     ``<prefix>ci_reason(_code)`` (docs/metrics.md, "Intervals that cannot carry uncertainty");
     ``<prefix>ci_resamples_used`` when some resamples left a value undefined. The p-value tests
     "every value has the same rate" and is below 1 − confidence exactly when the interval
-    excludes 0."""
+    excludes 0; it is null whenever the interval is."""
     point = np.asarray(point_rates, dtype=float)
-    estimate = float(point.max() - point.min()) if point.size >= 2 else None
-    band = None
-    if boot_rates is not None and n_resamples > 0 and design_code is None:
-        band = pairwise_band(point, boot_rates, confidence=confidence, df=df)
-    bounds = None
-    if boot_rates is not None:
-
-        def bounds():
-            return simultaneous_delta_interval(point, boot_rates, confidence=confidence, df=df)
-
-    block = interval_block(
-        bounds,
+    block, band = _band_block(
+        point,
+        boot_rates,
+        _delta_bounds,
+        estimate=float(point.max() - point.min()) if point.size >= 2 else None,
+        confidence=confidence,
+        df=df,
         n_resamples=n_resamples,
         design_code=design_code,
         prefix=prefix,
-        estimate=estimate,
     )
     defined = block[f"{prefix}ci_low"] is not None
     block[f"{prefix}p_value"] = band.p_value if defined and band is not None else None
@@ -176,34 +196,25 @@ def ratio_interval_block(
     It holds 1 whenever no pairwise interval excludes 0, as Δ's holds 0. Resamples with a zero
     rate (log undefined) are left out and counted in ``<prefix>ci_resamples_used``."""
     point = np.asarray(point_rates, dtype=float)
-    positive = point.size >= 2 and bool(np.all(point > 0))
-    if not positive:
+    if point.size < 2 or not bool(np.all(point > 0)):
         return {
             f"{prefix}ci_low": None,
             f"{prefix}ci_high": None,
             **ci_reason("undefined_estimate", prefix),
         }
-    estimate = float(point.max() / point.min())
-    bounds = None
+    logs = None
     if boot_rates is not None:
-
-        def bounds():
-            with np.errstate(divide="ignore", invalid="ignore"):
-                logs = np.log(np.asarray(boot_rates, dtype=float))
-            band = pairwise_band(np.log(point), logs, confidence=confidence, df=df)
-            if band is None:
-                return np.nan, np.nan, 0
-            magnitude = np.abs(band.differences)
-            # Past e^700 the bound is infinite: null with a reason rather than an overflow.
-            upper = min(float(np.max(magnitude + band.half_widths)), 700.0)
-            low = max(1.0, float(np.exp(np.max(magnitude - band.half_widths))))
-            high = float(np.exp(upper)) if upper < 700.0 else np.inf
-            return low, high, band.n_used
-
-    return interval_block(
-        bounds,
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = np.log(np.asarray(boot_rates, dtype=float))
+    block, _ = _band_block(
+        np.log(point),
+        logs,
+        _log_ratio_bounds,
+        estimate=float(point.max() / point.min()),
+        confidence=confidence,
+        df=df,
         n_resamples=n_resamples,
         design_code=design_code,
         prefix=prefix,
-        estimate=estimate,
     )
+    return block

@@ -9,6 +9,7 @@ prompts resampled within domain); Δ has a within-base-prompt permutation test.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -250,22 +251,19 @@ def disparity_report(
     boot_rates = None
     if resample is not None and resample.n_resamples > 0:
         boot_rates = bootstrap.resampled_rates(resample.counts, sums["successes"], sums["totals"])
-    n_resamples = 0 if resample is None else resample.n_resamples
-    design_code = None if resample is None else resample.design_code
-    design_df = None if resample is None else resample.df
     neutral_column = columns.index((NEUTRAL, NEUTRAL)) if (NEUTRAL, NEUTRAL) in columns else None
     report = {}
     context = _Context(
-        point_successes,
-        point_totals,
-        n_effective,
-        n_items,
-        boot_rates,
-        neutral_column,
-        confidence,
-        n_resamples,
-        design_code,
-        design_df,
+        successes=point_successes,
+        totals=point_totals,
+        n_effective=n_effective,
+        n_items=n_items,
+        boot_rates=boot_rates,
+        neutral_column=neutral_column,
+        confidence=confidence,
+        n_resamples=0 if resample is None else resample.n_resamples,
+        design_code=None if resample is None else resample.design_code,
+        design_df=None if resample is None else resample.df,
     )
     for attribute in sorted({attribute for attribute, _ in columns}):
         positions = [i for i, (a, _) in enumerate(columns) if a == attribute]
@@ -301,33 +299,29 @@ class DesignUnits:
         return np.bincount(pairs // size, minlength=n_columns)
 
 
+@dataclass
 class _Context:
-    def __init__(
-        self,
-        successes,
-        totals,
-        n_effective,
-        n_items,
-        boot_rates,
-        neutral_column,
-        confidence,
-        n_resamples,
-        design_code,
-        design_df,
-    ):
-        self.successes, self.totals, self.boot_rates = successes, totals, boot_rates
-        self.design_df = design_df
-        self.n_effective, self.n_items = n_effective, n_items
-        self.design_code = design_code
-        self.neutral_column, self.confidence, self.n_resamples = (
-            neutral_column,
-            confidence,
-            n_resamples,
-        )
+    """What every attribute block of one measure reads: per-column sums, effective sizes and
+    item counts, the bootstrap's rates and the design."""
+
+    successes: np.ndarray
+    totals: np.ndarray
+    n_effective: np.ndarray
+    n_items: np.ndarray
+    boot_rates: np.ndarray | None
+    neutral_column: int | None
+    confidence: float
+    n_resamples: int
+    design_code: str | None
+    design_df: int | None
+
+    def __post_init__(self):
         with np.errstate(divide="ignore", invalid="ignore"):
-            rates = np.where(totals > 0, successes / np.where(totals > 0, totals, 1), np.nan)
+            rates = np.where(
+                self.totals > 0, self.successes / np.where(self.totals > 0, self.totals, 1), np.nan
+            )
         self.wilson_low, self.wilson_high = wilson_bounds(
-            rates * n_effective, n_effective, confidence=confidence
+            rates * self.n_effective, self.n_effective, confidence=self.confidence
         )
 
     def rate(self, column):

@@ -125,3 +125,18 @@ class Tally:
 # Replications per scenario: the full suite (docs/metrics.md, "Calibration") and the quick mode
 # CI runs and ``validate_design`` uses.
 FULL_REPLICATIONS, QUICK_REPLICATIONS = 1000, 200
+
+
+def scenarios_from(designs: dict, run_design) -> dict:
+    """``SCENARIOS`` of a module: name → (replications, seed) → checks, one per design, through
+    the module's ``run_design(name, design, replications, seed)``."""
+
+    def scenario(name, design):
+        return lambda replications, seed: run_design(name, design, replications, seed)
+
+    return {name: scenario(name, design) for name, design in designs.items()}
+
+
+def failing(checks, targets: dict[str, float] = TARGETS) -> list[dict]:
+    """The checks (an iterable of ``Check``) that miss ``targets``, as dicts."""
+    return [check.to_dict() for check in checks if not check.passes(targets)]

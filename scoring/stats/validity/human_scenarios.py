@@ -27,7 +27,7 @@ import pandas as pd
 
 from scoring.stats.study_metrics import to_plain, validated_frames
 from scoring.stats.study_rates import study_rates
-from scoring.stats.validity.core import Check, Tally
+from scoring.stats.validity.core import Check, Tally, scenarios_from
 
 ATTRIBUTE = "culture"
 
@@ -176,11 +176,4 @@ def _designs() -> dict[str, HumanDesign]:
 
 
 DESIGNS = _designs()
-SCENARIOS = {
-    name: (
-        lambda replications, seed, design=design, name=name: run_design(
-            name, design, replications, seed
-        )
-    )
-    for name, design in DESIGNS.items()
-}
+SCENARIOS = scenarios_from(DESIGNS, run_design)

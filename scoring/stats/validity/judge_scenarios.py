@@ -29,7 +29,13 @@ import numpy as np
 import pandas as pd
 
 from scoring.stats.judge_error import differential_error_test, judge_error_by_attribute
-from scoring.stats.validity.core import FULL_REPLICATIONS, QUICK_REPLICATIONS, Check, Tally
+from scoring.stats.validity.core import (
+    FULL_REPLICATIONS,
+    QUICK_REPLICATIONS,
+    Check,
+    Tally,
+    scenarios_from,
+)
 
 ATTRIBUTE = "culture"
 
@@ -137,14 +143,7 @@ def _designs() -> dict[str, JudgeDesign]:
 
 
 DESIGNS = _designs()
-SCENARIOS = {
-    name: (
-        lambda replications, seed, design=design, name=name: run_design(
-            name, design, replications, seed
-        )
-    )
-    for name, design in DESIGNS.items()
-}
+SCENARIOS = scenarios_from(DESIGNS, run_design)
 
 
 if __name__ == "__main__":

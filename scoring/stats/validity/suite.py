@@ -22,6 +22,7 @@ from scoring.stats.validity.core import (
     SIZE,
     TARGETS,
     Check,
+    failing,
 )
 
 # One module per family of statistics, each exposing SCENARIOS: name -> (replications, seed).
@@ -58,7 +59,7 @@ def summarise(checks: list[Check], *, quick: bool, replications: int, seconds: f
             "statistic": row.statistic,
         }
 
-    failing = [c.to_dict() for c in checks if not c.passes(targets)]
+    failures = failing(checks, targets)
     undocumented = [
         c.to_dict()
         for c in coverage
@@ -73,9 +74,9 @@ def summarise(checks: list[Check], *, quick: bool, replications: int, seconds: f
         "n_checks": len(checks),
         "min_coverage": extreme(coverage, min),
         "max_type_i": extreme(size, max),
-        "failing": failing,
+        "failing": failures,
         "conservative_undocumented": undocumented,
-        "passed": not failing,
+        "passed": not failures,
         "checks": [c.to_dict() for c in checks],
     }
 

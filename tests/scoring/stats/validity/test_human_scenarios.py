@@ -4,7 +4,7 @@ base-prompt clusters and 11 to 200 items per value (docs/metrics.md, "Calibratio
 
 import pytest
 
-from scoring.stats.validity.core import QUICK_REPLICATIONS, QUICK_TARGETS
+from scoring.stats.validity.core import QUICK_REPLICATIONS, QUICK_TARGETS, failing
 from scoring.stats.validity.human_scenarios import SCENARIOS
 
 
@@ -14,13 +14,7 @@ def checks():
 
 
 def test_every_check_meets_the_quick_targets(checks):
-    failing = [
-        check.to_dict()
-        for scenario in checks.values()
-        for check in scenario
-        if not check.passes(QUICK_TARGETS)
-    ]
-    assert not failing
+    assert not failing([check for scenario in checks.values() for check in scenario], QUICK_TARGETS)
 
 
 def test_every_null_scenario_measures_the_tests_it_names(checks):
