@@ -409,24 +409,14 @@ def _attribute_block(attribute: str, value_columns: dict, context: _Context, *, 
     )
     defined = [column for column in value_columns.values() if context.rate(column) is not None]
     boot = None if context.boot_rates is None else context.boot_rates[:, defined]
-    block.update(
-        delta_interval_block(
-            [context.rate(column) for column in defined],
-            boot,
-            confidence=context.confidence,
-            n_resamples=context.n_resamples,
-            design_code=context.design_code,
-            df=context.design_df,
-        )
-    )
-    block.update(
-        ratio_interval_block(
-            [context.rate(column) for column in defined],
-            boot,
-            confidence=context.confidence,
-            n_resamples=context.n_resamples,
-            design_code=context.design_code,
-            df=context.design_df,
-        )
-    )
+    rates = [context.rate(column) for column in defined]
+    design = {
+        "confidence": context.confidence,
+        "n_resamples": context.n_resamples,
+        "design_code": context.design_code,
+        "df": context.design_df,
+    }
+    # Δ, its test and the max/min ratio come from one band of simultaneous pairwise intervals.
+    block.update(delta_interval_block(rates, boot, **design))
+    block.update(ratio_interval_block(rates, boot, **design))
     return block
