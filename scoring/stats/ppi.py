@@ -111,7 +111,8 @@ def _call(y, f, f_unlabelled, w, *, lam, confidence) -> dict:
     return {key: float(value) for key, value in moments.items()}
 
 
-def _undefined(reason: str, n: int, big_n: int) -> dict:
+def undefined_entry(reason: str, n: int, big_n: int) -> dict:
+    """A PPI estimate that cannot be computed: null estimate, interval and λ, with the reason."""
     return {
         "estimate": None,
         "reason": reason,
@@ -155,9 +156,11 @@ def ppi_mean(
     f_unlabelled = np.asarray(f_unlabelled, dtype=float)
     n, big_n = int(y.size), int(f_unlabelled.size)
     if n < 2:
-        return _undefined("fewer than two items with a human reference and a judge label", n, big_n)
+        return undefined_entry(
+            "fewer than two items with a human reference and a judge label", n, big_n
+        )
     if big_n == 0:
-        return _undefined("no item with a judge label and no human label", n, big_n)
+        return undefined_entry("no item with a judge label and no human label", n, big_n)
     result = _call(y, f, f_unlabelled, np.ones(n), lam=lam, confidence=confidence)
     single = _single_class(y, np.concatenate([f, f_unlabelled]))
     return _entry(result, result["lam"], n, big_n, single)
@@ -186,7 +189,7 @@ def ppi_mean_weighted(
     if np.any(~np.isfinite(pi)) or np.any(pi <= 0) or np.any(pi > 1):
         raise ValueError("inclusion probabilities must lie in (0, 1]")
     if n < 2:
-        return _undefined(
+        return undefined_entry(
             "fewer than two items with a human reference and a judge label", n, big_m - n
         )
     result = _call(y, f, f_all, 1.0 / pi, lam=lam, confidence=confidence)

@@ -31,6 +31,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
+from scoring.stats.ppi import undefined_entry
 from scoring.stats.result import CI_REASONS
 
 
@@ -74,16 +75,7 @@ class RatioFit(NamedTuple):
 
 
 def _undefined(reason: str, n: int, big_n: int) -> RatioFit:
-    entry = {
-        "estimate": None,
-        "reason": reason,
-        "ci_low": None,
-        "ci_high": None,
-        "lambda": None,
-        "n_labelled": n,
-        "n_unlabelled": big_n,
-    }
-    return RatioFit(entry, None, None)
+    return RatioFit(undefined_entry(reason, n, big_n), None, None)
 
 
 def _sample_variance(values) -> float:
