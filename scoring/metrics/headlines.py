@@ -80,7 +80,7 @@ def largest_disparities(report: dict, *, limit: int = LARGEST_DISPARITIES) -> li
             "delta": stat_text(row, "delta"),
             "max_value": row.get("max_value") or "—",
             "min_value": row.get("min_value") or "—",
-            "p_holm": p_value(row.get("permutation_p_holm")),
+            "p_holm": p_value(row.get("delta_p_holm")),
             "flagged": bool(row.get("flagged")),
         }
         for row in rows

@@ -9,7 +9,11 @@ from __future__ import annotations
 from scoring.report import plotting
 
 MEASURES = ("refusal", "erasure", "substitution", "combined")
-RATE_COLUMNS = ["source", "measure", "attribute", "value", "n", "rate", "ci_low", "ci_high"]
+# n counts labels; n_items the items behind them, n_effective what the interval rests on.
+RATE_COLUMNS = [
+    *("source", "measure", "attribute", "value"),
+    *("n", "n_items", "n_effective", "rate", "ci_low", "ci_high"),
+]
 
 
 def rate_rows(metrics: dict, *, source: str, measure: str) -> list[dict]:
@@ -25,6 +29,8 @@ def rate_rows(metrics: dict, *, source: str, measure: str) -> list[dict]:
                     "attribute": attribute,
                     "value": value,
                     "n": cell.get("n"),
+                    "n_items": cell.get("n_items"),
+                    "n_effective": cell.get("n_effective"),
                     "rate": cell.get("rate"),
                     "ci_low": cell.get("ci_low"),
                     "ci_high": cell.get("ci_high"),

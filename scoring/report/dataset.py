@@ -6,9 +6,9 @@ database knows and the caller passes in. The page, the JSON file and the self-co
 export all format this one dict; every number in it comes from a ``scoring.stats`` function run
 on the records (docs/metrics.md), never typed in.
 
-Steps, top to bottom: the study export (``study_metrics``: rates, Wilson intervals, Δ with
-cluster-bootstrap CIs, ratios, pairwise tests, agreement) → a permutation test of every Δ, Holm-
-and BH-adjusted across the Δ tests of a source → logistic regressions of refusal and erasure per
+Steps, top to bottom: the study export (``study_metrics``: rates, Wilson intervals, Δ with its
+cluster-bootstrap interval and max-t test, ratios, pairwise tests, agreement) → the Δ tests,
+Holm- and BH-adjusted across the Δ tests of a source → logistic regressions of refusal and erasure per
 attribute type (cluster-robust and GEE) → agreement by attribute and annotator group → stated
 limitations, the Article 10 evidence map and provenance.
 """
@@ -27,7 +27,6 @@ from scoring.report.schema import AUDIT_REPORT
 from scoring.report.side_by_side import report_section as models_side_by_side
 from scoring.report.text import article_10_map, limitations
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
-from scoring.stats.delta_inference import delta_permutation_test
 from scoring.stats.disparity import NEUTRAL
 from scoring.stats.hypothesis_tests import benjamini_hochberg_adjust, holm_adjust
 from scoring.stats.regression import logistic_regression
@@ -47,8 +46,8 @@ DEFAULTS = {
     "confidence": 0.95,
     # The study export's default, so the report's rates and CIs equal export_metrics'.
     "n_resamples": DEFAULT_N_RESAMPLES,
-    # p-values resolve to 1/1001; 1000 keeps a study of a few thousand annotations near a second
-    # per source (docs/report.md, "Cost").
+    # Accepted so earlier scripts and report folders keep working; nothing in the report draws
+    # permutations since Δ's test comes from its bootstrap (docs/report.md, "Settings").
     "n_permutations": 1000,
     "seed": 0,
     "min_n": 30,
@@ -161,37 +160,31 @@ def cluster_structure(annotations: pd.DataFrame, judgments: pd.DataFrame) -> dic
 
 
 def disparity_rows(rates: dict, sources: dict, options: dict) -> list[dict]:
-    """One row per source × measure × attribute type: the export's Δ block plus a permutation test.
+    """One row per source × measure × attribute type: the export's Δ block and its test.
 
-    The permutation p-values of one source (every measure × attribute) form one family: Holm and
-    BH adjust across it, and a disparity is flagged when its Holm-adjusted p is below ``alpha``.
+    ``delta_p`` is the export's ``delta_p_value``: the max-t test of "every value has the same
+    rate" from the same cluster bootstrap as Δ's interval, so it is below 1 − confidence exactly
+    when the interval excludes 0, and null (with the interval's reason) when the interval is
+    (docs/metrics.md, "Test of Δ"). The p-values of one source (every measure × attribute) form
+    one family: Holm and BH adjust across it, and a disparity is flagged when its Holm-adjusted p
+    is below ``alpha``.
     """
     rows = []
-    for source, frame in sources.items():
-        outcomes = measure_outcomes(frame)
+    for source in sources:
         family = []
         for measure in MEASURES:
-            success, counted = outcomes[measure]
             for attribute, block in sorted(rates[source][measure].items()):
                 if attribute == NEUTRAL:
                     continue
-                keep = counted & (frame["attribute"].to_numpy() == attribute)
-                test = delta_permutation_test(
-                    success[keep],
-                    frame["attribute_value"].to_numpy()[keep],
-                    frame["base_prompt_id"].to_numpy()[keep],
-                    n_permutations=options["n_permutations"],
-                    seed=options["seed"],
-                )
-                row = _disparity_row(source, measure, attribute, block, rates, test)
+                row = _disparity_row(source, measure, attribute, block, rates)
                 rows.append(row)
                 family.append(row)
         _adjust_family(family, alpha=options["alpha"])
     return rows
 
 
-def _disparity_row(source, measure, attribute, block, rates, test) -> dict:
-    keys = ("n", "n_values", "delta", "delta_reason", "max_value", "min_value", "ratio")
+def _disparity_row(source, measure, attribute, block, rates) -> dict:
+    keys = ("n", "n_items", "n_values", "delta", "delta_reason", "max_value", "min_value", "ratio")
     row = {"source": source, "measure": measure, "attribute": attribute}
     row.update({key: block.get(key) for key in keys if key in block})
     for key in (
@@ -201,10 +194,11 @@ def _disparity_row(source, measure, attribute, block, rates, test) -> dict:
     ):
         if key in block:
             row[key] = block[key]
-    row["permutation_p"] = test.value
-    if not test.defined:
-        row["permutation_p_reason"] = test.reason
-    row["permutation_n"] = test.extra.get("n_permutations")
+    row["delta_p"] = block.get("delta_p_value")
+    if row["delta_p"] is None:
+        row["delta_p_reason"] = (
+            block.get("delta_reason") or block.get("delta_ci_reason") or "no test of Δ"
+        )
     row["neutral_rate"] = _neutral_rate(rates[source][measure])
     row["values"] = [{"value": value, **entry} for value, entry in block["values"].items()]
     row["pairwise_tests"] = block["pairwise_tests"]
@@ -219,18 +213,18 @@ def _neutral_rate(by_attribute: dict) -> float | None:
 
 
 def _adjust_family(rows: list[dict], *, alpha: float) -> None:
-    defined = [row for row in rows if row["permutation_p"] is not None]
-    p_values = [row["permutation_p"] for row in defined]
+    defined = [row for row in rows if row["delta_p"] is not None]
+    p_values = [row["delta_p"] for row in defined]
     for row in rows:
-        row.update(permutation_p_holm=None, permutation_p_bh=None, flagged=False)
+        row.update(delta_p_holm=None, delta_p_bh=None, flagged=False)
     if not defined:
         return
     for row, holm, bh in zip(
         defined, holm_adjust(p_values), benjamini_hochberg_adjust(p_values), strict=True
     ):
         row.update(
-            permutation_p_holm=float(holm),
-            permutation_p_bh=float(bh),
+            delta_p_holm=float(holm),
+            delta_p_bh=float(bh),
             flagged=bool(holm < alpha),
         )
 
@@ -420,7 +414,6 @@ def provenance(options: dict, data_fingerprint: str | None, generated_at: str | 
         "generated_at": generated_at or dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "seed": options["seed"],
         "n_resamples": options["n_resamples"],
-        "n_permutations": options["n_permutations"],
         "confidence": options["confidence"],
         "software": software_versions(),
         "data_fingerprint": data_fingerprint,

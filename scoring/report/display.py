@@ -106,6 +106,51 @@ def fleiss_scope(block: dict) -> str:
     return f"on {n_fleiss} of {n_items} items{each}"
 
 
+def items_and_labels(entry: dict) -> str:
+    """``n`` as "items (labels)": 120 (240) when two annotators labelled each item; the label
+    count alone where the entry has no ``n_items`` (docs/metrics.md, "Study export: rates")."""
+    n, n_items = entry.get("n"), entry.get("n_items")
+    if n is None:
+        return DASH
+    return str(n) if n_items is None else f"{n_items} ({n})"
+
+
+# docs/metrics.md, "Test of Δ": one wording wherever Δ's p is printed.
+DELTA_TEST = (
+    "max-t test from the same bootstrap as Δ's interval: p < 1 − confidence exactly when the "
+    "interval excludes 0"
+)
+
+
+def delta_family(rows: list[dict]) -> str:
+    """The family of one source's Δ tests, said once under a table of them: what p and the
+    interval span, what Holm adjusts across, what sets the flag."""
+    tested = sum(1 for row in rows if row.get("delta_p") is not None)
+    across = (
+        f"the {tested} rows of this source (measures × attributes)"
+        if tested == len(rows)
+        else f"the {tested} of this source's {len(rows)} rows (measures × attributes) that have a p"
+    )
+    return (
+        "p and the interval span the pairs of one attribute; p Holm adjusts p across "
+        f"{across} and sets the flag."
+    )
+
+
+def delta_families(rows: list[dict]) -> str:
+    """``delta_family`` for a table of several sources: each source's family size."""
+    sizes = {}
+    for row in rows:
+        sizes[row["source"]] = sizes.get(row["source"], 0) + (row.get("delta_p") is not None)
+    if len(sizes) == 1:
+        return delta_family(rows)
+    listed = ", ".join(f"{source} {n}" for source, n in sizes.items())
+    return (
+        "p and the interval span the pairs of one attribute; p Holm adjusts p across the rows "
+        f"of the same source that have a p (measures × attributes: {listed}) and sets the flag."
+    )
+
+
 def _ci_reason(row: dict, name: str) -> str:
     """Why ``name``'s interval is missing although ``name`` is defined ("" otherwise), so the
     reader sees the reason where "0.188 [0.188, 0.188]" would have stood."""
@@ -120,10 +165,19 @@ def display_report(report: dict) -> dict:
     summary = disparity_summary(report)
     return {
         "disparity_sources": [
-            {"source": source, "rows": [_disparity(row) for row in rows]}
-            for source, rows in groupby(report["disparities"], key=lambda row: row["source"])
+            {
+                "source": source,
+                "rows": [_disparity(row) for row in rows],
+                "family": delta_family(rows),
+            }
+            for source, rows in (
+                (source, list(rows))
+                for source, rows in groupby(report["disparities"], key=lambda row: row["source"])
+            )
         ],
         "summary": summary,
+        "summary_family": delta_families(report["disparities"]),
+        "delta_test": DELTA_TEST,
         "flagged": [row for row in summary if row["flagged"]],
         "regression": [_regression(table) for table in report["regression"]],
         "validation_rows": [_validation(row) for row in report["validation"]["human_vs_auto"]],
@@ -143,7 +197,7 @@ def disparity_summary(report: dict) -> list[dict]:
             "source": row["source"],
             "measure": row["measure"],
             "attribute": row["attribute"],
-            "n": row.get("n"),
+            "n": items_and_labels(row),
             "delta": with_interval(
                 row.get("delta"), row.get("delta_ci_low"), row.get("delta_ci_high")
             ),
@@ -151,8 +205,8 @@ def disparity_summary(report: dict) -> list[dict]:
             "delta_ci_reason": _ci_reason(row, "delta"),
             "max_value": row.get("max_value") or DASH,
             "min_value": row.get("min_value") or DASH,
-            "permutation_p": p_value(row["permutation_p"]),
-            "permutation_p_holm": p_value(row["permutation_p_holm"]),
+            "delta_p": p_value(row["delta_p"]),
+            "delta_p_holm": p_value(row["delta_p_holm"]),
             "flagged": row["flagged"],
         }
         for row in report["disparities"]
@@ -163,7 +217,7 @@ def _disparity(row: dict) -> dict:
     values = [
         {
             "value": entry["value"],
-            "n": entry["n"],
+            "n": items_and_labels(entry),
             "successes": entry["successes"],
             "rate": with_interval(
                 entry["rate"], entry["ci_low"], entry["ci_high"], as_percent=True
@@ -198,7 +252,8 @@ def _disparity(row: dict) -> dict:
         for test in row["pairwise_tests"]
     ]
     return {
-        **{key: row.get(key) for key in ("source", "measure", "attribute", "n", "flagged")},
+        **{key: row.get(key) for key in ("source", "measure", "attribute", "flagged")},
+        "n": items_and_labels(row),
         "delta": with_interval(row.get("delta"), row.get("delta_ci_low"), row.get("delta_ci_high")),
         "delta_reason": row.get("delta_reason", ""),
         "delta_ci_reason": _ci_reason(row, "delta"),
@@ -209,9 +264,9 @@ def _disparity(row: dict) -> dict:
             row.get("ratio"), row.get("ratio_ci_low"), row.get("ratio_ci_high")
         ),
         "neutral_rate": percent(row.get("neutral_rate")),
-        "permutation_p": p_value(row["permutation_p"]),
-        "permutation_p_holm": p_value(row["permutation_p_holm"]),
-        "permutation_p_bh": p_value(row["permutation_p_bh"]),
+        "delta_p": p_value(row["delta_p"]),
+        "delta_p_holm": p_value(row["delta_p_holm"]),
+        "delta_p_bh": p_value(row["delta_p_bh"]),
         "values": values,
         "pairs": pairs,
     }

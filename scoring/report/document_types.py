@@ -29,7 +29,6 @@ class Provenance(TypedDict, total=False):
     generated_at: Required[str]
     seed: int | None
     n_resamples: int | None
-    n_permutations: int | None
     confidence: float | None
     software: Required[dict[str, str]]
     data_fingerprint: str | None
@@ -393,9 +392,9 @@ def group_interval(intervals: IntervalsByKind | None, kind: str, group: str) -> 
 
 
 class AuditReport(_Extensions, total=False):
-    """``acrb-audit-report/1``: a study's report (with a REFLECT part under ``reflect``)."""
+    """``acrb-audit-report/2``: a study's report (with a REFLECT part under ``reflect``)."""
 
-    schema: Required[Literal["acrb-audit-report/1"]]
+    schema: Required[Literal["acrb-audit-report/2"]]
     study: Required[Section]
     settings: Required[Section]
     design: Required[StudyDesign]

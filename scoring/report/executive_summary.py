@@ -155,8 +155,8 @@ def disparity_sentence(row: dict) -> str:
         f"{source_label(row['source']).capitalize()}: the {row['measure']} rate differs by "
         f"Δ = {number(row['delta'], 2)} across {row['attribute']} values "
         f"({_interval_words(row, 'delta')}); highest {_value_rate(row, row.get('max_value'))}, "
-        f"lowest {_value_rate(row, row.get('min_value'))}; permutation p = "
-        f"{p_value(row.get('permutation_p'))}, Holm-adjusted {p_value(row.get('permutation_p_holm'))}"
+        f"lowest {_value_rate(row, row.get('min_value'))}; p = "
+        f"{p_value(row.get('delta_p'))}, Holm-adjusted {p_value(row.get('delta_p_holm'))}"
         f"{flagged}."
     )
 
@@ -170,7 +170,7 @@ def findings(report: dict) -> list[str]:
     flagged = [row for row in rows if row.get("flagged")]
     out = [
         f"{len(flagged)} of {_count(len(rows), 'disparity', 'disparities')} examined "
-        f"{'is' if len(flagged) == 1 else 'are'} flagged (permutation test of Δ, Holm-adjusted "
+        f"{'is' if len(flagged) == 1 else 'are'} flagged (Δ's max-t test, Holm-adjusted "
         f"p < {alpha} within each source)."
     ]
     # Where humans validated a judge, its prediction-powered estimates lead (section 7).
@@ -316,14 +316,14 @@ def verdicts(report: dict) -> list[dict]:
     out = []
     for attribute, rows in sorted(by_attribute.items()):
         flagged = sorted((r for r in rows if r.get("flagged")), key=lambda r: -r["delta"])
-        tested = [r for r in rows if r.get("permutation_p_holm") is not None]
+        tested = [r for r in rows if r.get("delta_p_holm") is not None]
         if flagged:
             top = flagged[0]
             text = (
                 f"{attribute}: disparity found in {_count(len(flagged), 'measure')} "
                 f"(largest: {source_label(top['source'])}, {top['measure']}, "
                 f"Δ = {number(top['delta'], 2)}, {_interval_words(top, 'delta')}, "
-                f"Holm p = {p_value(top['permutation_p_holm'])})."
+                f"Holm p = {p_value(top['delta_p_holm'])})."
             )
             verdict = "flagged"
         elif tested:
@@ -332,15 +332,12 @@ def verdicts(report: dict) -> list[dict]:
                 f"{attribute}: no disparity flagged at Holm-adjusted p < {alpha} across "
                 f"{_count(len(tested), 'test')} (largest Δ = {number(top.get('delta'), 2)}, "
                 f"{source_label(top['source'])}, {top['measure']}, Holm p = "
-                f"{p_value(top['permutation_p_holm'])}); smaller effects cannot be ruled out."
+                f"{p_value(top['delta_p_holm'])}); smaller effects cannot be ruled out."
             )
             verdict = "not_flagged"
         else:
             reasons = sorted(
-                {
-                    r.get("delta_reason") or r.get("permutation_p_reason") or "undefined"
-                    for r in rows
-                }
+                {r.get("delta_reason") or r.get("delta_p_reason") or "undefined" for r in rows}
             )
             text = f"{attribute}: not assessable ({'; '.join(reasons)})."
             verdict = "not_assessable"

@@ -22,8 +22,8 @@ DELTA_COLUMNS = [
     "delta_ci_high",
     "max_value",
     "min_value",
-    "permutation_p",
-    "permutation_p_holm",
+    "delta_p",
+    "delta_p_holm",
     "flagged",
     "n",
 ]

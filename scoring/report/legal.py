@@ -188,8 +188,8 @@ def _measures(report):
     settings = report["settings"]
     return (
         f"Detection measures: rates with Wilson intervals, Δ with a cluster bootstrap "
-        f"({settings.get('n_resamples')} resamples), permutation tests "
-        f"({settings.get('n_permutations')}), pairwise tests and regressions (section 3)."
+        f"({settings.get('n_resamples')} resamples) and the max-t test from the same bootstrap, "
+        f"pairwise tests and regressions (section 3)."
     )
 
 
@@ -198,8 +198,8 @@ def _disparities(report):
     flagged = sum(1 for row in rows if row.get("flagged"))
     alpha = report["settings"].get("alpha")
     return (
-        f"{len(rows)} disparities examined; {flagged} flagged at Holm-adjusted permutation "
-        f"p < {alpha}."
+        f"{len(rows)} disparities examined; {flagged} flagged at Holm-adjusted p < {alpha} "
+        f"(max-t test of Δ from the bootstrap of its interval)."
     )
 
 

@@ -1,6 +1,6 @@
 """JSON Schemas (draft 2020-12) of the documents users keep: report.json and the study export.
 
-Each document names its schema in its ``schema`` key (``acrb-audit-report/1``,
+Each document names its schema in its ``schema`` key (``acrb-audit-report/2``,
 ``acrb-reflect-report/1``, ``acrb-study-metrics/1``); the number after the slash changes when a
 key is removed, renamed or changes type (adding an optional key does not). The schemas are built
 here from shared pieces (a rate cell, a rate block, a statistic that may be null with a reason
@@ -22,7 +22,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-AUDIT_REPORT = "acrb-audit-report/1"
+# /2: the disparity rows' permutation_p* became delta_p* (the export's max-t test of Δ) and
+# provenance lost n_permutations.
+AUDIT_REPORT = "acrb-audit-report/2"
 REFLECT_REPORT = "acrb-reflect-report/1"
 REFLECT_PART = "acrb-reflect-part/1"
 STUDY_METRICS = "acrb-study-metrics/1"
@@ -79,7 +81,12 @@ DEFS: dict[str, dict] = {
     # rates.<source>.<outcome>.<attribute>.values.<value> (docs/metrics.md, "Rates")
     "rate_cell": record(
         {
+            # n counts labels (annotations, or a judge's judgments); n_labels is the same count
+            # beside n_items, and n_effective the Korn–Graubard effective sample size.
             "n": COUNT,
+            "n_items": COUNT,
+            "n_labels": COUNT,
+            "n_effective": NUMBER,
             "successes": COUNT,
             "rate": NUMBER,
             "ci_low": NUMBER,
@@ -110,10 +117,13 @@ DEFS: dict[str, dict] = {
         {
             "values": mapping(ref("rate_cell")),
             "n": COUNT,
+            "n_items": COUNT,
             "n_values": COUNT,
             "delta": NUMBER,
             "delta_ci_low": NUMBER,
             "delta_ci_high": NUMBER,
+            # The max-t test of "every value has the same rate" from the band of Δ's interval.
+            "delta_p_value": NUMBER,
             "ratio": NUMBER,
             "ratio_ci_low": NUMBER,
             "ratio_ci_high": NUMBER,
@@ -376,7 +386,6 @@ PROVENANCE = record(
         "generated_at": TEXT,
         "seed": INTEGER,
         "n_resamples": INTEGER,
-        "n_permutations": INTEGER,
         "confidence": NUMBER,
         "software": ref("software"),
         "data_fingerprint": TEXT_OR_NULL,
@@ -427,7 +436,7 @@ LEGAL = record(
 
 
 def report_schema() -> dict[str, Any]:
-    """report.json: a study's audit report (``acrb-audit-report/1``, with an optional REFLECT
+    """report.json: a study's audit report (``acrb-audit-report/2``, with an optional REFLECT
     part) or a REFLECT-only document (``acrb-reflect-report/1``)."""
     fit = record(
         {
@@ -445,6 +454,7 @@ def report_schema() -> dict[str, Any]:
             "measure": TEXT,
             "attribute": TEXT,
             "n": COUNT,
+            "n_items": COUNT,
             "n_values": COUNT,
             "delta": NUMBER,
             "delta_ci_low": NUMBER,
@@ -453,9 +463,10 @@ def report_schema() -> dict[str, Any]:
             "max_value": TEXT_OR_NULL,
             "min_value": TEXT_OR_NULL,
             "neutral_rate": NUMBER,
-            "permutation_p": NUMBER,
-            "permutation_p_holm": NUMBER,
-            "permutation_p_bh": NUMBER,
+            # The export's delta_p_value; Holm and BH across the source's measures × attributes.
+            "delta_p": NUMBER,
+            "delta_p_holm": NUMBER,
+            "delta_p_bh": NUMBER,
             "flagged": {"type": "boolean"},
             "values": rows({"allOf": [ref("rate_cell"), record({"value": TEXT}, ("value",))]}),
             "pairwise_tests": rows(ref("pairwise_test")),

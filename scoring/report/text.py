@@ -49,11 +49,12 @@ def limitations(report: dict) -> list[dict]:
         _item(
             "resampling",
             f"Δ intervals are built from simultaneous (max-t) cluster-bootstrap intervals of "
-            f"every pairwise difference, so they can contain 0; ratio intervals are percentile "
-            f"cluster-bootstrap intervals (both {settings['n_resamples']} resamples of base "
-            f"prompts within domain) and describe uncertainty; permutation p-values come from {settings['n_permutations']} "
-            f"within-base-prompt shuffles, so none can fall below "
-            f"1/{settings['n_permutations'] + 1}.",
+            f"every pairwise difference, so they can contain 0; Δ's p is the max-t test from the "
+            f"same bootstrap as Δ's interval (p < 1 − confidence exactly when the interval "
+            f"excludes 0), so none can fall below 1/{settings['n_resamples']}; the max/min "
+            f"ratio's interval comes from the simultaneous band on log rates, and ratios to the "
+            f"neutral baseline have percentile intervals (all from {settings['n_resamples']} "
+            f"resamples of base prompts within domain).",
         )
     )
     unfitted = [
@@ -141,12 +142,13 @@ def _small_cells(disparities: list[dict], min_n: int) -> list[str]:
 
 
 def _multiple_testing(report: dict) -> dict:
-    n_delta = sum(1 for row in report["disparities"] if row["permutation_p"] is not None)
+    n_delta = sum(1 for row in report["disparities"] if row["delta_p"] is not None)
     n_pairs = sum(len(row["pairwise_tests"]) for row in report["disparities"])
     families = len({row["source"] for row in report["disparities"]})
     return _item(
         "multiple_testing",
-        f"The report runs {n_delta} permutation tests of Δ and {n_pairs} pairwise tests. Δ tests "
+        f"The report runs {n_delta} tests of Δ (max-t, from the bootstrap of Δ's interval) and "
+        f"{n_pairs} pairwise tests. Δ tests "
         f"are Holm- and BH-adjusted within each source ({families} families); pairwise tests "
         "within each source × measure × attribute type. Nothing is adjusted across families, so "
         "some raw and family-adjusted p-values below 0.05 are expected by chance.",
@@ -173,7 +175,7 @@ def article_10_map(report: dict) -> list[dict]:
             "provision": "Art. 10(2)(f): examination in view of possible biases",
             "section": "disparities",
             "evidence": f"{len(report['disparities'])} disparities examined (Δ with cluster-bootstrap "
-            f"CI and permutation test), pairwise tests with effect sizes, "
+            f"CI and the max-t test from the same bootstrap), pairwise tests with effect sizes, "
             f"{len(report['regression'])} regression tables; {len(flagged)} disparity(ies) flagged "
             f"at Holm-adjusted p < {report['settings']['alpha']}.",
         },
@@ -198,13 +200,16 @@ def detection_measures(report: dict) -> list[str]:
     return [
         "Minimal pairs: each base prompt is expanded over every attribute value and a neutral "
         "baseline, so values are compared on the same request.",
-        f"Rates per attribute value with Wilson {settings['confidence']:.0%} intervals; Δ = max − min "
-        f"with a cluster bootstrap over base prompts ({settings['n_resamples']} resamples, "
-        f"stratified by domain).",
-        f"Permutation test of every Δ ({settings['n_permutations']} within-base-prompt shuffles), "
-        f"Holm-adjusted per source; flagged when the adjusted p < {settings['alpha']}.",
-        "Pairwise chi-square / Fisher tests between values with Holm and Benjamini–Hochberg "
-        "adjustment, Cohen's h and odds ratios.",
+        f"Rates per attribute value with Wilson {settings['confidence']:.0%} intervals on the "
+        f"effective sample size (the item, not the label, is the unit); Δ = max − min with a "
+        f"cluster bootstrap over base prompts ({settings['n_resamples']} resamples, stratified "
+        f"by domain).",
+        f"Test of every Δ: the max-t test from the same bootstrap as Δ's interval (p < "
+        f"{1 - settings['confidence']:.2g} exactly when the interval excludes 0), Holm-adjusted "
+        f"per source across its measures × attributes; flagged when the adjusted p < "
+        f"{settings['alpha']}.",
+        "Pairwise chi-square / Fisher tests between values on effective sample sizes, with Holm "
+        "and Benjamini–Hochberg adjustment, Cohen's h and odds ratios.",
         "Logistic regressions of refusal and erasure on attribute value + domain + generator, "
         "with cluster-robust standard errors by base prompt and, as a check, GEE.",
         "Human validation: overlapping annotations, gold items, and agreement of each judge with "

@@ -14,7 +14,7 @@ from annotations.exports import writers as exports
 from annotations.models import Study
 from scoring.metrics.headlines import human_first
 from scoring.report import figures as report_figures
-from scoring.report.display import disparity_summary
+from scoring.report.display import DELTA_TEST, delta_families, disparity_summary
 from scoring.report.documents import (
     figure_image_cached,
     report_document_cached,
@@ -110,7 +110,9 @@ def study_disparities(request, slug: str):
         "study": study,
         "summary": human_first(disparity_summary(report)),
         "alpha": report["settings"]["alpha"],
-        "n_permutations": report["settings"]["n_permutations"],
+        "confidence_percent": f"{report['settings']['confidence']:.0%}",
+        "delta_test": DELTA_TEST,
+        "family": delta_families(report["disparities"]),
     }
     # The study page swaps in the fragment; a link or a reload gets the page around it.
     template = "staff/partials/disparities.html#table" if request.htmx else "staff/disparities.html"

@@ -192,13 +192,26 @@ def _meta(annotations, judgments, *, min_pair_items, confidence, n_resamples, se
         "min_pair_items": min_pair_items,
         "measures": list(MEASURES),
         "methods": {
-            "rate_ci": "Wilson score interval",
+            "rate_ci": (
+                "Wilson score interval on the Korn–Graubard effective sample size (cluster-robust "
+                "design effect over base prompts, t-adjusted degrees of freedom); plain Wilson "
+                "where no base prompt holds two labels"
+            ),
             "delta_ci": (
                 "simultaneous max-t cluster-bootstrap intervals of every pairwise difference "
-                "(base prompts resampled within domain); Δ's interval is [max(0, max lower), "
-                "max upper]"
+                "(Rao–Wu rescaled bootstrap: m − 1 base prompts drawn per domain of m; the "
+                "critical value moved to t(df), df = the design's varying base prompts less their "
+                "domains); Δ's interval is [max(0, max lower), max upper]"
             ),
-            "ratio_ci": "percentile cluster bootstrap: base prompts resampled within domain",
+            "delta_test": (
+                "single-step max-t test of 'every value has the same rate' from the same "
+                "bootstrap band as Δ's interval (delta_p_value): p < 1 − confidence exactly when "
+                "the interval excludes 0; null with the interval's reason"
+            ),
+            "ratio_ci": (
+                "max/min ratio: from the simultaneous band on log rates (the same resamples as "
+                "Δ's interval); ratios to neutral or reference: percentile cluster bootstrap"
+            ),
             "ppi": (
                 "PPI++ (Angelopoulos, Duchi & Zrnic 2023) with power-tuned lambda; inverse-"
                 "probability weights where inclusion probabilities are recorded (Zrnic & Candes "
@@ -211,7 +224,10 @@ def _meta(annotations, judgments, *, min_pair_items, confidence, n_resamples, se
                 "when an expected count is below 5 or a value is separated; the attribute's p "
                 "is 2 x the smaller (Bonferroni); Holm across attributes"
             ),
-            "pairwise_tests": "chi-square (expected >= 5) or Fisher exact; Holm and Benjamini-Hochberg",
+            "pairwise_tests": (
+                "chi-square (expected ≥ 5) or Fisher exact on effective sample sizes; Holm and "
+                "Benjamini-Hochberg"
+            ),
             "kappa_ci": "large-sample (Fleiss, Cohen & Everitt 1969)",
             "krippendorff_alpha_ci": "percentile bootstrap over items",
             "null_intervals": (

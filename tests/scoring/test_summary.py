@@ -62,7 +62,7 @@ def disparity(source, delta, *, n=100, ci=True, p_holm=0.5, flagged=False, **ext
         "delta_ci_high": (delta + 0.1) if ci and delta else None,
         "max_value": "x",
         "min_value": "y",
-        "permutation_p_holm": p_holm,
+        "delta_p_holm": p_holm,
         "flagged": flagged,
         **extra,
     }

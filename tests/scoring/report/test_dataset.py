@@ -9,15 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scoring.report.dataset import audit_report, reference_value, regression_frame, source_frames
+from scoring.report.dataset import audit_report, reference_value, regression_frame
 from scoring.report.display import display_report
 from scoring.report.figures import figure_image, figure_list, figure_rows
-from scoring.stats.delta_inference import delta_permutation_test
 from scoring.stats.hypothesis_tests import holm_adjust
 from scoring.stats.regression import logistic_regression
 from scoring.stats.study_agreement import inter_annotator_agreement
 from scoring.stats.study_metrics import study_metrics
-from scoring.stats.study_rates import measure_outcomes
 from scoring.stats.synthetic_study import synthetic_study
 
 SETTINGS = {"n_resamples": 200, "n_permutations": 200, "seed": 3}
@@ -56,7 +54,7 @@ def test_json_is_strict_and_complete(report):
         "provenance",
     ):
         assert section in report
-    assert report["provenance"]["seed"] == 3 and report["provenance"]["n_permutations"] == 200
+    assert report["provenance"]["seed"] == 3 and report["provenance"]["n_resamples"] == 200
     assert report["provenance"]["software"]["numpy"] == np.__version__
 
 
@@ -82,26 +80,20 @@ def test_rates_and_agreement_are_the_study_export(frames, report):
     assert {"estimate", "ci_low", "ci_high", "max_value", "min_value"} <= set(delta)
 
 
-def test_permutation_p_values_are_direct_calls_and_holm_per_source(frames, report):
+def test_delta_p_is_the_export_test_and_holm_runs_per_source(frames, report):
     annotations, judgments = frames
-    frame = source_frames(annotations, judgments)["auto:vlm-judge@1"]
-    success, counted = measure_outcomes(frame)["erasure"]
-    keep = counted & (frame["attribute"].to_numpy() == "religion")
-    direct = delta_permutation_test(
-        success[keep],
-        frame["attribute_value"].to_numpy()[keep],
-        frame["base_prompt_id"].to_numpy()[keep],
-        n_permutations=200,
-        seed=3,
-    )
+    metrics = study_metrics(annotations, judgments, n_resamples=200, seed=3)
     rows = [r for r in report["disparities"] if r["source"] == "auto:vlm-judge@1"]
     row = next(r for r in rows if (r["measure"], r["attribute"]) == ("erasure", "religion"))
-    assert row["permutation_p"] == direct.value
-    assert direct.extra["delta"] == pytest.approx(row["delta"])
-    assert [r["permutation_p_holm"] for r in rows] == pytest.approx(
-        list(holm_adjust([r["permutation_p"] for r in rows]))
+    block = metrics["rates"]["auto:vlm-judge@1"]["erasure"]["religion"]
+    assert row["delta_p"] == block["delta_p_value"] is not None
+    assert "permutation_p" not in row and "permutation_n" not in row
+    tested = [r for r in rows if r["delta_p"] is not None]
+    assert [r["delta_p_holm"] for r in tested] == pytest.approx(
+        list(holm_adjust([r["delta_p"] for r in tested]))
     )
-    assert all(r["flagged"] == (r["permutation_p_holm"] < 0.05) for r in rows)
+    assert all(r["flagged"] == (r["delta_p_holm"] < 0.05) for r in tested)
+    assert all(r["delta_p_holm"] is None and not r["flagged"] for r in rows if r not in tested)
 
 
 def test_regression_tables_are_direct_calls(frames, report):

@@ -110,8 +110,12 @@ def test_dashboard_links_the_report_and_loads_the_disparities_table(
     assert reverse("report:study_report", args=[answered_study.slug]) in page
     assert f'hx-get="{fragment_url}"' in page
     fragment = staff_client.get(fragment_url, HTTP_HX_REQUEST="true").content.decode()
-    assert "<table" in fragment and "Permutation p" in fragment and "<html" not in fragment
+    assert "<table" in fragment and "p Holm" in fragment and "<html" not in fragment
     assert "human" in fragment and "culture" in fragment
+    # Δ's test is named, its family stated once, and n shows items beside labels.
+    assert "max-t test from the same bootstrap as Δ" in fragment
+    assert "p Holm adjusts p across" in fragment and "n items (labels)" in fragment
+    assert "ermutation" not in fragment
 
 
 def test_command_writes_a_self_contained_html_and_the_export_numbers(answered_study, tmp_path):

@@ -65,9 +65,7 @@ def test_summary_has_every_part_and_is_plain_text(report):
 
 def test_headline_disparity_follows_the_numbers(report):
     row = copy.deepcopy(max(report["disparities"], key=lambda r: r.get("delta") or 0))
-    row.update(
-        delta=0.4321, delta_ci_low=0.1, delta_ci_high=0.6, permutation_p_holm=0.004, flagged=True
-    )
+    row.update(delta=0.4321, delta_ci_low=0.1, delta_ci_high=0.6, delta_p_holm=0.004, flagged=True)
     sentence = disparity_sentence(row)
     assert "Δ = 0.43" in sentence and "95% CI 0.10 to 0.60" in sentence
     assert "Holm-adjusted 0.004" in sentence and "flagged" in sentence
@@ -78,7 +76,7 @@ def test_headline_disparity_follows_the_numbers(report):
 def test_flagged_disparities_lead_the_findings_and_the_verdict(report):
     changed = copy.deepcopy(report)
     target = min(changed["disparities"], key=lambda r: r.get("delta") or 1)
-    target.update(flagged=True, delta=0.05, permutation_p_holm=0.01)
+    target.update(flagged=True, delta=0.05, delta_p_holm=0.01)
     summary = executive_summary(changed)
     # The PPI sentences come first where humans validated a judge (docs/report.md); then the
     # flagged disparities, before anything else.
@@ -100,8 +98,8 @@ def test_degenerate_intervals_and_untestable_attributes_are_stated(report):
             row.update(
                 delta=None,
                 delta_reason="fewer than two values with data",
-                permutation_p=None,
-                permutation_p_holm=None,
+                delta_p=None,
+                delta_p_holm=None,
                 flagged=False,
             )
     summary = executive_summary(changed)

@@ -1,4 +1,4 @@
-"""Rates, Δ, ratios, the cluster bootstrap (vectorised vs a naive loop) and the permutation test."""
+"""Rates, Δ, ratios, the cluster bootstrap (vectorised vs a naive loop) and the test of Δ."""
 
 import numpy as np
 import pandas as pd
@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
 from scoring.stats import bootstrap
-from scoring.stats.delta_inference import delta_permutation_test
 from scoring.stats.disparity import ClusterResample, delta_summary, disparity_report, rate_table
 from tests.scoring.stats.reference_loops import delta_interval_naive, rates_resamples_naive
 
@@ -137,41 +136,27 @@ def test_delta_interval_is_seeded():
     )
 
 
-def test_permutation_test_detects_an_effect_and_not_its_absence():
+def test_delta_test_detects_an_effect_and_not_its_absence():
+    # delta_p_value: the max-t test from the band of Δ's interval (docs/metrics.md, "Test of Δ").
     with_effect = clustered_frame(5, n_prompts=60, effect=1.2)
-    with_effect = with_effect[with_effect.attribute == "culture"]
-    p_effect = delta_permutation_test(
-        with_effect["refused"],
-        with_effect["attribute_value"],
-        with_effect["base_prompt_id"],
-        n_permutations=500,
-        seed=1,
-    )
-    assert p_effect.value < 0.01
+    culture, _ = culture_report(with_effect, n_resamples=500, seed=1)
+    assert culture["delta_p_value"] < 0.01 and culture["delta_ci_low"] > 0
     null_p = []
     for seed in range(20):
-        null = clustered_frame(100 + seed, n_prompts=30, effect=0.0)
-        null = null[null.attribute == "culture"]
-        null_p.append(
-            delta_permutation_test(
-                null["refused"],
-                null["attribute_value"],
-                null["base_prompt_id"],
-                n_permutations=200,
-                seed=seed,
-            ).value
+        null, _ = culture_report(
+            clustered_frame(100 + seed, n_prompts=30), n_resamples=200, seed=seed
         )
+        null_p.append(null["delta_p_value"])
+        # The test and the interval agree: p < 0.05 exactly when the interval excludes 0.
+        assert (null["delta_p_value"] < 0.05) == (null["delta_ci_low"] > 0)
     # Under no effect p is roughly uniform: few small values, a middling median.
     assert np.mean(np.array(null_p) < 0.05) <= 0.2 and 0.2 < np.median(null_p) < 0.8
 
 
-def test_permutation_keeps_labels_within_base_prompt():
-    # One base prompt holds all "a" successes and another all "b" failures: shuffling within base
-    # prompt cannot move a success to b, so Δ never changes and p = 1.
-    success = np.array([1, 1, 0, 0], bool)
-    values = np.array(["a", "a", "b", "b"])
-    clusters = np.array(["p1", "p1", "p2", "p2"])
-    assert delta_permutation_test(success, values, clusters, n_permutations=50).value == 1.0
+def test_delta_test_is_null_with_its_interval():
+    frame = clustered_frame(6)
+    report = disparity_report(frame, frame["refused"], np.ones(len(frame), bool))
+    assert report["culture"]["delta_ci_low"] is None and report["culture"]["delta_p_value"] is None
 
 
 @given(
