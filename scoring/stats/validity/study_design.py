@@ -24,7 +24,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.disparity import NEUTRAL, disparity_report
+from scoring.stats.judge_error import DEFAULT_N_PERMUTATIONS
 from scoring.stats.ppi_study import _majority, judge_items
 from scoring.stats.safety_utility import BENIGN, rows_of_intent
 from scoring.stats.study_metrics import validated_frames
@@ -316,16 +318,24 @@ def _run(name: str, scenario, replications: int, seed: int) -> list[Check]:
 
 
 def _settings(replications: int, seed: int, n_resamples: int) -> dict:
+    note = (
+        f"quick mode: {replications} simulated studies per scenario, {n_resamples} "
+        f"cluster-bootstrap resamples per simulated study (the study export uses "
+        f"{DEFAULT_N_RESAMPLES}), held to the quick targets; a demo-sized study takes about a "
+        "minute on 2 cores"
+    )
+    if replications < QUICK_REPLICATIONS:
+        note += (
+            f"; with fewer than {QUICK_REPLICATIONS} simulated studies, chance alone can make a "
+            "calibrated check miss its target (the quick targets are set for "
+            f"{QUICK_REPLICATIONS})"
+        )
     return {
         "replications": replications,
         "seed": seed,
         "n_resamples": n_resamples,
-        "n_permutations": judge_scenarios.judge_error_by_attribute.__kwdefaults__["n_permutations"],
-        "note": (
-            f"quick mode: {replications} simulated studies per scenario, {n_resamples} "
-            "cluster-bootstrap resamples per simulated study (the study export uses 2000), "
-            "held to the quick targets; a demo-sized study takes about a minute on 2 cores"
-        ),
+        "n_permutations": DEFAULT_N_PERMUTATIONS,
+        "note": note,
     }
 
 
