@@ -52,7 +52,8 @@ def verdict(checks: list[Check], replications: int) -> dict:
                 f"{c.scenario}: {STATISTIC_WORDS.get(c.statistic, c.statistic)} was defined in "
                 f"only {c.replications} of {c.replications + c.undefined} simulated studies "
                 f"(fewer than {MIN_DEFINED}: too few to judge); at this design the study "
-                "often reports it as null, with its reason"
+                f"{'always' if c.replications == 0 else 'often'} reports it as null, with "
+                "its reason"
             ),
         }
         for c in checks
