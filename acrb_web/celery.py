@@ -9,3 +9,5 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "acrb_web.settings")
 app = Celery("acrb_web")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# Task modules of packages that are not apps of their own.
+app.autodiscover_tasks(["scoring.design_validity"])

@@ -25,6 +25,7 @@ urlpatterns = [
         name="api-docs",
     ),
     path("", include("scoring.metrics.urls")),
+    path("", include("scoring.design_validity.urls")),
     path("api/", include("annotations.api.urls")),
     path("", include("annotations.recruitment.urls")),
     path("", include("annotations.qualification.urls")),

@@ -66,6 +66,8 @@ EXPECTED = {
     "metrics:study_summary": staff_only(),
     "metrics:batch_plan": staff_only(),
     "metrics:study_judge_fairness": staff_only(),
+    "design_validity:design_validity": staff_only(),
+    "design_validity:design_validity_start": staff_only("post"),
     "scoring:study_judges": staff_only(),
     "scoring:judge_score": staff_only("post"),
     "scoring:threshold_calibrate": staff_only("post"),
