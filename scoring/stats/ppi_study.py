@@ -349,7 +349,7 @@ def judge_outcome_ppi(
     return out
 
 
-def _majority(share: pd.Series) -> pd.Series:
+def majority_reference(share: pd.Series) -> pd.Series:
     """1 above one half, 0 below, NaN at a tie or without a reference."""
     return share.where(share != 0.5).gt(0.5).where(share.notna() & (share != 0.5))
 
@@ -386,7 +386,7 @@ def study_ppi(
                 seed=seed,
                 resample=resample,
             )
-            reference = _majority(items["y"])
+            reference = majority_reference(items["y"])
             scored = items[items["f"].notna() & reference.notna()].assign(
                 judge=lambda rows: rows["f"] > 0.5, reference=reference.astype(float) > 0.5
             )

@@ -27,7 +27,7 @@ import pandas as pd
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.disparity import NEUTRAL, disparity_report
 from scoring.stats.judge_error import DEFAULT_N_PERMUTATIONS
-from scoring.stats.ppi_study import _majority, judge_items
+from scoring.stats.ppi_study import judge_items, majority_reference
 from scoring.stats.safety_utility import BENIGN, rows_of_intent
 from scoring.stats.study_metrics import validated_frames
 from scoring.stats.study_rates import ANSWERS_REFUSAL, measure_outcomes
@@ -173,7 +173,7 @@ def _judge_designs(annotations, judgments, attributes) -> tuple[dict, dict]:
     designs, skipped = {}, {}
     for judge, frame in judgments.groupby("judge", sort=True):
         items = judge_items(annotations, frame.reset_index(drop=True), "refusal")
-        reference = _majority(items["y"])
+        reference = majority_reference(items["y"])
         scored = items[items["f"].notna() & reference.notna()].assign(
             judge=lambda rows: rows["f"] > 0.5, reference=reference.astype(float) > 0.5
         )
