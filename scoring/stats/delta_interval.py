@@ -51,7 +51,7 @@ def critical_value(t_max: np.ndarray, confidence: float) -> float:
 
 
 def pairwise_band(
-    point_rates, boot_rates, *, confidence: float = 0.95, df: int | None = None
+    point_rates, boot_rates, *, confidence: float = 0.95, df: float | None = None
 ) -> PairwiseBand | None:
     """The max-t band of every pairwise difference, or None with fewer than two values or two
     usable resamples.
@@ -123,7 +123,7 @@ def _log_ratio_bounds(band: PairwiseBand) -> tuple[float, float, int]:
 
 
 def simultaneous_delta_interval(
-    point_rates, boot_rates, *, confidence: float = 0.95, df: int | None = None
+    point_rates, boot_rates, *, confidence: float = 0.95, df: float | None = None
 ):
     """``(low, high, n_used)`` of Δ from the band (NaN bounds when there is none):
 
@@ -157,7 +157,7 @@ def delta_interval_block(
     n_resamples: int,
     design_code: str | None = None,
     prefix: str = "delta_",
-    df: int | None = None,
+    df: float | None = None,
 ) -> dict:
     """``{<prefix>ci_low, <prefix>ci_high, <prefix>p_value}``, or null bounds and p with
     ``<prefix>ci_reason(_code)`` (docs/metrics.md, "Intervals that cannot carry uncertainty");
@@ -189,7 +189,7 @@ def ratio_interval_block(
     n_resamples: int,
     design_code: str | None = None,
     prefix: str = "ratio_",
-    df: int | None = None,
+    df: float | None = None,
 ) -> dict:
     """The max/min ratio's interval from the same band on log rates:
     [max(1, exp max_p (|l_p| − c·se_p)), exp max_p (|l_p| + c·se_p)], l_p = log r(i) − log r(j).

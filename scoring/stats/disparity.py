@@ -8,6 +8,7 @@ prompts resampled within domain); Δ has a within-base-prompt permutation test.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from scoring.stats.delta_interval import delta_interval_block, ratio_interval_bl
 from scoring.stats.proportions import effective_sample_size, wilson_bounds
 from scoring.stats.result import (
     MIN_BOOTSTRAP_UNITS,
+    MIN_DISTINCT_RESAMPLES,
     ci_reason,
     finite_or_none,
     interval_block,
@@ -167,6 +169,7 @@ class ClusterResample:
         self.counts = bootstrap.cluster_weights(self.indices, stratum_of_cluster)
         self.design_code = _design_code(stratum_of_cluster)
         self.df = design_degrees_of_freedom(stratum_of_cluster)
+        self.stratum_of_cluster = stratum_of_cluster
 
 
 def design_degrees_of_freedom(stratum_of_cluster) -> int:
@@ -175,6 +178,46 @@ def design_degrees_of_freedom(stratum_of_cluster) -> int:
     sizes = np.bincount(np.asarray(stratum_of_cluster, dtype=np.int64))
     varying = sizes[sizes >= 2]
     return int(varying.sum() - varying.size)
+
+
+def satterthwaite_df(cluster_successes, cluster_totals, stratum_of_cluster) -> float | None:
+    """The effective degrees of freedom of the variance of every pairwise difference of the
+    columns' rates, the smallest over the pairs (docs/metrics.md, "Δ interval").
+
+    Per pair, each cluster's linearised residual e_c = (s_ci − r_i t_ci)/T_i − (s_cj − r_j t_cj)/T_j
+    gives a variance per stratum h of m_h clusters, v_h = m_h/(m_h − 1) Σ_c (e_c − ē_h)², and
+    Satterthwaite's (1946) df = (Σ_h v_h)² / Σ_h v_h² / (m_h − 1). With a few base prompts per
+    domain the variance often rests on a handful of domains (binary outcomes leave many with
+    v_h = 0), and the df is then far below clusters − strata. None when no pair varies.
+    """
+    successes = np.asarray(cluster_successes, dtype=float)
+    totals = np.asarray(cluster_totals, dtype=float)
+    if successes.shape[1] < 2:
+        return None
+    column_totals = totals.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rates = successes.sum(axis=0) / column_totals
+        residuals = (successes - rates * totals) / column_totals
+    first, second = np.triu_indices(successes.shape[1], k=1)
+    pairs = np.nan_to_num(residuals[:, first] - residuals[:, second])
+    strata = np.asarray(stratum_of_cluster, dtype=np.int64)
+    sizes = np.bincount(strata)
+    n_strata = sizes.size
+    sums = np.zeros((n_strata, pairs.shape[1]))
+    np.add.at(sums, strata, pairs)
+    squares = np.zeros_like(sums)
+    np.add.at(squares, strata, pairs**2)
+    varying = sizes >= 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        within = squares - sums**2 / np.maximum(sizes, 1)[:, None]
+        per_stratum = np.where(varying[:, None], sizes[:, None] / (sizes[:, None] - 1) * within, 0)
+        total = per_stratum.sum(axis=0)
+        denominator = np.where(
+            varying[:, None], per_stratum**2 / np.maximum(sizes - 1, 1)[:, None], 0
+        ).sum(axis=0)
+        df = total**2 / denominator
+    defined = (total > 1e-15) & np.isfinite(df)
+    return float(df[defined].min()) if defined.any() else None
 
 
 def _design_code(stratum_of_cluster: np.ndarray) -> str | None:
@@ -186,6 +229,12 @@ def _design_code(stratum_of_cluster: np.ndarray) -> str | None:
         return "one_cluster_per_stratum"
     if varying < MIN_BOOTSTRAP_UNITS:
         return "too_few_clusters"
+    # Rao–Wu draws m − 1 of a domain's m base prompts: C(2m − 2, m − 1) distinct draws per
+    # domain (2 for m = 2). Three domains of two give 8 distinct resamples, too few for a band
+    # (its Δ covered 0.88 in "Calibration").
+    distinct = sum(math.log(math.comb(2 * m - 2, m - 1)) for m in sizes[sizes >= 2])
+    if distinct < math.log(MIN_DISTINCT_RESAMPLES):
+        return "too_few_resamples"
     return None
 
 
@@ -264,6 +313,9 @@ def disparity_report(
         n_resamples=0 if resample is None else resample.n_resamples,
         design_code=None if resample is None else resample.design_code,
         design_df=None if resample is None else resample.df,
+        cluster_successes=sums["successes"],
+        cluster_totals=sums["totals"],
+        stratum_of_cluster=None if resample is None else resample.stratum_of_cluster,
     )
     for attribute in sorted({attribute for attribute, _ in columns}):
         positions = [i for i, (a, _) in enumerate(columns) if a == attribute]
@@ -314,6 +366,9 @@ class _Context:
     n_resamples: int
     design_code: str | None
     design_df: int | None
+    cluster_successes: np.ndarray
+    cluster_totals: np.ndarray
+    stratum_of_cluster: np.ndarray | None
 
     def __post_init__(self):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -323,6 +378,20 @@ class _Context:
         self.wilson_low, self.wilson_high = wilson_bounds(
             rates * self.n_effective, self.n_effective, confidence=self.confidence
         )
+
+    def df_of(self, columns) -> float | None:
+        """The band's degrees of freedom for these columns: Satterthwaite's, at most the
+        design's (clusters − strata)."""
+        if self.design_df is None or self.stratum_of_cluster is None:
+            return self.design_df
+        effective = satterthwaite_df(
+            self.cluster_successes[:, columns],
+            self.cluster_totals[:, columns],
+            self.stratum_of_cluster,
+        )
+        if effective is None:
+            return self.design_df
+        return max(1.0, min(float(self.design_df), effective))
 
     def rate(self, column):
         if column is None or self.totals[column] == 0:
@@ -414,7 +483,7 @@ def _attribute_block(attribute: str, value_columns: dict, context: _Context, *, 
         "confidence": context.confidence,
         "n_resamples": context.n_resamples,
         "design_code": context.design_code,
-        "df": context.design_df,
+        "df": context.df_of(defined),
     }
     # Δ, its test and the max/min ratio come from one band of simultaneous pairwise intervals.
     block.update(delta_interval_block(rates, boot, **design))

@@ -65,6 +65,8 @@ def finite_or_none(x: float | None) -> float | None:
 # C(2m − 1, m) distinct resamples (35 for m = 4). docs/metrics.md, "Intervals that cannot
 # carry uncertainty".
 MIN_BOOTSTRAP_UNITS = 5
+# The fewest distinct stratified resamples a simultaneous band is built from.
+MIN_DISTINCT_RESAMPLES = 100
 
 # Why an interval is null: a stable code for programs, a sentence for readers. Exported as
 # ``<name>_ci_reason_code`` and ``<name>_ci_reason`` beside ``<name>_ci_low/high``.
@@ -77,6 +79,10 @@ CI_REASONS = {
     "too_few_clusters": (
         f"fewer than {MIN_BOOTSTRAP_UNITS} base prompts can be resampled (in domains with two "
         "or more), too few for a percentile interval"
+    ),
+    "too_few_resamples": (
+        f"the base prompts allow fewer than {MIN_DISTINCT_RESAMPLES} distinct bootstrap "
+        "resamples (e.g. three domains of two base prompts), too few for an interval"
     ),
     "too_few_items": (
         f"fewer than {MIN_BOOTSTRAP_UNITS} items with two or more ratings, too few for a "

@@ -140,6 +140,8 @@ def run_design(name: str, design: HumanDesign, replications: int, seed: int) -> 
         tally.conservative("delta_ci")
     if design.n_base_prompts < 20:
         tally.conservative("rate_ci")
+    if design.n_base_prompts <= 2 * design.domains:
+        tally.conservative("delta_ci")
     for statistic, values in widths.items():
         if values:
             tally.extra[statistic] = {"mean_width": float(np.mean(values))}
@@ -172,6 +174,8 @@ def _designs() -> dict[str, HumanDesign]:
     )
     # The demo's shape: three base prompts per domain, 27 per value.
     designs["human demo-shape n=27 k=2 Δ=0"] = HumanDesign(27, 2, domains=9)
+    # Two base prompts per domain: Satterthwaite's df falls to about one per domain.
+    designs["human two-per-domain n=14 k=2 Δ=0"] = HumanDesign(14, 2, domains=7)
     return designs
 
 

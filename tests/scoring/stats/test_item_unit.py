@@ -164,3 +164,29 @@ def test_cluster_resample_records_the_design_df():
     frame = _frame(2, n_prompts=12)
     resample = ClusterResample(frame, n_resamples=10, rng=np.random.default_rng(0))
     assert resample.df == 12 - 4  # 12 base prompts in 4 domains
+
+
+def test_satterthwaite_df_equals_the_formula_by_hand():
+    from scoring.stats.disparity import satterthwaite_df
+
+    rng = np.random.default_rng(8)
+    strata = np.array([0, 0, 0, 1, 1, 1, 1, 2, 2, 2])
+    totals = np.full((10, 2), 2.0)
+    successes = rng.integers(0, 3, size=(10, 2)).astype(float)
+    rates = successes.sum(0) / totals.sum(0)
+    residual = (successes - rates * totals) / totals.sum(0)
+    e = residual[:, 0] - residual[:, 1]
+    v = [
+        m / (m - 1) * ((e[strata == h] - e[strata == h].mean()) ** 2).sum()
+        for h, m in ((0, 3), (1, 4), (2, 3))
+    ]
+    expected = sum(v) ** 2 / sum(vh**2 / (m - 1) for vh, m in zip(v, (3, 4, 3), strict=True))
+    assert satterthwaite_df(successes, totals, strata) == pytest.approx(expected)
+
+
+def test_three_domains_of_two_base_prompts_give_no_band():
+    frame = _frame(2, n_prompts=6)
+    frame["domain"] = [f"d{int(p[2:]) % 3}" for p in frame["base_prompt_id"]]
+    block = _block(frame)
+    assert block["delta_ci_low"] is None and block["delta_p_value"] is None
+    assert block["delta_ci_reason_code"] == "too_few_resamples"
