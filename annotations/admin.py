@@ -128,7 +128,17 @@ class AnnotatorAdmin(admin.ModelAdmin):
 
 @admin.register(Batch)
 class BatchAdmin(admin.ModelAdmin):
-    list_display = ["name", "study", "policy", "overlap_k", "seed", "created_at"]
+    list_display = [
+        "name",
+        "study",
+        "policy",
+        "overlap_k",
+        "seed",
+        "probability_sample",
+        "created_at",
+    ]
+    # Decided by batch_create from the items drawn (docs/annotation.md, "Batches from a subset").
+    readonly_fields = ["probability_sample", "probability_sample_reason"]
 
 
 @admin.register(Assignment)

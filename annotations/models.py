@@ -276,6 +276,18 @@ class Batch(models.Model):
     qualification_attempts_allowed = models.PositiveSmallIntegerField(
         default=1, help_text="Attempts each annotator has (staff may grant more)."
     )
+    # Is the batch a probability sample of every attribute value it draws from (docs/annotation.md,
+    # "Batches from a subset")? False: a subset that takes part of some value's items (judges
+    # disagree, a generator, ...); its assignments record no inclusion probability and its labels
+    # are left out of the prediction-powered estimates. None: no design chose the items (manual
+    # pairs, imported labels) or the batch was made before this was recorded.
+    probability_sample = models.BooleanField(null=True, blank=True, editable=False)
+    probability_sample_reason = models.CharField(
+        max_length=500,
+        blank=True,
+        editable=False,
+        help_text="Why it is not one, e.g. 'a subset: judges disagree'.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

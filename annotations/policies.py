@@ -446,3 +446,24 @@ def uniform_design(
     return SampleDesign(
         [items[i] for i in sorted(picked)], {item: budget / n_items for item in items}, {}
     )
+
+
+# --- is a batch a probability sample of the cells the estimates use? ---------------------------
+# docs/annotation.md, "Batches from a subset". The prediction-powered rates estimate one rate per
+# attribute value (a cell) over every judged item of it; a design's π is the chance of drawing an
+# item *of that cell*. A batch drawn from a subset that takes part of a cell gave the rest of the
+# cell π = 0, so no π it could record makes its labels a probability sample of the cell.
+
+
+def cells_cut_by_subset(
+    subset: Iterable[Hashable], population_cells: Mapping[Hashable, str]
+) -> list[str]:
+    """The cells (e.g. ``culture=Korean``) of which ``subset`` holds some items but not all.
+
+    ``population_cells``: every item a batch without a subset could draw -> its cell. Items of
+    ``subset`` outside that population are ignored (they enter no estimate). An empty list means
+    the subset is a union of whole cells, so a design's π within it is the π within each cell.
+    """
+    population = Counter(population_cells.values())
+    taken = Counter(population_cells[i] for i in set(subset) if i in population_cells)
+    return sorted(cell for cell, n in taken.items() if n < population[cell])

@@ -442,6 +442,10 @@ def annotation_rows(
         # The design's probability of drawing the item (null: no design chose it); the PPI
         # estimates weight by its inverse (docs/annotation.md, "Validate the judge").
         "inclusion_probability": "assignment__inclusion_probability",
+        # Whether that batch is a probability sample of its attribute values at all (docs/
+        # annotation.md, "Batches from a subset"): read from the batch, never copied per row.
+        "probability_sample": "assignment__batch__probability_sample",
+        "probability_sample_reason": "assignment__batch__probability_sample_reason",
         "qualification_attempt": "assignment__qualification_attempt__number",
     }
     # Kept in the export; statistics leave these rows out (scoring.metrics.document.study_metric_frames).

@@ -113,6 +113,13 @@ class BatchPlan:
     # how many it drew (validate-judge and budgeted samples; None otherwise).
     inclusion_probability: dict[int, float]
     per_value: dict[str, int] | None = None
+    # Is the batch a probability sample of the attribute values it touches (None: no design
+    # chose the items, manual pairs)? When it is not, ``inclusion_probability`` is empty, the
+    # reason says why and ``cells_cut`` names the values it takes only part of
+    # (docs/annotation.md, "Batches from a subset").
+    probability_sample: bool | None = True
+    probability_sample_reason: str = ""
+    cells_cut: tuple[str, ...] = ()
 
 
 def batch_plan(
@@ -123,6 +130,7 @@ def batch_plan(
     overlap_k: int | None = None,
     seed: int | None = None,
     item_ids: list[int] | None = None,
+    subset: str = "",
     manual_pairs=None,
     gold_per_annotator: int = 0,
     gold_rate: float = 0.0,
@@ -131,7 +139,10 @@ def batch_plan(
     qualification_requirement: qualification_rules.Requirement | None = None,
 ) -> BatchPlan:
     """Run the policy without writing: the batch ``batch_create`` makes with the same arguments
-    (and the workload preview of the new-batch page). PolicyError when it cannot be done."""
+    (and the workload preview of the new-batch page). PolicyError when it cannot be done.
+
+    ``subset`` describes how ``item_ids`` were chosen (the new-batch filter, e.g. "judges
+    disagree"); it names the batch's reason when the subset is not a probability sample."""
     k = overlap_k or study.overlap_k
     seed = int(np.random.SeedSequence().entropy % 2**62) if seed is None else int(seed)
     rng = np.random.default_rng(seed)
@@ -150,6 +161,7 @@ def batch_plan(
         )
     )
     design = _sampling_design(study, policy, items, budget, min_per_value, rng)
+    sample = _probability_sample(study, item_ids, items, design, subset)
     if design is not None:
         chosen = set(design.chosen)
         items = [i for i in items if i.item in chosen]
@@ -181,9 +193,46 @@ def batch_plan(
         pairs,
         positions,
         frozenset(gold_items),
-        design.inclusion_probability if design is not None else {},
+        # No π that pretends the batch is a probability sample when it is not.
+        design.inclusion_probability if design is not None and sample.is_one else {},
         design.per_stratum if design is not None and budget is not None else None,
+        sample.is_one,
+        sample.reason,
+        sample.cells_cut,
     )
+
+
+@dataclass(frozen=True)
+class _Sample:
+    is_one: bool | None
+    reason: str = ""
+    cells_cut: tuple[str, ...] = ()
+
+
+def _probability_sample(study, item_ids, items, design, subset) -> _Sample:
+    """Is the batch a probability sample of every attribute value whose items it draws?
+
+    Its π are relative to the items it draws from; the prediction-powered rates need them
+    relative to each attribute value's judged items (docs/metrics.md, "Prediction-powered
+    rates"). A subset made of whole attribute values keeps them; any other subset (judges
+    disagree, a generator, a domain, not yet labelled) left the rest of a value at π = 0, so
+    it is not one, whatever π it would record. Decided from the items, not from the filter's
+    name: a filter that happens to keep whole values is a probability sample."""
+    if design is None:
+        return _Sample(None)
+    if item_ids is None:
+        return _Sample(True)
+    population = {
+        pk: f"{attribute}={value}"
+        for pk, attribute, value in Item.objects.for_annotators(study)
+        .included()
+        .values_list("pk", "attribute_value__attribute", "attribute_value__value")
+    }
+    cut = policies.cells_cut_by_subset([i.item for i in items], population)
+    if not cut:
+        return _Sample(True)
+    described = subset or f"{len(items)} chosen items"
+    return _Sample(False, f"a subset: {described}", tuple(cut))
 
 
 def _check_qualification(study, annotators, requirement, planned_pairs) -> None:
@@ -209,6 +258,7 @@ def batch_create(
     overlap_k: int | None = None,
     seed: int | None = None,
     item_ids: list[int] | None = None,
+    subset: str = "",
     manual_pairs=None,
     gold_per_annotator: int = 0,
     gold_rate: float = 0.0,
@@ -222,7 +272,10 @@ def batch_create(
     ``budget``: how many items humans label, drawn from those items: uniformly for k-overlap and
     expertise (every item when None), by the judges' uncertainty for validate-judge (required
     there; ``min_per_value`` per attribute value). Every assignment records the probability that
-    the design drew its item (docs/annotation.md, "Validate the judge").
+    the design drew its item (docs/annotation.md, "Validate the judge"), unless ``item_ids`` (a
+    subset, described by ``subset``) take part of some attribute value's items: the batch is
+    then marked not a probability sample and records no π (docs/annotation.md, "Batches from a
+    subset").
 
     Items already assigned to an annotator are never assigned to them again: the policies
     skip existing pairs, and a unique constraint enforces it under concurrency. The seed is
@@ -238,6 +291,7 @@ def batch_create(
         overlap_k=overlap_k,
         seed=seed,
         item_ids=item_ids,
+        subset=subset,
         manual_pairs=manual_pairs,
         gold_per_annotator=gold_per_annotator,
         gold_rate=gold_rate,
@@ -263,6 +317,8 @@ def batch_create(
             seed=seed,
             created_by=created_by,
             params=params,
+            probability_sample=plan.probability_sample,
+            probability_sample_reason=plan.probability_sample_reason,
             **_qualification_fields(qualification_requirement),
         )
         Assignment.objects.bulk_create(

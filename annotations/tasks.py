@@ -83,8 +83,14 @@ def _batch_create(job_id: int, study_id: int, options: dict) -> None:
         return
     count = batch.assignments.count()
     jobs.job_progress(job_id=job_id, done=1)
+    message = f"Created batch {batch.name} with {count} assignments (seed {batch.seed})."
+    if batch.probability_sample is False:
+        message += (
+            f" It is not a probability sample ({batch.probability_sample_reason}): its labels are"
+            " left out of the prediction-powered estimates."
+        )
     jobs.job_finish(
         job_id=job_id,
-        message=f"Created batch {batch.name} with {count} assignments (seed {batch.seed}).",
+        message=message,
         result={"batch_id": batch.pk},
     )

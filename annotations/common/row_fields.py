@@ -110,8 +110,24 @@ ANNOTATION_ROW = RowTable(
         Field(
             "inclusion_probability",
             "float64",
-            "the batch design's probability of drawing the item (null: no design chose it)",
+            "the batch design's probability of drawing the item from its attribute value's items "
+            "(null: no design chose it, or the batch is not a probability sample)",
             True,
+        ),
+        Field(
+            "probability_sample",
+            "bool",
+            "the batch is a probability sample of the attribute values it drew from; false: a "
+            "subset that takes part of a value's items (judges disagree, a generator, ...), left "
+            "out of the prediction-powered estimates; null: no design (manual, imported) or not "
+            "recorded",
+            True,
+        ),
+        Field(
+            "probability_sample_reason",
+            "string",
+            "why the batch is not a probability sample (e.g. `a subset: judges disagree`); "
+            "blank otherwise",
         ),
         Field(
             "qualification_attempt",

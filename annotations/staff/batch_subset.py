@@ -134,7 +134,29 @@ def workload_preview(*, study: Study, annotators: list[Annotator], **plan_option
         "seed": plan.seed,
         "items": len(distinct_items),
         "assignments": len(plan.pairs),
+        "not_probability_sample": not_probability_sample_text(plan),
     }
+
+
+# What the page and create_batch say before a batch that is not a probability sample is made.
+NOT_PROBABILITY_SAMPLE = (
+    "This batch will not be a probability sample: it takes only part of the items of {cells}. "
+    "Its labels count in the human rates and the agreement statistics, but they are left out "
+    "of the prediction-powered (PPI) estimates, which need every item of an attribute value to "
+    "have a known chance of being labelled. To label where the judges disagree and keep that, "
+    "use the policy 'validate the judge' (it draws those items more often and records how "
+    "often); to label one value, choose only an attribute value."
+)
+
+
+def not_probability_sample_text(plan: services.BatchPlan) -> str:
+    """The warning for a planned batch that is not a probability sample; blank when it is one
+    (docs/annotation.md, "Batches from a subset")."""
+    if plan.probability_sample is not False:
+        return ""
+    shown = ", ".join(plan.cells_cut[:5])
+    more = len(plan.cells_cut) - 5
+    return NOT_PROBABILITY_SAMPLE.format(cells=shown + (f" and {more} more" if more > 0 else ""))
 
 
 # --- the same filter from a command (create_batch) --------------------------------------------

@@ -111,6 +111,7 @@ def batch_create(request, slug: str):
         try:
             item_ids = _subset_items(study, subset)
             options = _batch_options(study, data, item_ids=item_ids, created_by=request.user)
+            options["subset"] = subset.description() if item_ids is not None else ""
             if "preview" in request.POST:
                 preview = _workload_preview(study, data, options, subset)
         except ValidationError as exc:
@@ -183,6 +184,7 @@ def _workload_preview(study, data, options, subset) -> dict:
         overlap_k=options["overlap_k"],
         seed=options["seed"],
         item_ids=options["item_ids"],
+        subset=options["subset"],
         manual_pairs=options["manual_pairs"],
         gold_per_annotator=options["gold_per_annotator"],
         gold_rate=options["gold_rate"],

@@ -119,6 +119,19 @@ class PpiOutcome(TypedDict, total=False):
     judge_bias: dict[str, JudgeBias | None]
     ratio_vs_neutral: dict[str, dict[str, Section]]
     rates_by_generator: dict[str, Section]
+    # Human labels left out as not a probability sample of their cells (issue 30): how many,
+    # per batch, and the sentence the pages print (null when none is left out).
+    n_labels_not_probability_sample: int
+    not_probability_sample: list[Section]
+    not_probability_sample_reason: str | None
+
+
+def ppi_left_out_note(outcome: PpiOutcome) -> str | None:
+    """The sentence naming the human labels the outcome's estimates left out; None where none
+    was left out or the document predates the key."""
+    if "not_probability_sample_reason" not in outcome:
+        return None
+    return outcome["not_probability_sample_reason"]
 
 
 def ppi_blocks(

@@ -193,6 +193,7 @@ DEFS: dict[str, dict] = {
                             "lambda": NUMBER,
                             "n_labelled": INTEGER,
                             "n_unlabelled": INTEGER,
+                            "n_labelled_not_probability_sample": INTEGER,
                         }
                     )
                 )
@@ -234,6 +235,15 @@ DEFS: dict[str, dict] = {
                     ("per_value", "warning"),
                 )
             ),
+            # human labels left out: not a probability sample of their cells (per batch)
+            "n_labels_not_probability_sample": COUNT,
+            "not_probability_sample": rows(
+                record(
+                    {"batch": TEXT, "reason": TEXT, "n_labels": COUNT, "n_items": COUNT},
+                    ("batch", "reason", "n_labels"),
+                )
+            ),
+            "not_probability_sample_reason": TEXT_OR_NULL,
         }
     ),
     "ppi": mapping(mapping(ref("ppi_outcome"))),

@@ -5,7 +5,12 @@ exactly when it applies; the wording is fixed here, never per study by hand.
 
 from __future__ import annotations
 
-from scoring.report.document_types import judge_error_section, ppi_blocks, ppi_section
+from scoring.report.document_types import (
+    judge_error_section,
+    ppi_blocks,
+    ppi_left_out_note,
+    ppi_section,
+)
 
 SAMPLE_EXAMPLES = 8
 
@@ -376,9 +381,23 @@ def judge_only_cautions(report: dict) -> list[dict]:
     ]
 
 
+def ppi_labels_left_out(report: dict) -> list[str]:
+    """The sentences saying which human labels the prediction-powered estimates left out, as
+    not a probability sample of their cells (docs/metrics.md, "Prediction-powered rates"):
+    one per distinct sentence over the judges and outcomes (they share their labels)."""
+    out: list[str] = []
+    for _judge, outcomes in sorted(ppi_section(report).items()):
+        for _outcome, section in sorted(outcomes.items()):
+            note = ppi_left_out_note(section)
+            if note and note not in out:
+                out.append(note)
+    return out
+
+
 def ppi_findings(report: dict) -> list[str]:
     """The report's lead sentences where humans validated a judge: the largest PPI Δ, each
-    attribute a judge errs on differentially, and where the judge-only Δ must not be reported."""
+    attribute a judge errs on differentially, where the judge-only Δ must not be reported, and
+    which human labels the estimates left out."""
     out = []
     for row in ppi_deltas(report)[:PPI_HEADLINES]:
         block = row["block"]
@@ -398,4 +417,4 @@ def ppi_findings(report: dict) -> list[str]:
             f"Do not report judge {row['judge']}'s own {row['outcome']} Δ for {row['attribute']}: "
             f"{row['because']}. Report the PPI Δ instead."
         )
-    return out
+    return out + ppi_labels_left_out(report)

@@ -13,7 +13,13 @@ import pandas as pd
 
 from scoring.stats.label_models import METHODS, aggregate_labels
 from scoring.stats.label_sensitivity import aggregated_frame
-from scoring.stats.ppi_study import INCLUSION_PROBABILITY
+from scoring.stats.ppi_study import (
+    BATCH,
+    INCLUSION_PROBABILITY,
+    PROBABILITY_SAMPLE,
+    PROBABILITY_SAMPLE_REASON,
+    not_probability_sample,
+)
 from scoring.stats.study_metrics import ANNOTATION_COLUMNS
 
 POOLED = "pooled"
@@ -32,7 +38,7 @@ def adjudicated_frame(annotations: pd.DataFrame, decisions: Mapping[str, Mapping
     items["hard_refusal"] = [bool(decisions[str(i)]["hard_refusal"]) for i in items["item_id"]]
     items["cue"] = [decisions[str(i)]["cue"] or None for i in items["item_id"]]
     frame = pd.concat([annotations[~decided], items], ignore_index=True)
-    return _with_inclusion_probability(frame.reindex(columns=ANNOTATION_COLUMNS), annotations)
+    return _with_sampling_design(frame.reindex(columns=ANNOTATION_COLUMNS), annotations)
 
 
 def model_frame(annotations: pd.DataFrame, *, method: str, seed: int = 0) -> pd.DataFrame:
@@ -42,16 +48,29 @@ def model_frame(annotations: pd.DataFrame, *, method: str, seed: int = 0) -> pd.
     frame["annotator"] = method
     frame["annotator_group"] = ""
     frame["cue"] = frame["cue"].astype(object).where(frame["cue"].notna(), None)
-    return _with_inclusion_probability(frame.reindex(columns=ANNOTATION_COLUMNS), annotations)
+    return _with_sampling_design(frame.reindex(columns=ANNOTATION_COLUMNS), annotations)
 
 
-def _with_inclusion_probability(frame: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
-    """The items' recorded inclusion probabilities carried over (docs/metrics.md,
-    "Prediction-powered rates"); nothing to carry when none was recorded."""
-    if INCLUSION_PROBABILITY not in annotations.columns:
+def _with_sampling_design(frame: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
+    """The items' recorded sampling design carried over (docs/metrics.md, "Prediction-powered
+    rates"): the inclusion probability, and whether a probability sample drew the item at all
+    (false only when every label of the item came from batches that are not one, with the first
+    such batch and its reason); nothing to carry when none was recorded."""
+    if INCLUSION_PROBABILITY in annotations.columns:
+        per_item = annotations.groupby("item_id")[INCLUSION_PROBABILITY].first()
+        frame = frame.assign(**{INCLUSION_PROBABILITY: frame["item_id"].map(per_item).to_numpy()})
+    if PROBABILITY_SAMPLE not in annotations.columns:
         return frame
-    per_item = annotations.groupby("item_id")[INCLUSION_PROBABILITY].first()
-    return frame.assign(**{INCLUSION_PROBABILITY: frame["item_id"].map(per_item).to_numpy()})
+    left_out = annotations[not_probability_sample(annotations)]
+    dropped = set(left_out["item_id"])
+    frame = frame.assign(
+        **{PROBABILITY_SAMPLE: [False if i in dropped else None for i in frame["item_id"]]}
+    )
+    for column in (PROBABILITY_SAMPLE_REASON, BATCH):
+        if column in left_out.columns:
+            first = left_out.groupby("item_id")[column].first()
+            frame[column] = frame["item_id"].map(first).fillna("").to_numpy()
+    return frame
 
 
 def labels_frame(

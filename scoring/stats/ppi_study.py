@@ -22,6 +22,11 @@ from scoring.stats.result import ci_reason, interval_block
 from scoring.stats.study_rates import MEASURES, measure_outcomes
 
 INCLUSION_PROBABILITY = "inclusion_probability"
+# Optional annotation columns (annotations.common.row_fields.ANNOTATION_ROW): is the label's batch a
+# probability sample of the attribute values it drew from, why not, and its name.
+PROBABILITY_SAMPLE = "probability_sample"
+PROBABILITY_SAMPLE_REASON = "probability_sample_reason"
+BATCH = "batch"
 ITEM_FIELDS = ["attribute", "attribute_value", "base_prompt_id", "domain", "generator"]
 HUMAN_REFERENCE = (
     "per item, the share of its human labels (in the label source the human rates use, "
@@ -62,6 +67,75 @@ def _per_item(frame: pd.DataFrame, measure: str) -> pd.DataFrame:
     )
 
 
+def not_probability_sample(annotations: pd.DataFrame) -> np.ndarray:
+    """Per annotation row: is it left out of the prediction-powered estimates?
+
+    A label is left out when its item was drawn by no probability sample: every label of the
+    item comes from a batch recorded as not one (``probability_sample`` false: a subset that
+    takes part of an attribute value's items, docs/annotation.md "Batches from a subset"). An
+    item that some probability sample drew keeps all its labels (the others only add annotators
+    to an item the design drew) and that sample's π. Null or absent counts as a probability
+    sample (manual and imported labels, batches from before it was recorded: as before).
+    The item itself stays in the judged population, as an item without human labels."""
+    if PROBABILITY_SAMPLE not in annotations.columns or len(annotations) == 0:
+        return np.zeros(len(annotations), dtype=bool)
+    # False only where the value is false, not null (None == False is False).
+    marked = annotations[PROBABILITY_SAMPLE].astype(object).eq(False).to_numpy(dtype=bool)
+    per_item = pd.Series(marked).groupby(annotations["item_id"].to_numpy()).transform("all")
+    return per_item.to_numpy(dtype=bool)
+
+
+def labels_left_out(annotations: pd.DataFrame, item_ids) -> dict:
+    """``{n_labels_not_probability_sample, not_probability_sample,
+    not_probability_sample_reason}`` for the labels of ``item_ids`` that
+    ``not_probability_sample`` leaves out: the count, one row per batch ``{batch, reason,
+    n_labels, n_items}``, and the sentence the pages print (null when none is left out)."""
+    rows = annotations[not_probability_sample(annotations)] if len(annotations) else annotations
+    if len(rows):
+        rows = rows[rows["item_id"].isin(set(item_ids))]
+    batches = []
+    if len(rows):
+        batch = rows[BATCH] if BATCH in rows.columns else pd.Series("", index=rows.index)
+        reason = (
+            rows[PROBABILITY_SAMPLE_REASON]
+            if PROBABILITY_SAMPLE_REASON in rows.columns
+            else pd.Series("", index=rows.index)
+        )
+        frame = pd.DataFrame(
+            {
+                "batch": batch.fillna("").astype(str).to_numpy(),
+                "reason": reason.fillna("").astype(str).to_numpy(),
+                "item_id": rows["item_id"].to_numpy(),
+            }
+        )
+        for (name, why), group in frame.groupby(["batch", "reason"], sort=True):
+            batches.append(
+                {
+                    "batch": name,
+                    "reason": why,
+                    "n_labels": len(group),
+                    "n_items": int(group["item_id"].nunique()),
+                }
+            )
+    sentences = [_left_out_sentence(row) for row in batches]
+    return {
+        "n_labels_not_probability_sample": int(len(rows)),
+        "not_probability_sample": batches,
+        "not_probability_sample_reason": " ".join(sentences) or None,
+    }
+
+
+def _left_out_sentence(row: dict) -> str:
+    labels = f"{row['n_labels']} label{'s' if row['n_labels'] != 1 else ''}"
+    source = f"batch '{row['batch']}'" if row["batch"] else "a batch"
+    why = f" ({row['reason']})" if row["reason"] else ""
+    verb, pronoun = ("are", "they are") if row["n_labels"] != 1 else ("is", "it is")
+    return (
+        f"{labels} from {source}{why} {verb} left out of the prediction-powered estimates: "
+        f"{pronoun} not a probability sample of their cells."
+    )
+
+
 def inclusion_probabilities(annotations: pd.DataFrame) -> pd.Series:
     """Per annotated item, its recorded inclusion probability (NaN when none was recorded)."""
     if INCLUSION_PROBABILITY not in annotations.columns or len(annotations) == 0:
@@ -73,21 +147,30 @@ def inclusion_probabilities(annotations: pd.DataFrame) -> pd.Series:
 def judge_items(annotations: pd.DataFrame, judge_frame: pd.DataFrame, measure: str) -> pd.DataFrame:
     """One row per item the judge labelled: item columns, ``f`` (judge), ``y`` (human reference,
     NaN without one) as the share of counted labels marking the outcome (the judge-error
-    reference); the PPI's ``f_hits``, ``f_base``, ``y_hits``, ``y_base`` (``_per_item``);
-    ``labelled``, ``unlabelled`` (the PPI's), ``pi`` (NaN when not recorded)."""
+    reference, from every label); the PPI's ``f_hits``, ``f_base``, ``y_hits``, ``y_base``
+    (``_per_item``), ``labelled``, ``unlabelled`` and ``pi`` (NaN when not recorded), from the
+    labels of probability samples only (``not_probability_sample``): an item whose labels are all
+    left out is unlabelled there, and ``n_left_out`` counts its left-out labels."""
     items = judge_frame.groupby("item_id", sort=True)[ITEM_FIELDS].first()
     judge = _per_item(judge_frame, measure)
-    human = _per_item(annotations, measure) if len(annotations) else None
+    left_out = not_probability_sample(annotations)
+    sampled = annotations[~left_out] if left_out.any() else annotations
+    reference = _per_item(annotations, measure) if len(annotations) else None
+    human = _per_item(sampled, measure) if len(sampled) else None
     items["f"] = judge["share"]
-    items["y"] = np.nan if human is None else human["share"].reindex(items.index)
+    items["y"] = np.nan if reference is None else reference["share"].reindex(items.index)
     items["f_hits"], items["f_base"] = judge["hits"], judge["base"]
     for column, source in (("y_hits", "hits"), ("y_base", "base")):
         items[column] = np.nan if human is None else human[source].reindex(items.index)
-    annotated = items.index.isin(annotations["item_id"]) if len(annotations) else False
+    annotated = items.index.isin(sampled["item_id"]) if len(sampled) else False
     has_f = items["f_hits"].notna().to_numpy()
     items["labelled"] = has_f & items["y_hits"].notna().to_numpy()
     items["unlabelled"] = has_f & ~np.asarray(annotated, dtype=bool)
-    items["pi"] = inclusion_probabilities(annotations).reindex(items.index).to_numpy()
+    items["pi"] = inclusion_probabilities(sampled).reindex(items.index).to_numpy()
+    items["n_left_out"] = 0
+    if left_out.any():
+        counts = pd.Series(left_out).groupby(annotations["item_id"].to_numpy()).sum()
+        items["n_left_out"] = counts.reindex(items.index).fillna(0).astype(int).to_numpy()
     return items.reset_index()
 
 
@@ -107,6 +190,11 @@ def _arrays(items: pd.DataFrame) -> dict:
         "f_base": items["f_base"].to_numpy(dtype=float) if ratio else np.isfinite(f) * 1.0,
         "y_base": items["y_base"].to_numpy(dtype=float) if ratio else np.isfinite(y) * 1.0,
         "pi": items["pi"].to_numpy(dtype=float),
+        "left_out": (
+            items["n_left_out"].to_numpy(dtype=int) > 0
+            if "n_left_out" in items.columns
+            else np.zeros(len(items), dtype=bool)
+        ),
     }
 
 
@@ -132,6 +220,14 @@ def _cell_estimate(arrays: dict, mask: np.ndarray, *, confidence: float) -> Rati
     )
     entry = fit.entry
     entry["weighting"] = "inverse_probability" if weighted else "uniform"
+    # Items whose human labels are all left out (not a probability sample): unlabelled here.
+    left_out = int((mask & arrays["left_out"]).sum())
+    entry["n_labelled_not_probability_sample"] = left_out
+    if entry["estimate"] is None and left_out and entry.get("reason"):
+        entry["reason"] += (
+            f" ({left_out} item{'s' if left_out != 1 else ''} with human labels left out: not a "
+            "probability sample of the value's items)"
+        )
     if entry["ci_low"] is not None:
         # A rate lies in [0, 1]: intersecting the interval with it loses no coverage.
         entry["ci_low"], entry["ci_high"] = max(0.0, entry["ci_low"]), min(1.0, entry["ci_high"])
@@ -364,15 +460,26 @@ def study_ppi(
     alpha: float = 0.05,
 ) -> tuple[dict, dict]:
     """``(ppi, judge_error)``: ``ppi.<judge>.<outcome>`` and ``judge_error.<judge>.<outcome>``
-    for every judge with a human reference on at least one item it labelled."""
+    for every judge with a human reference on at least one item it labelled.
+
+    The prediction-powered estimates leave out the labels of items no probability sample drew
+    (``not_probability_sample``); each outcome's block says how many (``labels_left_out``).
+    The judge's error by group uses every label: it describes the judge on the items humans
+    labelled, as it always has (docs/metrics.md, "Judge error by group")."""
     ppi, errors = {}, {}
     if len(annotations) == 0 or len(judgments) == 0:
         return ppi, errors
     for judge, frame in judgments.groupby("judge", sort=True):
         frame = frame.reset_index(drop=True)
         per_outcome = {measure: judge_items(annotations, frame, measure) for measure in MEASURES}
-        if not any(items["labelled"].any() for items in per_outcome.values()):
+        # A judge whose human labels are all left out (not a probability sample) still gets its
+        # block: null estimates with their reason, and the count of labels left out.
+        if not any(
+            (items["labelled"] | (items["f_hits"].notna() & (items["n_left_out"] > 0))).any()
+            for items in per_outcome.values()
+        ):
             continue
+        left_out = labels_left_out(annotations, frame["item_id"].unique())
         ppi[str(judge)], errors[str(judge)] = {}, {}
         # Every outcome's frame holds the judge's items in the same order: one set of draws.
         resample = ClusterResample(
@@ -385,7 +492,7 @@ def study_ppi(
                 n_resamples=n_resamples,
                 seed=seed,
                 resample=resample,
-            )
+            ) | dict(left_out)
             reference = majority_reference(items["y"])
             scored = items[items["f"].notna() & reference.notna()].assign(
                 judge=lambda rows: rows["f"] > 0.5, reference=reference.astype(float) > 0.5

@@ -15,7 +15,14 @@ import pandas as pd
 from annotations.labels import CUE_LABELS
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_sensitivity import label_model_sections
-from scoring.stats.ppi_study import HUMAN_REFERENCE, INCLUSION_PROBABILITY, study_ppi
+from scoring.stats.ppi_study import (
+    BATCH,
+    HUMAN_REFERENCE,
+    INCLUSION_PROBABILITY,
+    PROBABILITY_SAMPLE,
+    PROBABILITY_SAMPLE_REASON,
+    study_ppi,
+)
 from scoring.stats.safety_utility import (
     BENIGN,
     INTENT,
@@ -40,8 +47,10 @@ JUDGMENT_COLUMNS = [*ITEM_COLUMNS, "judge", "hard_refusal", "cue"]
 STRING_COLUMNS = [*ITEM_COLUMNS, "annotator", "annotator_group", "judge"]
 BREAKDOWNS = ("domain", "generator", "mode")
 # Kept when present: an annotated item's inclusion probability (docs/metrics.md,
-# "Prediction-powered rates"); absent or null means uniform sampling.
-OPTIONAL_COLUMNS = [INCLUSION_PROBABILITY]
+# "Prediction-powered rates"); absent or null means uniform sampling. Whether the label's batch is
+# a probability sample at all, why not, and its name ("Batches from a subset", docs/annotation.md):
+# absent or null means it is.
+OPTIONAL_COLUMNS = [INCLUSION_PROBABILITY, PROBABILITY_SAMPLE, PROBABILITY_SAMPLE_REASON, BATCH]
 
 
 def _validated(
@@ -94,7 +103,29 @@ def _validated(
         )
     if INCLUSION_PROBABILITY in clean.columns:
         clean[INCLUSION_PROBABILITY] = _inclusion_probabilities(clean, name)
+    if PROBABILITY_SAMPLE in clean.columns:
+        clean[PROBABILITY_SAMPLE] = _probability_sample(clean, name)
+    for column in (PROBABILITY_SAMPLE_REASON, BATCH):
+        if column in clean.columns:
+            clean[column] = (
+                clean[column].astype(object).where(clean[column].notna(), "").astype(str)
+            )
     return clean
+
+
+def _probability_sample(frame: pd.DataFrame, name: str) -> pd.Series:
+    """The optional column as True, False or None (not recorded); anything else is refused, as
+    a string "false" would read as true."""
+    raw = frame[PROBABILITY_SAMPLE].astype(object)
+    missing = raw.isna().to_numpy()
+    bad = [v for v, gone in zip(raw, missing, strict=True) if not gone and v not in (True, False)]
+    if bad:
+        raise ValueError(f"{name}: probability_sample must be true, false or empty; got {bad[0]!r}")
+    return pd.Series(
+        [None if gone else bool(v) for v, gone in zip(raw, missing, strict=True)],
+        index=frame.index,
+        dtype=object,
+    )
 
 
 def _inclusion_probabilities(frame: pd.DataFrame, name: str) -> pd.Series:

@@ -164,3 +164,13 @@ def test_gold_rate_is_checked_and_capped():
         existing_pairs=[("g1", "a0")],
     )
     assert taken == [("g2", "a0")]
+
+
+def test_cells_cut_by_subset_names_the_values_a_subset_takes_only_part_of():
+    population = {1: "culture=Korean", 2: "culture=Korean", 3: "culture=US", 4: "culture=US"}
+    assert policies.cells_cut_by_subset([1, 2], population) == []  # one whole value
+    assert policies.cells_cut_by_subset([1, 2, 3, 4], population) == []
+    assert policies.cells_cut_by_subset([1, 3, 4], population) == ["culture=Korean"]
+    assert policies.cells_cut_by_subset([1, 3], population) == ["culture=Korean", "culture=US"]
+    # An item outside the population (gold, excluded) enters no estimate: ignored.
+    assert policies.cells_cut_by_subset([1, 2, 99], population) == []

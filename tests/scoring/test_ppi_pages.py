@@ -111,3 +111,49 @@ def test_the_summary_lists_a_few_cautions_and_counts_the_rest():
     assert headline["more_cautions"] == 1
     assert [row["attribute"] for row in headline["differential"]] == ["culture"] * 4
     assert ppi_headline({})["present"] is False
+
+
+def test_pages_say_which_labels_the_ppi_estimates_left_out(annotators, staff_client, tmp_path):
+    """Issue 30: a batch from the "judges disagree" subset is not a probability sample of the
+    attribute values; the statistics page and the report's PPI section say its labels are left
+    out of the prediction-powered estimates, in one sentence."""
+    from annotations import services
+    from annotations.models import AutomatedJudgment, Item
+    from annotations.staff.batch_subset import BatchSubsetForm, subset_item_ids
+    from tests.scoring.test_dashboard import answer_all
+
+    study = study_of(30, "left-out", annotators, tmp_path)  # a batch of every item, answered
+    for item in Item.objects.filter(study=study)[:6]:
+        AutomatedJudgment.objects.create(item=item, judge="vlm-b", hard_refusal=True, cue_label="")
+    form = BatchSubsetForm(study, {"subset-judges_disagree": "on"}, prefix="subset")
+    assert form.is_valid()
+    disagreements = services.batch_create(
+        study=study,
+        name="disagreements",
+        policy="k_overlap",
+        annotators=[annotators[3]],
+        overlap_k=1,
+        seed=2,
+        item_ids=subset_item_ids(study=study, form=form),
+        subset=form.description(),
+    )
+    answer_all(disagreements)
+    # The first batch took every item, so it drew these too and they would keep their labels:
+    # take them out of it, as a uniform sample that did not draw them.
+    first = study.batches.get(name="left-out-batch")
+    first.assignments.filter(item__assignments__batch=disagreements).delete()
+    n_labels = disagreements.assignments.count()
+    sentence = (
+        f"{n_labels} labels from batch &#x27;disagreements&#x27; (a subset: judges disagree) are "
+        "left out of the prediction-powered estimates: they are not a probability sample of "
+        "their cells."
+    )
+    cache.clear()
+    details = staff_client.get(
+        reverse("metrics:study_statistics", args=[study.slug]), HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert sentence in details
+    report = staff_client.get(reverse("report:study_report", args=[study.slug])).content.decode()
+    section = report[report.index('id="ppi-section"') :]
+    assert sentence in section[: section.index("</div>")]
+    cache.clear()

@@ -125,6 +125,7 @@ class Command(BaseCommand):
         try:
             batch = services.batch_create(
                 item_ids=item_ids,
+                subset=described if item_ids is not None else "",
                 study=target,
                 name=name,
                 policy=policy,
@@ -144,6 +145,12 @@ class Command(BaseCommand):
                 f"batch {batch.pk} '{batch.name}': {batch.assignments.count()} assignments, seed {batch.seed}"
             )
         )
+        if batch.probability_sample is False:
+            self.stdout.write(
+                f"not a probability sample ({batch.probability_sample_reason}): its labels are "
+                "left out of the prediction-powered estimates (docs/annotation.md, "
+                '"Batches from a subset")'
+            )
         per_value = batch.params.get("per_value")
         if per_value:
             drawn = ", ".join(f"{value} {count}" for value, count in per_value.items())
@@ -172,6 +179,7 @@ class Command(BaseCommand):
                 overlap_k=k,
                 seed=seed,
                 item_ids=item_ids,
+                subset=described if item_ids is not None else "",
                 **gold,
             )
         except PolicyError as exc:
@@ -183,3 +191,5 @@ class Command(BaseCommand):
         )
         for row in preview["rows"]:
             self.stdout.write(f"{row['annotator']}\t{row['items']} items\t{row['gold']} gold")
+        if preview["not_probability_sample"]:
+            self.stdout.write(preview["not_probability_sample"])

@@ -30,6 +30,7 @@ SCENARIO_MODULES = (
     "human_scenarios",
     "judge_scenarios",
     "ppi_scenarios",
+    "ppi_subset_scenarios",
     "reflect_scenarios",
 )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotations import services
+from annotations import selectors, services
 from annotations.models import Assignment, AutomatedJudgment, BackgroundJob, Batch, Item
 from annotations.staff.batch_subset import BatchSubsetForm, subset_item_ids
 from tests.support.django_fixtures import client_for
@@ -228,3 +228,144 @@ def test_create_batch_with_an_unknown_filter_value_is_one_line(imported_study, a
             stdout=StringIO(),
         )
     assert not Batch.objects.exists()
+
+
+# --- is the batch a probability sample of its attribute values? (issue 30) -------------------
+
+
+def _second_judge_disagrees_on(*item_ids):
+    for item_id in item_ids:
+        item = Item.objects.get(item_id=item_id)
+        AutomatedJudgment.objects.create(item=item, judge="vlm-b", hard_refusal=True, cue_label="")
+
+
+def test_a_judges_disagree_batch_is_not_a_probability_sample_and_records_no_pi(
+    imported_study, annotators
+):
+    _second_judge_disagrees_on("item-1", "item-2")  # one Nigerian and one US item of two each
+    form = BatchSubsetForm(imported_study, {"subset-judges_disagree": "on"}, prefix="subset")
+    assert form.is_valid()
+    batch = services.batch_create(
+        study=imported_study,
+        name="disagreements",
+        policy="k_overlap",
+        annotators=annotators[:2],
+        overlap_k=2,
+        seed=1,
+        item_ids=subset_item_ids(study=imported_study, form=form),
+        subset=form.description(),
+    )
+    assert batch.probability_sample is False
+    assert batch.probability_sample_reason == "a subset: judges disagree"
+    # π = 1 within the subset would say "every item of the value was drawn": not written.
+    assert set(batch.assignments.values_list("inclusion_probability", flat=True)) == {None}
+    # The export rows carry it, read from the batch.
+    answered = batch.assignments.first()
+    services.annotation_submit(assignment=answered, hard_refusal=False, cue_label="retained")
+    (row,) = selectors.annotation_rows(study=imported_study)
+    assert row["probability_sample"] is False and row["inclusion_probability"] is None
+    assert row["probability_sample_reason"] == "a subset: judges disagree"
+
+
+def test_a_subset_of_whole_attribute_values_keeps_its_inclusion_probability(
+    imported_study, annotators
+):
+    batch = services.batch_create(
+        study=imported_study,
+        name="korean",
+        policy="k_overlap",
+        annotators=annotators[:2],
+        overlap_k=2,
+        seed=1,
+        item_ids=list(
+            Item.objects.filter(attribute_value__value="Korean").values_list("pk", flat=True)
+        ),
+        subset="attribute value culture=Korean",
+        budget=1,
+    )
+    assert batch.probability_sample is True and batch.probability_sample_reason == ""
+    # One of the value's two items: π = 1/2, relative to the value, as the PPI cell needs.
+    assert set(batch.assignments.values_list("inclusion_probability", flat=True)) == {0.5}
+
+
+def test_a_filter_that_keeps_whole_values_is_a_probability_sample(imported_study, annotators):
+    # Every item has generator "" here: the filter is decided by the items it keeps, not its name.
+    Item.objects.filter(study=imported_study).update(generator="gen-a")
+    plan = services.batch_plan(
+        study=imported_study,
+        policy="k_overlap",
+        annotators=annotators[:2],
+        overlap_k=2,
+        seed=1,
+        item_ids=list(Item.objects.filter(generator="gen-a").values_list("pk", flat=True)),
+        subset="generator gen-a",
+    )
+    assert plan.probability_sample is True and set(plan.inclusion_probability.values()) == {1.0}
+
+
+def test_manual_pairs_have_no_design_to_judge(imported_study, annotators):
+    plan = services.batch_plan(
+        study=imported_study,
+        policy="manual",
+        annotators=annotators[:2],
+        seed=1,
+        item_ids=[Item.objects.get(item_id="item-0").pk],
+        manual_pairs=[(Item.objects.get(item_id="item-0").pk, annotators[0].pk)],
+    )
+    assert plan.probability_sample is None and plan.inclusion_probability == {}
+
+
+def test_the_page_warns_before_a_batch_that_is_not_a_probability_sample(
+    staff_client, imported_study, annotators
+):
+    url = reverse("staff:batch_create", args=[imported_study.slug])
+    blank = staff_client.get(url).content.decode()
+    assert "not a probability sample" in blank  # said beside the filter, before any choice
+    _second_judge_disagrees_on("item-1")
+    response = staff_client.post(
+        url, form_data(annotators[:2], **{"subset-judges_disagree": "on", "preview": "1"})
+    )
+    text = response.content.decode()
+    assert 'id="batch-not-probability-sample"' in text
+    assert "takes only part of the items of culture=Nigerian" in text
+    assert "left out of the prediction-powered (PPI) estimates" in text
+    whole = staff_client.post(
+        url, form_data(annotators[:2], **{"subset-attribute_value": "culture=US", "preview": "1"})
+    )
+    assert 'id="batch-not-probability-sample"' not in whole.content.decode()
+
+
+def test_create_batch_says_a_subset_batch_is_not_a_probability_sample(
+    imported_study, annotators, django_capture_on_commit_callbacks, staff_client
+):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    _second_judge_disagrees_on("item-4")
+    out = StringIO()
+    call_command(
+        "create_batch",
+        "--study",
+        imported_study.slug,
+        "--name",
+        "d",
+        "--annotators",
+        "ann0,ann1",
+        "--judges-disagree",
+        "--seed",
+        "3",
+        stdout=out,
+    )
+    assert "not a probability sample (a subset: judges disagree)" in out.getvalue()
+    assert Batch.objects.get().probability_sample is False
+    # The page's background job records the subset the same way.
+    url = reverse("staff:batch_create", args=[imported_study.slug])
+    with django_capture_on_commit_callbacks(execute=True):
+        staff_client.post(
+            url, form_data(annotators[2:], name="d2", **{"subset-judges_disagree": "on"})
+        )
+    made = Batch.objects.get(name="d2")
+    assert made.probability_sample is False
+    assert made.probability_sample_reason == "a subset: judges disagree"
+    assert "not a probability sample" in BackgroundJob.objects.get().message

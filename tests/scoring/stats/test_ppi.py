@@ -298,3 +298,37 @@ def test_label_sources_carry_the_inclusion_probability_over():
     for source, decisions in (("majority", None), ("adjudicated", {})):
         frame = labels_frame(annotations, source=source, decisions=decisions)
         assert (frame["inclusion_probability"] == 0.25).all()
+
+
+def test_a_probability_sample_flag_that_is_not_a_boolean_is_refused():
+    annotations, judgments = synthetic_study(n_items=200, n_annotated_items=2, overlap=1, seed=1)
+    annotations = annotations.assign(probability_sample=["false", True])
+    with pytest.raises(ValueError, match="probability_sample must be true, false or empty"):
+        study_metrics(annotations, judgments, n_resamples=0)
+
+
+def test_records_and_label_sources_carry_whether_a_probability_sample_drew_the_item():
+    from scoring.stats.label_sources import labels_frame
+
+    annotations, judgments = synthetic_study(n_items=300, n_annotated_items=40, overlap=2, seed=2)
+    first = annotations["item_id"].unique()[:5]
+    subset = annotations["item_id"].isin(first).to_numpy()
+    annotations = annotations.assign(
+        batch=np.where(subset, "disagreements", "uniform"),
+        inclusion_probability=np.where(subset, np.nan, 0.25),
+        probability_sample=np.where(subset, False, True).astype(object),
+        probability_sample_reason=np.where(subset, "a subset: judges disagree", ""),
+    )
+    records = annotations.to_dict("records")
+    frames = frames_from_records(records, judgments.to_dict("records"))
+    block = study_metrics(*frames, n_resamples=0)["ppi"]["vlm-judge@1"]["refusal"]
+    assert block["n_labels_not_probability_sample"] == subset.sum() == 10
+    for source, decisions in (("majority", None), ("adjudicated", {})):
+        frame = labels_frame(annotations, source=source, decisions=decisions)
+        left = frame["item_id"].isin(first)
+        assert (frame.loc[left, "probability_sample"] == False).all()  # noqa: E712
+        assert frame.loc[~left, "probability_sample"].isna().all()
+        assert (frame.loc[left, "batch"] == "disagreements").all()
+        metrics = study_metrics(frame, judgments, n_resamples=0)
+        refusal = metrics["ppi"]["vlm-judge@1"]["refusal"]
+        assert refusal["n_labels_not_probability_sample"] == int(left.sum()) > 0

@@ -130,3 +130,74 @@ def test_items_without_the_ratio_columns_are_a_plain_mean():
     ratio = judge_outcome_ppi(with_columns, confidence=0.95, n_resamples=0, seed=0)["rates"]
     assert ratio["culture"]["a"]["estimate"] == pytest.approx(plain["a"]["estimate"])
     assert isinstance(items, pd.DataFrame)
+
+
+# --- labels that are not a probability sample (issue 30; docs/metrics.md, "Prediction-powered
+# rates": inclusion probabilities) ---------------------------------------------------------------
+
+
+def _uniform_plus_subset(seed=0):
+    from scoring.stats.study_metrics import validated_frames
+    from scoring.stats.validity.ppi_subset_scenarios import _frames
+
+    annotations, judgments, subset = _frames(np.random.default_rng(seed))
+    annotations, judgments = validated_frames(annotations, judgments)
+    return annotations, judgments, subset
+
+
+def test_study_ppi_leaves_out_the_labels_of_a_subset_batch_and_says_how_many():
+    from scoring.stats.ppi_study import study_ppi
+
+    annotations, judgments, subset = _uniform_plus_subset()
+    ppi, _ = study_ppi(annotations, judgments, confidence=0.95, n_resamples=0, seed=0)
+    block = ppi["judge@1"]["refusal"]
+    assert block["n_labels_not_probability_sample"] == subset.sum() > 0
+    (batch,) = block["not_probability_sample"]
+    assert batch == {
+        "batch": "disagreements",
+        "reason": "a subset: judges disagree, not yet labelled",
+        "n_labels": int(subset.sum()),
+        "n_items": int(subset.sum()),
+    }
+    assert block["not_probability_sample_reason"] == (
+        f"{subset.sum()} labels from batch 'disagreements' (a subset: judges disagree, not yet "
+        "labelled) are left out of the prediction-powered estimates: they are not a probability "
+        "sample of their cells."
+    )
+    # Exactly the estimate of the uniform sample alone, its items judged but unlabelled.
+    alone, _ = study_ppi(annotations[~subset], judgments, confidence=0.95, n_resamples=0, seed=0)
+    for value in ("a", "b"):
+        ours, reference = block["rates"]["culture"][value], alone["judge@1"]["refusal"]["rates"]
+        assert ours["estimate"] == pytest.approx(reference["culture"][value]["estimate"], abs=1e-12)
+        assert ours["n_labelled"] == reference["culture"][value]["n_labelled"]
+        assert ours["n_unlabelled"] == reference["culture"][value]["n_unlabelled"]
+        assert ours["n_labelled_not_probability_sample"] > 0
+    assert alone["judge@1"]["refusal"]["n_labels_not_probability_sample"] == 0
+    assert alone["judge@1"]["refusal"]["not_probability_sample_reason"] is None
+
+
+def test_an_item_a_probability_sample_drew_keeps_its_subset_labels_and_its_pi():
+    from scoring.stats.ppi_study import not_probability_sample
+
+    annotations, _, subset = _uniform_plus_subset()
+    drawn = annotations[~subset].iloc[[0]]
+    again = drawn.assign(
+        annotator="second",
+        batch="disagreements",
+        inclusion_probability=np.nan,
+        probability_sample=False,
+        probability_sample_reason="a subset: judges disagree",
+    )
+    frame = pd.concat([annotations, again], ignore_index=True)
+    left_out = not_probability_sample(frame)
+    assert not left_out[-1] and left_out[: len(annotations)].tolist() == subset.tolist()
+
+
+def test_a_judge_whose_labels_are_all_left_out_has_null_estimates_that_say_why():
+    from scoring.stats.ppi_study import study_ppi
+
+    annotations, judgments, subset = _uniform_plus_subset()
+    ppi, errors = study_ppi(annotations[subset], judgments, confidence=0.95, n_resamples=0, seed=0)
+    rate = ppi["judge@1"]["refusal"]["rates"]["culture"]["a"]
+    assert rate["estimate"] is None and "left out: not a probability sample" in rate["reason"]
+    assert errors["judge@1"]["refusal"]  # the judge's error by group uses every label
