@@ -91,7 +91,8 @@ clean:
 # time budgets (each benchmark still makes at least 3 runs after its warm-up).
 BENCH_DIR ?= var/bench
 BENCH_CPU := stats_bench export_bench reflect_stats_timing judge_bench generation_bench \
-	reflect_bench annotation_load score_bench vlm_client_bench ppi_simulation transport_bench
+	reflect_bench annotation_load score_bench vlm_client_bench ppi_simulation transport_bench \
+	validity_suite
 # Arguments per benchmark; any of them can be overridden on the command line, e.g.
 # make bench QUICK=1 BENCH_ARGS_judge_bench="--images 32".
 ifdef QUICK
@@ -106,6 +107,7 @@ export BENCH_ARGS_score_bench ?= --images 100
 export BENCH_ARGS_vlm_client_bench ?=
 export BENCH_ARGS_ppi_simulation ?= --replications 200 --resamples 500
 export BENCH_ARGS_transport_bench ?= --arrays 800 --budget-s 15
+export BENCH_ARGS_validity_suite ?= --quick
 endif
 
 bench: SHELL := /bin/bash
