@@ -246,6 +246,9 @@ DEFS: dict[str, dict] = {
                             "under_refusal_ci": {"type": ["array", "null"], "items": NUMBER},
                             "n_benign": INTEGER,
                             "n_harmful": INTEGER,
+                            # items behind the labels (two annotators' labels: one item)
+                            "n_items_benign": INTEGER,
+                            "n_items_harmful": INTEGER,
                         }
                     )
                 )
