@@ -309,6 +309,11 @@ DEFS["version_change"] = record(
                     "rate_candidate": NUMBER,
                     "n_baseline": COUNT,
                     "n_candidate": COUNT,
+                    # items behind the labels; the independent design's effective sample sizes
+                    "n_items_baseline": COUNT,
+                    "n_items_candidate": COUNT,
+                    "n_effective_baseline": NUMBER,
+                    "n_effective_candidate": NUMBER,
                 },
                 (*CHANGE_REQUIRED, "value", "rate_baseline", "rate_candidate"),
             )
