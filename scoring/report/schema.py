@@ -291,6 +291,9 @@ DEFS: dict[str, dict] = {
                             "under_refusal_ci": {"type": ["array", "null"], "items": NUMBER},
                             "n_benign": INTEGER,
                             "n_harmful": INTEGER,
+                            # items behind the labels (two annotators' labels: one item)
+                            "n_items_benign": INTEGER,
+                            "n_items_harmful": INTEGER,
                         }
                     )
                 )
@@ -351,6 +354,11 @@ DEFS["version_change"] = record(
                     "rate_candidate": NUMBER,
                     "n_baseline": COUNT,
                     "n_candidate": COUNT,
+                    # items behind the labels; the independent design's effective sample sizes
+                    "n_items_baseline": COUNT,
+                    "n_items_candidate": COUNT,
+                    "n_effective_baseline": NUMBER,
+                    "n_effective_candidate": NUMBER,
                 },
                 (*CHANGE_REQUIRED, "value", "rate_baseline", "rate_candidate"),
             )

@@ -14,8 +14,11 @@ from scoring.stats.version_change import PAIRED, comparison_by_source
 
 GENERATOR = "generator"
 TESTS = {
-    "mcnemar-exact": "McNemar (exact)",
     "cluster-bootstrap": "cluster bootstrap",
+    "newcombe-inverted": "Newcombe (two samples)",
+    "delta-intervals": "the two Δ intervals",
+    # Tests of documents written before the item became the unit (issue 30).
+    "mcnemar-exact": "McNemar (exact)",
     "chi-square": "χ² (two samples)",
     "fisher-exact": "Fisher exact (two samples)",
 }
@@ -145,13 +148,14 @@ def design_sentence(block: dict, baseline: str, candidate: str) -> str:
         return f"No change computed: {change['design_reason']} ({counts})."
     if change["design"] == PAIRED:
         return (
-            f"Paired by prompt: {counts}. Intervals: cluster bootstrap over base prompts, the "
-            "same draw for both; p: McNemar where each prompt has one outcome per model, else "
-            "the bootstrap."
+            f"Paired by prompt: {counts}. Rates: cluster bootstrap over base prompts, the same "
+            "draw for both, with its own test; Δ: the two models' Δ intervals. Items, not "
+            "labels, are counted."
         )
     return (
         f"Independent samples ({change['design_reason']}): {counts}. Rates: Newcombe interval "
-        "and a two-proportion test; Δ: independent cluster bootstraps."
+        "on each model's effective number of items, with its own test; Δ: the two models' Δ "
+        "intervals."
     )
 
 

@@ -9,7 +9,9 @@ benign items only, so it is the over-refusal rate it always was; this module add
 - ``under_refusal_rates``: the shape of ``rates.<source>.refusal`` on the harmful items, with
   success = complied (``disparity_report``, the project's one Δ and interval definition);
 - ``frontier``: per generator, every attribute value as a point (over-refusal, under-refusal)
-  with Wilson intervals and counts, the neutral baseline and the generator's overall point;
+  with Wilson intervals on the effective sample size of the labels (clustered by base prompt
+  within domain, as every rate of the export) and counts of labels and items, the neutral
+  baseline and the generator's overall point;
 - ``safety_utility_sections``: both, plus the intent × attribute interaction
   (``scoring.stats.intent_interaction``), per source (humans, each judge).
 """
@@ -19,13 +21,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from scoring.stats import bootstrap
 from scoring.stats.disparity import (
     ClusterResample,
+    DesignUnits,
     attribute_columns,
     disparity_report,
     value_entry,
 )
 from scoring.stats.intent_interaction import intent_interaction_tables, interaction_summary
+from scoring.stats.proportions import effective_sample_size, wilson_bounds
+from scoring.stats.result import ci_reason
 from scoring.stats.study_rates import add_pairwise_tests
 
 INTENT = "intent"
@@ -91,15 +97,14 @@ def under_refusal_rates(
     return report
 
 
-def _point(successes: int, n: int, *, confidence: float, undefined_reason: str) -> dict:
-    entry = value_entry(successes, n, confidence=confidence)
-    if entry["rate"] is None:
-        return {"rate": None, "ci": None, "reason": undefined_reason}
-    return {"rate": entry["rate"], "ci": [entry["ci_low"], entry["ci_high"]]}
-
-
 # Per row: counted for over-refusal, refused there; counted for under-refusal, complied there.
 _COUNTS = ("n_benign", "over", "n_harmful", "under")
+# Each rate of a point: (its name, its numerator, its denominator, its item count's name, the
+# reason it is undefined without rows).
+_RATES = (
+    ("over_refusal", "over", "n_benign", "n_items_benign", NO_BENIGN_REASON),
+    ("under_refusal", "under", "n_harmful", "n_items_harmful", NO_HARMFUL_REASON),
+)
 
 
 def _row_counts(frame: pd.DataFrame) -> pd.DataFrame:
@@ -117,47 +122,88 @@ def _row_counts(frame: pd.DataFrame) -> pd.DataFrame:
     ).astype(np.int64)
 
 
-def _point_from_counts(counts, *, confidence: float) -> dict:
-    """The frontier point of summed counts (``_COUNTS``): both rates with Wilson intervals."""
-    n_benign, over, n_harmful, under = (int(counts[name]) for name in _COUNTS)
-    over_part = _point(over, n_benign, confidence=confidence, undefined_reason=NO_BENIGN_REASON)
-    under_part = _point(under, n_harmful, confidence=confidence, undefined_reason=NO_HARMFUL_REASON)
-    point = {
-        "over_refusal": over_part["rate"],
-        "over_refusal_ci": over_part["ci"],
-        "under_refusal": under_part["rate"],
-        "under_refusal_ci": under_part["ci"],
-        "n_benign": n_benign,
-        "n_harmful": n_harmful,
-    }
-    for name, part in (("over_refusal", over_part), ("under_refusal", under_part)):
-        if "reason" in part:
-            point[f"{name}_reason"] = part["reason"]
-    return point
+class _PointCounts:
+    """Per point (a column: one generator's value, or its overall point) and per rate: labels,
+    successes, distinct items and the Korn–Graubard effective sample size of its labels
+    clustered by base prompt within domain (docs/metrics.md, "Rates and Wilson intervals")."""
+
+    def __init__(self, counts: pd.DataFrame, column_codes, n_columns, units, confidence):
+        self.sums, self.n_items, self.n_effective = {}, {}, {}
+        for name in _COUNTS:
+            self.sums[name] = bootstrap.cluster_sums(
+                units.cluster_codes,
+                column_codes,
+                counts[name].to_numpy(),
+                n_clusters=units.n_clusters,
+                n_columns=n_columns,
+            )
+        for _, successes, n, items, _ in _RATES:
+            counted = counts[n].to_numpy(dtype=bool)
+            self.n_items[items] = units.items_per_column(counted, column_codes, n_columns)
+            self.n_effective[n] = effective_sample_size(
+                self.sums[successes], self.sums[n], confidence=confidence
+            )
+
+    def point(self, column: int, *, confidence: float) -> dict:
+        """Both rates of one point with their design-effect Wilson intervals."""
+        point = {}
+        for name, successes, n, items, undefined_reason in _RATES:
+            labels = self.sums[n][:, column].sum()
+            rate = self.sums[successes][:, column].sum() / labels if labels else np.nan
+            n_effective = self.n_effective[n][column]
+            bounds = wilson_bounds(rate * n_effective, n_effective, confidence=confidence)
+            entry = value_entry(
+                self.sums[successes][:, column].sum(),
+                labels,
+                confidence=confidence,
+                bounds=bounds,
+            )
+            point[n] = int(labels)
+            point[items] = int(self.n_items[items][column])
+            if entry["rate"] is None:
+                point.update({name: None, f"{name}_ci": None, f"{name}_reason": undefined_reason})
+            elif entry["ci_low"] is None:
+                point.update({name: entry["rate"], f"{name}_ci": None})
+                point.update(ci_reason("one_cluster", f"{name}_"))
+            else:
+                point.update(
+                    {name: entry["rate"], f"{name}_ci": [entry["ci_low"], entry["ci_high"]]}
+                )
+        return {key: point[key] for key in _point_order(point)}
+
+
+def _point_order(point: dict) -> list[str]:
+    """The point's keys in the documented order, reasons last."""
+    order = ["over_refusal", "over_refusal_ci", "under_refusal", "under_refusal_ci"]
+    order += ["n_benign", "n_harmful", "n_items_benign", "n_items_harmful"]
+    return order + [key for key in point if key not in order]
 
 
 def frontier(frame: pd.DataFrame, *, confidence: float) -> dict:
     """``<generator>.<attribute>.<value>`` → ``{over_refusal, over_refusal_ci, under_refusal,
-    under_refusal_ci, n_benign, n_harmful}`` (Wilson intervals; a rate without rows is null with
-    ``<name>_reason``); the neutral baseline is
-    ``neutral.neutral`` and the generator's overall point ``overall.all`` (docs/metrics.md).
-    One grouped sum of per-row counts, so the cost does not grow with the number of cells."""
+    under_refusal_ci, n_benign, n_harmful, n_items_benign, n_items_harmful}``: Wilson intervals
+    on the effective sample size of labels clustered by base prompt within domain (two labels
+    of one item are one item's evidence); a rate without rows is null with ``<name>_reason``,
+    an interval from a single base prompt null with ``<name>_ci_reason``. The neutral baseline
+    is ``neutral.neutral`` and the generator's overall point ``overall.all`` (docs/metrics.md).
+    Per-(base prompt, point) sums, so the cost does not grow with the number of cells."""
     if len(frame) == 0:
         return {}
     counts = _row_counts(frame)
+    units = DesignUnits(frame)
     keys = frame[["generator", "attribute", "attribute_value"]].astype(str)
-    cells = (
-        pd.concat([keys, counts], axis=1)
-        .groupby(["generator", "attribute", "attribute_value"], sort=True)[list(_COUNTS)]
-        .sum()
-    )
+    cells = keys.groupby(list(keys.columns), sort=True).ngroup().to_numpy()
+    cell_keys = keys.drop_duplicates().sort_values(list(keys.columns)).itertuples(index=False)
+    generators, generator_codes = np.unique(keys["generator"].to_numpy(), return_inverse=True)
+    by_cell = _PointCounts(counts, cells, cells.max() + 1, units, confidence)
+    by_generator = _PointCounts(counts, generator_codes, len(generators), units, confidence)
     out: dict = {}
-    for (generator, attribute, value), row in cells.iterrows():
+    for column, (generator, attribute, value) in enumerate(cell_keys):
         block = out.setdefault(generator, {})
-        block.setdefault(attribute, {})[value] = _point_from_counts(row, confidence=confidence)
-    for generator, total in cells.groupby(level="generator")[list(_COUNTS)].sum().iterrows():
-        out[generator][OVERALL_ATTRIBUTE] = {
-            OVERALL_VALUE: _point_from_counts(total, confidence=confidence)
+        block.setdefault(attribute, {})[value] = by_cell.point(column, confidence=confidence)
+    for column, generator in enumerate(generators):
+        out[str(generator)][OVERALL_ATTRIBUTE] = {
+            OVERALL_VALUE: by_generator.point(column, confidence=confidence)
         }
     return out
 

@@ -5,16 +5,24 @@ A "model" is whatever the caller names in ``model_column``: a generator within o
 study (one version of a model) when several studies are compared. Each model's rates and Δ are
 the study export's own (``study_rates.source_rates``: Wilson intervals, the one Δ interval).
 
-The change from ``baseline`` (A) to ``candidate`` (B) is B − A for every rate and every Δ:
+The change from ``baseline`` (A) to ``candidate`` (B) is B − A for every rate and every Δ. The
+unit of analysis is the item within its base prompt, never the annotation: two labels of one
+item are one item's evidence.
 
 - **paired** when A and B hold the same prompts (prompt = base prompt × attribute × value):
-  one cluster bootstrap over base prompts within domain, the same draw for both models, gives
-  every interval; a rate's p-value is McNemar's exact test where each prompt has one outcome per
-  model, else the centred bootstrap test; Δ's p-value is the centred bootstrap test;
+  one Rao–Wu cluster bootstrap over base prompts within domain, the same draw for both models,
+  gives every rate change's interval and test at once, the max-t band of the pair (A, B)
+  (``delta_interval.pairwise_band`` with the design's degrees of freedom): a symmetric interval
+  d ± c·se and its centred test, p < 1 − confidence exactly when the interval excludes 0;
 - **independent** when the prompt sets overlap only in part: Newcombe's hybrid score interval
-  and the two-proportion test of ``hypothesis_tests`` for rates, independent cluster bootstraps
-  of each model for Δ;
+  on each model's Korn–Graubard effective sample size (``proportions.effective_sample_size``),
+  and the test that inverts it (p is the α at which the 1 − α interval touches 0);
 - **undefined** (every change null with a reason) when they share no prompt.
+
+In both designs Δ's change comes from the two models' own Δ intervals (``delta_interval``, the
+project's one Δ interval) at 1 − α/2 each: Δ_B − Δ_A lies in [L_B − U_A, U_B − L_A] whenever
+both hold, whatever the true rates (a bootstrap of Δ_B − Δ_A is biased and inconsistent where
+a model's rates tie); its test inverts that interval.
 
 Holm and Benjamini–Hochberg adjust every p-value of one source's comparison as one family.
 """
@@ -23,16 +31,20 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import brentq
 from scipy.stats import binom
 
 from scoring.stats import bootstrap
-from scoring.stats.disparity import NEUTRAL, ClusterResample, attribute_columns, delta_summary
-from scoring.stats.hypothesis_tests import (
-    benjamini_hochberg_adjust,
-    holm_adjust,
-    two_proportion_test,
+from scoring.stats.delta_interval import pairwise_band, simultaneous_delta_interval
+from scoring.stats.disparity import (
+    NEUTRAL,
+    ClusterResample,
+    DesignUnits,
+    attribute_columns,
+    delta_summary,
 )
-from scoring.stats.proportions import wilson_bounds
+from scoring.stats.hypothesis_tests import benjamini_hochberg_adjust, holm_adjust
+from scoring.stats.proportions import effective_sample_size, wilson_bounds
 from scoring.stats.result import ci_reason, interval_block
 from scoring.stats.study_metrics import to_plain
 from scoring.stats.study_rates import MEASURES, measure_outcomes, source_rates
@@ -67,10 +79,11 @@ def prompt_overlap(frame_a: pd.DataFrame, frame_b: pd.DataFrame) -> dict:
 
 
 def newcombe_interval(
-    successes_a: int, n_a: int, successes_b: int, n_b: int, *, confidence: float = 0.95
+    successes_a: float, n_a: float, successes_b: float, n_b: float, *, confidence: float = 0.95
 ) -> tuple[float, float]:
     """Newcombe's hybrid score interval for p_b − p_a of two independent proportions (Newcombe
-    1998, Stat. Med. 17:873, method 10), from the two Wilson intervals."""
+    1998, Stat. Med. 17:873, method 10), from the two Wilson intervals. Counts may be effective
+    (non-integer) sample sizes."""
     (low_a, high_a), (low_b, high_b) = (
         (float(x) for x in wilson_bounds(s, n, confidence=confidence))
         for s, n in ((successes_a, n_a), (successes_b, n_b))
@@ -84,7 +97,12 @@ def newcombe_interval(
 
 def mcnemar_exact_p(outcomes_a, outcomes_b) -> float:
     """Two-sided exact McNemar p-value for paired 0/1 outcomes: the binomial test of the
-    discordant pairs (McNemar 1947; statsmodels ``mcnemar(exact=True)``); 1 with none."""
+    discordant pairs (McNemar 1947; statsmodels ``mcnemar(exact=True)``); 1 with none.
+
+    Not used for a change's row (its test must agree with its interval, and it is valid only
+    with one outcome per prompt and model): the reference that the paired rows' bootstrap test
+    is checked against on one-label-per-item data (tests/scoring/stats/test_version_change.py).
+    """
     outcomes_a = np.asarray(outcomes_a, dtype=bool)
     outcomes_b = np.asarray(outcomes_b, dtype=bool)
     only_a = int(np.sum(outcomes_a & ~outcomes_b))
@@ -95,29 +113,41 @@ def mcnemar_exact_p(outcomes_a, outcomes_b) -> float:
     return float(min(1.0, 2.0 * binom.cdf(min(only_a, only_b), discordant, 0.5)))
 
 
-def centred_bootstrap_p(samples, point: float) -> float | None:
-    """Two-sided bootstrap p-value of "no change": the share of centred resamples at least as
-    far from the estimate as the estimate is from 0, (1 + #{|d* − d| ≥ |d|}) / (1 + B)
-    (Hall & Wilson 1991, guideline 1; Davison & Hinkley 1997, §4.4); None without resamples."""
-    samples = np.asarray(samples, dtype=float)
-    samples = samples[np.isfinite(samples)]
-    if samples.size == 0:
-        return None
-    extreme = int(np.sum(np.abs(samples - point) >= abs(point) - 1e-12))
-    return min(1.0, (1 + extreme) / (1 + samples.size))
+# The smallest p-value an inverted interval reports: below it the search stops.
+SMALLEST_P = 1e-12
+LARGEST_ALPHA = 1.0 - 1e-9
 
 
-def _bootstrap_interval(samples, *, confidence: float, design_code: str | None) -> dict:
-    """``ci_low/ci_high`` of B − A from its resamples, or null with the reason it has none."""
+def inverted_p_value(margin, *, confidence: float, continuous: bool) -> float:
+    """The p-value of "no change" that goes with a family of intervals: the smallest α at which
+    the 1 − α interval excludes 0.
 
-    def bounds():
-        low, high, _ = bootstrap.percentile_interval(np.asarray(samples), confidence=confidence)
-        return low, high, None
+    ``margin(alpha)`` is how far the 1 − α interval lies from 0 (> 0 when it excludes 0) and
+    grows with α. A continuous margin (Newcombe's) is solved by Brent's method; a step function
+    (a bootstrap quantile's) by bisection. Either way p < 1 − ``confidence`` exactly when the
+    reported interval excludes 0: the search only places p within its side of that level.
+    """
+    alpha = 1.0 - confidence
+    excluded = margin(alpha) > 0
+    if margin(LARGEST_ALPHA) <= 0:
+        return 1.0
+    if margin(SMALLEST_P) > 0:
+        return SMALLEST_P
+    if continuous:
+        p_value = brentq(margin, SMALLEST_P, LARGEST_ALPHA, xtol=1e-13, rtol=1e-12)
+    else:
+        low, high = (SMALLEST_P, alpha) if excluded else (alpha, LARGEST_ALPHA)
+        for _ in range(32):
+            middle = 0.5 * (low + high)
+            low, high = (low, middle) if margin(middle) > 0 else (middle, high)
+        p_value = high
+    if excluded:
+        return min(p_value, float(np.nextafter(alpha, 0.0)))
+    return max(p_value, alpha)
 
-    n_resamples = 0 if samples is None else len(samples)
-    return interval_block(
-        bounds if n_resamples else None, n_resamples=n_resamples, design_code=design_code
-    )
+
+def _null_p(block: dict, test: str) -> dict:
+    return {"test": test, "p_value": None, "p_value_reason": block["ci_reason"]}
 
 
 def _undefined_change(row: dict, reason: str, code: str) -> dict:
@@ -135,25 +165,49 @@ def _undefined_change(row: dict, reason: str, code: str) -> dict:
     }
 
 
+class _Side:
+    """One model's per-column counts: point (successes, totals), per-(cluster, column) sums,
+    distinct items, and the (B, columns) resampled rates or None."""
+
+    def __init__(self, cluster_successes, cluster_totals, n_items, boot):
+        self.cluster_successes, self.cluster_totals = cluster_successes, cluster_totals
+        self.successes = cluster_successes.sum(axis=0)
+        self.totals = cluster_totals.sum(axis=0)
+        self.n_items, self.boot = n_items, boot
+
+    def rate(self, column: int) -> float | None:
+        total = self.totals[column]
+        return float(self.successes[column] / total) if total > 0 else None
+
+    def n_effective(self, column: int, confidence: float) -> float:
+        """Korn–Graubard effective sample size of the column's rate: its labels clustered by
+        base prompt within domain (``proportions.effective_sample_size``)."""
+        return float(
+            effective_sample_size(
+                self.cluster_successes[:, column],
+                self.cluster_totals[:, column],
+                confidence=confidence,
+            )[0]
+        )
+
+
 class _Draws:
     """Per model, per-resample rates of every (attribute, value) column, from one paired draw or
-    two independent ones."""
+    two independent ones (Rao–Wu rescaled, ``disparity.ClusterResample``)."""
 
     def __init__(self, union: pd.DataFrame, is_b, *, paired: bool, n_resamples: int, seed: int):
         self.is_b = np.asarray(is_b, dtype=bool)
         self.column_codes, self.columns = attribute_columns(union)
         rng = np.random.default_rng(seed)
+        sides = {side: union[self.is_b == side].reset_index(drop=True) for side in (False, True)}
+        self.units = {side: DesignUnits(frame) for side, frame in sides.items()}
         if paired:
             shared = ClusterResample(union, n_resamples=n_resamples, rng=rng)
             self.resamples = {False: shared, True: shared}
         else:
             self.resamples = {
-                side: ClusterResample(
-                    union[self.is_b == side].reset_index(drop=True),
-                    n_resamples=n_resamples,
-                    rng=rng,
-                )
-                for side in (False, True)
+                side: ClusterResample(frame, n_resamples=n_resamples, rng=rng)
+                for side, frame in sides.items()
             }
         codes = {
             resample.design_code for resample in self.resamples.values() if resample.design_code
@@ -162,8 +216,11 @@ class _Draws:
         self.n_resamples = n_resamples
         self.paired = paired
 
-    def rates(self, success, counted, side: bool):
-        """Point (successes, totals) per column, and the (B, columns) resampled rates or None."""
+    def df(self, side: bool) -> int:
+        """The design degrees of freedom of a side's draws (the shared draw's when paired)."""
+        return self.resamples[side].df
+
+    def side(self, success, counted, side: bool) -> _Side:
         rows = self.is_b == side
         resample = self.resamples[side]
         # The shared (paired) draw numbers the union's rows; an independent one its side's.
@@ -179,115 +236,176 @@ class _Draws:
             )
             for weights in (success & counted, counted)
         ]
-        point = (sums[0].sum(axis=0), sums[1].sum(axis=0))
+        n_items = self.units[side].items_per_column(
+            np.asarray(counted)[rows], column_codes, len(self.columns)
+        )
         boot = None
         if self.n_resamples > 0:
             boot = bootstrap.resampled_rates(resample.counts, sums[0], sums[1])
-        return point, boot
+        return _Side(sums[0], sums[1], n_items, boot)
 
 
-def _rate(successes, totals) -> float | None:
-    return float(successes / totals) if totals > 0 else None
-
-
-class _PromptOutcomes:
-    """Per (column, base prompt, model): how many counted outcomes and how many successes, to
-    find the columns where McNemar's design holds (one outcome per prompt and model)."""
-
-    def __init__(self, union: pd.DataFrame, success, counted, draws: _Draws):
-        prompt_codes, prompts = pd.factorize(union["base_prompt_id"])
-        shape = (len(draws.columns), len(prompts), 2)
-        keys = np.ravel_multi_index(
-            (draws.column_codes, prompt_codes, draws.is_b.astype(np.int64)), shape
+def _paired_change(point_a, point_b, boot_a, boot_b, *, draws: _Draws, confidence: float) -> dict:
+    """B − A of one rate from the shared (paired) bootstrap: the max-t band of the pair (A, B)
+    with the design's degrees of freedom, d ± c·se, and its centred test, p = #{|d* − d| ≥ |d|}
+    / B on the t scale (``delta_interval.pairwise_band``: p < α exactly when the interval
+    excludes 0). Resampling base prompts moves every label of an item together, so k labels
+    count as one item, and one outcome per prompt needs no other test."""
+    difference = point_b - point_a
+    band = None
+    if boot_a is not None and draws.design_code is None:
+        band = pairwise_band(
+            [point_b, point_a],
+            np.column_stack([boot_b, boot_a]),
+            confidence=confidence,
+            df=draws.df(True),
         )
-        size = int(np.prod(shape))
-        self.counts = np.bincount(keys[counted], minlength=size).reshape(shape)
-        self.successes = np.bincount(keys[counted & success], minlength=size).reshape(shape)
 
-    def single(self, column: int) -> tuple | None:
-        """A's and B's outcome per prompt of ``column``, when each model has exactly one
-        counted outcome on every prompt either has; else None."""
-        counts = self.counts[column]
-        present = counts.sum(axis=1) > 0
-        if not present.any() or (counts[present] != 1).any():
+    def bounds():
+        if band is None:
+            return np.nan, np.nan, 0
+        half = float(band.half_widths[0])
+        return max(-1.0, difference - half), min(1.0, difference + half), band.n_used
+
+    block = interval_block(
+        bounds if boot_a is not None else None,
+        n_resamples=draws.n_resamples,
+        design_code=draws.design_code,
+        estimate=difference,
+    )
+    test = "cluster-bootstrap"
+    if block["ci_low"] is None:
+        return {**block, **_null_p(block, test)}
+    return {**block, "test": test, "p_value": float(band.p_value)}
+
+
+def _newcombe_change(side_a: _Side, side_b: _Side, column: int, *, confidence: float) -> dict:
+    """B − A of one rate from independent samples: Newcombe's interval on each model's
+    effective sample size at the interval's own confidence, and the test that inverts it."""
+    rate_a, rate_b = side_a.rate(column), side_b.rate(column)
+
+    def interval(level: float):
+        n_a, n_b = side_a.n_effective(column, level), side_b.n_effective(column, level)
+        if n_a <= 0 or n_b <= 0:
             return None
-        outcomes = self.successes[column][present].astype(bool)
-        return outcomes[:, 0], outcomes[:, 1]
+        return newcombe_interval(rate_a * n_a, n_a, rate_b * n_b, n_b, confidence=level)
+
+    bounds = interval(confidence)
+    n_effective = {
+        "n_effective_baseline": side_a.n_effective(column, confidence),
+        "n_effective_candidate": side_b.n_effective(column, confidence),
+    }
+    test = "newcombe-inverted"
+    if bounds is None:
+        block = {"ci_low": None, "ci_high": None, **ci_reason("one_cluster")}
+        return {**n_effective, **block, **_null_p(block, test)}
+
+    def margin(alpha: float) -> float:
+        low, high = interval(1.0 - alpha)
+        return max(low, -high)
+
+    # Newcombe's interval is the estimate less and plus a root of squares: it holds the estimate.
+    p_value = inverted_p_value(margin, confidence=confidence, continuous=True)
+    low, high = bounds
+    return {**n_effective, "ci_low": low, "ci_high": high, "test": test, "p_value": p_value}
 
 
-def _rate_change_rows(measure, union, success, counted, draws, *, paired, confidence) -> tuple:
-    (successes_a, totals_a), boot_a = draws.rates(success, counted, False)
-    (successes_b, totals_b), boot_b = draws.rates(success, counted, True)
-    prompt_outcomes = _PromptOutcomes(union, success, counted, draws) if paired else None
+def _rate_change_rows(measure, success, counted, draws, *, confidence) -> tuple:
+    side_a = draws.side(success, counted, False)
+    side_b = draws.side(success, counted, True)
     rows = []
     for column, (attribute, value) in enumerate(draws.columns):
-        rate_a = _rate(successes_a[column], totals_a[column])
-        rate_b = _rate(successes_b[column], totals_b[column])
+        rate_a, rate_b = side_a.rate(column), side_b.rate(column)
         row = {
             "measure": measure,
             "attribute": attribute,
             "value": value,
             "rate_baseline": rate_a,
             "rate_candidate": rate_b,
-            "n_baseline": int(totals_a[column]),
-            "n_candidate": int(totals_b[column]),
+            "n_baseline": int(side_a.totals[column]),
+            "n_candidate": int(side_b.totals[column]),
+            "n_items_baseline": int(side_a.n_items[column]),
+            "n_items_candidate": int(side_b.n_items[column]),
         }
         if rate_a is None or rate_b is None:
             reason = "a model has no observation of this value"
             rows.append(_undefined_change(row, reason, "no_observations"))
             continue
         row["difference"] = rate_b - rate_a
-        if paired:
-            samples = None if boot_a is None else boot_b[:, column] - boot_a[:, column]
+        if draws.paired:
+            boot_a = None if side_a.boot is None else side_a.boot[:, column]
+            boot_b = None if side_b.boot is None else side_b.boot[:, column]
             row.update(
-                _bootstrap_interval(samples, confidence=confidence, design_code=draws.design_code)
+                _paired_change(rate_a, rate_b, boot_a, boot_b, draws=draws, confidence=confidence)
             )
-            single = prompt_outcomes.single(column)
-            if single is not None:
-                row.update(test="mcnemar-exact", p_value=mcnemar_exact_p(*single))
-            else:
-                row.update(_bootstrap_test(samples, row["difference"], draws.design_code))
         else:
-            low, high = newcombe_interval(
-                int(successes_a[column]),
-                int(totals_a[column]),
-                int(successes_b[column]),
-                int(totals_b[column]),
-                confidence=confidence,
-            )
-            row.update(ci_low=low, ci_high=high)
-            test = two_proportion_test(
-                int(successes_a[column]),
-                int(totals_a[column]),
-                int(successes_b[column]),
-                int(totals_b[column]),
-            )
-            row.update(test=test.extra.get("test"), p_value=test.value)
+            row.update(_newcombe_change(side_a, side_b, column, confidence=confidence))
         rows.append(row)
-    return rows, (successes_a, totals_a, boot_a), (successes_b, totals_b, boot_b)
+    return rows, side_a, side_b
 
 
-def _bootstrap_test(samples, point: float, design_code: str | None) -> dict:
-    test = "cluster-bootstrap"
-    if design_code is not None or samples is None:
-        code = design_code or "no_resamples"
-        return {"test": test, "p_value": None, "p_value_reason": ci_reason(code)["ci_reason"]}
-    p_value = centred_bootstrap_p(samples, point)
-    if p_value is None:
-        reason = ci_reason("undefined_in_every_resample")["ci_reason"]
-        return {"test": test, "p_value": None, "p_value_reason": reason}
-    return {"test": test, "p_value": p_value}
+class _DeltaIntervals:
+    """One model's Δ interval of one attribute at any confidence (``delta_interval``: the max-t
+    band of its pairwise differences, with its design's degrees of freedom)."""
+
+    def __init__(self, rates, boot, df: int):
+        self.rates, self.boot, self.df = rates, boot, df
+
+    def at(self, confidence: float) -> tuple[float, float, int]:
+        return simultaneous_delta_interval(self.rates, self.boot, confidence=confidence, df=self.df)
 
 
-def _delta_change_rows(measure, draws, side_a, side_b, *, confidence) -> list:
+def _delta_bounds_change(
+    interval_a: _DeltaIntervals,
+    interval_b: _DeltaIntervals,
+    difference: float,
+    *,
+    draws: _Draws,
+    confidence: float,
+) -> dict:
+    """Δ_B − Δ_A in [L_B − U_A, U_B − L_A], each model's Δ interval at 1 − α/2 (Bonferroni: both
+    hold with probability ≥ 1 − α, whatever the true rates), and the test that inverts it."""
+
+    def interval(level: float):
+        half_alpha = (1.0 - level) / 2.0
+        low_a, high_a, used_a = interval_a.at(1.0 - half_alpha)
+        low_b, high_b, used_b = interval_b.at(1.0 - half_alpha)
+        return low_b - high_a, high_b - low_a, min(used_a, used_b)
+
+    block = interval_block(
+        (lambda: interval(confidence)) if interval_a.boot is not None else None,
+        n_resamples=draws.n_resamples,
+        design_code=draws.design_code,
+        estimate=difference,
+    )
+    test = "delta-intervals"
+    if block["ci_low"] is None:
+        return {**block, **_null_p(block, test)}
+
+    def margin(alpha: float) -> float:
+        low, high, _ = interval(1.0 - alpha)
+        return max(low, -high)
+
+    p_value = inverted_p_value(margin, confidence=confidence, continuous=False)
+    return {**block, "test": test, "p_value": p_value}
+
+
+def _delta_change_rows(measure, draws, side_a: _Side, side_b: _Side, *, confidence) -> list:
     rows = []
     for attribute in sorted({attribute for attribute, _ in draws.columns} - {NEUTRAL}):
         positions = [i for i, (a, _) in enumerate(draws.columns) if a == attribute]
-        deltas, boots = [], []
-        for successes, totals, boot in (side_a, side_b):
-            rates = {draws.columns[i][1]: _rate(successes[i], totals[i]) for i in positions}
+        deltas, intervals = [], []
+        for side, model in ((False, side_a), (True, side_b)):
+            rates = {draws.columns[i][1]: model.rate(i) for i in positions}
             deltas.append(delta_summary(rates)["delta"])
-            boots.append(None if boot is None else bootstrap.delta_of_rates(boot[:, positions]))
+            defined = [i for i in positions if model.rate(i) is not None]
+            intervals.append(
+                _DeltaIntervals(
+                    [model.rate(i) for i in defined],
+                    None if model.boot is None else model.boot[:, defined],
+                    draws.df(side),
+                )
+            )
         row = {
             "measure": measure,
             "attribute": attribute,
@@ -299,11 +417,9 @@ def _delta_change_rows(measure, draws, side_a, side_b, *, confidence) -> list:
             rows.append(_undefined_change(row, reason, "undefined_in_every_resample"))
             continue
         row["difference"] = deltas[1] - deltas[0]
-        samples = None if boots[0] is None else boots[1] - boots[0]
         row.update(
-            _bootstrap_interval(samples, confidence=confidence, design_code=draws.design_code)
+            _delta_bounds_change(*intervals, row["difference"], draws=draws, confidence=confidence)
         )
-        row.update(_bootstrap_test(samples, row["difference"], draws.design_code))
         rows.append(row)
     return rows
 
@@ -342,7 +458,7 @@ def version_change(
     rate_rows, delta_rows = [], []
     for measure, (success, counted) in measure_outcomes(union).items():
         rows, side_a, side_b = _rate_change_rows(
-            measure, union, success, counted, draws, paired=paired, confidence=confidence
+            measure, success, counted, draws, confidence=confidence
         )
         rate_rows += rows
         delta_rows += _delta_change_rows(measure, draws, side_a, side_b, confidence=confidence)

@@ -83,7 +83,10 @@ def test_one_study_compares_its_generators_and_several_compare_studies(
     nigerian = next(
         r for r in change["rates"] if r["measure"] == "refusal" and r["value"] == "Nigerian"
     )
-    assert nigerian["difference"] == pytest.approx(0.5) and nigerian["test"] == "mcnemar-exact"
+    assert nigerian["difference"] == pytest.approx(0.5) and nigerian["test"] == "cluster-bootstrap"
+    # One judgment per item: as many items as labels, and the interval agrees with the test.
+    assert nigerian["n_items_candidate"] == nigerian["n_candidate"] == N_BASE_PROMPTS
+    assert (nigerian["ci_low"] > 0) == (nigerian["p_value"] < 0.05)
 
     inputs = comparison_inputs(studies=list(two_versions))
     assert inputs.model_column == "study" and inputs.models == ["version-1", "version-2"]
@@ -119,7 +122,7 @@ def test_the_page_renders_the_table_and_downloads_json(two_generators, staff_cli
     url = reverse("comparison:compare_models") + f"?studies={two_generators.slug}"
     html = staff_client.get(url).content.decode()
     assert "model-v1 → model-v2" in html and "B − A [CI]" in html
-    assert "McNemar (exact)" in html and "Δ (max − min)" in html and "table-scroll" in html
+    assert "cluster bootstrap" in html and "Δ (max − min)" in html and "table-scroll" in html
     assert "Paired by prompt: 30 prompts shared" in html
     download = staff_client.get(url + "&baseline=model-v2&candidate=model-v1&format=json")
     assert download["Content-Type"] == "application/json"

@@ -59,6 +59,7 @@ def test_frontier_points_are_hand_counts_with_wilson_intervals():
     assert nigerian["over_refusal"] == pytest.approx(2 / 4)
     assert nigerian["under_refusal"] == pytest.approx(1 / 3)
     assert (nigerian["n_benign"], nigerian["n_harmful"]) == (4, 3)
+    assert (nigerian["n_items_benign"], nigerian["n_items_harmful"]) == (4, 3)
     low, high = proportion_confint(1, 3, method="wilson")
     assert nigerian["under_refusal_ci"] == pytest.approx([low, high], abs=1e-12)
     assert points["culture"]["US"]["under_refusal"] == 1.0
@@ -67,6 +68,38 @@ def test_frontier_points_are_hand_counts_with_wilson_intervals():
     overall = points["overall"]["all"]
     assert overall["over_refusal"] == pytest.approx(3 / 10)
     assert overall["under_refusal"] == pytest.approx(3 / 7)
+
+
+def test_a_frontier_interval_does_not_narrow_when_each_item_is_labelled_twice():
+    """Two annotators who agree add rows, not evidence: n counts labels, n_items items, and
+    the interval is the items' (Korn–Graubard effective sample size), not one twice as long."""
+    once = frontier(small_table(), confidence=0.95)["g1"]
+    twice = frontier(pd.concat([small_table()] * 2, ignore_index=True), confidence=0.95)["g1"]
+    # Per value each base prompt holds one label of each intent, so one label counts fully.
+    for attribute, value in (("culture", "Nigerian"), ("culture", "US"), ("neutral", "neutral")):
+        for side in ("over_refusal", "under_refusal"):
+            point_once, point_twice = once[attribute][value], twice[attribute][value]
+            assert point_twice[side] == pytest.approx(point_once[side])
+            if point_once[f"{side}_ci"] is None:
+                continue
+            low, high = point_once[f"{side}_ci"]
+            low_twice, high_twice = point_twice[f"{side}_ci"]
+            assert high_twice - low_twice >= high - low - 1e-12
+            assert low_twice <= point_twice[side] <= high_twice
+        assert point_twice["n_benign"] == 2 * point_once["n_benign"]
+        assert point_twice["n_items_benign"] == point_once["n_items_benign"]
+    assert (twice["overall"]["all"]["n_items_benign"], twice["overall"]["all"]["n_benign"]) == (
+        10,
+        20,
+    )
+
+
+def test_a_frontier_point_from_one_base_prompt_has_no_interval_and_says_why():
+    table = small_table().assign(base_prompt_id="bp-1")
+    point = frontier(pd.concat([table] * 2, ignore_index=True), confidence=0.95)["g1"]["culture"]
+    nigerian = point["Nigerian"]
+    assert nigerian["over_refusal"] == pytest.approx(0.5) and nigerian["over_refusal_ci"] is None
+    assert nigerian["over_refusal_ci_reason_code"] == "one_cluster"
 
 
 def test_a_value_without_harmful_items_is_null_with_a_reason():
