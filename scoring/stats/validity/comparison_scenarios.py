@@ -39,8 +39,6 @@ two cores; a bootstrap interval's own Monte Carlo error at 300 is small beside t
 
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import replace
 
 import numpy as np
@@ -52,7 +50,6 @@ from scoring.stats.validity.core import Check, Tally
 from scoring.stats.validity.human_scenarios import ATTRIBUTE, HumanDesign, simulate_annotations
 from scoring.stats.version_change import comparison_by_source
 
-QUICK_REPLICATIONS, FULL_REPLICATIONS = 200, 1000
 N_RESAMPLES = 300
 BASE_RATE, CHANGE = 0.25, 0.15
 CHANGED_VALUE = "v0"
@@ -235,11 +232,3 @@ def _scenarios() -> dict:
 
 
 SCENARIOS = _scenarios()
-
-
-if __name__ == "__main__":
-    # python -m scoring.stats.validity.comparison_scenarios [--full]: one JSON line per check.
-    replications = FULL_REPLICATIONS if "--full" in sys.argv else QUICK_REPLICATIONS
-    for run in SCENARIOS.values():
-        for check in run(replications, 0):
-            print(json.dumps(check.to_dict()))

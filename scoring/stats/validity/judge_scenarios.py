@@ -21,8 +21,6 @@ calls for its ``judge_error`` section, and tallies:
 
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,8 +28,6 @@ import pandas as pd
 
 from scoring.stats.judge_error import differential_error_test, judge_error_by_attribute
 from scoring.stats.validity.core import (
-    FULL_REPLICATIONS,
-    QUICK_REPLICATIONS,
     Check,
     Tally,
     scenarios_from,
@@ -144,11 +140,3 @@ def _designs() -> dict[str, JudgeDesign]:
 
 DESIGNS = _designs()
 SCENARIOS = scenarios_from(DESIGNS, run_design)
-
-
-if __name__ == "__main__":
-    # python -m scoring.stats.validity.judge_scenarios [--full]: one JSON line per check.
-    replications = FULL_REPLICATIONS if "--full" in sys.argv else QUICK_REPLICATIONS
-    for run in SCENARIOS.values():
-        for check in run(replications, 0):
-            print(json.dumps(check.to_dict()))

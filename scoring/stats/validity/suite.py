@@ -28,6 +28,7 @@ from scoring.stats.validity.core import (
 # One module per family of statistics, each exposing SCENARIOS: name -> (replications, seed).
 SCENARIO_MODULES = (
     "human_scenarios",
+    "comparison_scenarios",
     "judge_scenarios",
     "ppi_scenarios",
     "ppi_subset_scenarios",

@@ -5,8 +5,8 @@ trade-off")."""
 
 import pytest
 
-from scoring.stats.validity.comparison_scenarios import QUICK_REPLICATIONS, SCENARIOS
-from scoring.stats.validity.core import QUICK_TARGETS
+from scoring.stats.validity.comparison_scenarios import SCENARIOS
+from scoring.stats.validity.core import QUICK_REPLICATIONS, QUICK_TARGETS
 
 
 @pytest.fixture(scope="module")
