@@ -34,8 +34,8 @@ class PairwiseBand:
     max-t statistic of the observed differences and its p-value."""
 
     differences: np.ndarray  # d_p = r(i) − r(j), i < j
-    half_widths: np.ndarray  # c·se_p (0 where a pair does not vary)
-    critical: float
+    half_widths: np.ndarray  # c_p·se_p (0 where a pair does not vary)
+    critical: float  # the bootstrap's c, before any per-pair t correction
     p_value: float
     n_used: int
 
@@ -51,7 +51,7 @@ def critical_value(t_max: np.ndarray, confidence: float) -> float:
 
 
 def pairwise_band(
-    point_rates, boot_rates, *, confidence: float = 0.95, df: float | None = None
+    point_rates, boot_rates, *, confidence: float = 0.95, df=None
 ) -> PairwiseBand | None:
     """The max-t band of every pairwise difference, or None with fewer than two values or two
     usable resamples.
@@ -64,10 +64,11 @@ def pairwise_band(
     interval is the point). The test of "all equal" compares t = max_p |d_p| / se_p with T*:
     p = max(1, #{T* ≥ t}) / B (a pair with se_p = 0 and d_p ≠ 0 makes t infinite).
 
-    With ``df`` (the design's degrees of freedom: clusters that vary, less their strata), the
-    bootstrap treats se_p as known; with few clusters it is not, so c moves to the same tail
-    probability of Student's t with ``df`` degrees of freedom, c' = F_t⁻¹(Φ(c)), and t moves
-    back the same way before it is compared with T*, so interval and test still agree.
+    With ``df`` (degrees of freedom: one number, or one per pair as ``disparity`` gives from
+    Satterthwaite), the bootstrap treats se_p as known; with few clusters it is not, so each
+    pair's c moves to the same tail probability of Student's t with its df, c_p = F_t⁻¹(Φ(c)),
+    and each pair's |d_p| / se_p moves back the same way before the max is compared with T*:
+    an interval excludes 0 exactly when some |d_p| > c_p·se_p, exactly when p < α.
     """
     point = np.asarray(point_rates, dtype=float)
     if point.size < 2:
@@ -93,13 +94,20 @@ def pairwise_band(
         if fixed_apart
         else float(np.max(np.abs(differences[varying]) / se[varying], initial=0.0))
     )
-    if df is not None and df >= 1:
-        critical = float(student_t.isf(normal.sf(critical), df))
-        observed = float(normal.isf(student_t.sf(observed, df)))
+    # Per pair: the bootstrap's c at Student's t tail with that pair's df (``df`` may be one
+    # number or one per pair); the observed t of each pair moves back the same way.
+    critical_per_pair = np.full(differences.shape, critical)
+    scaled = np.abs(differences) / np.where(varying, se, 1.0)
+    if df is not None:
+        degrees = np.maximum(np.broadcast_to(np.asarray(df, dtype=float), differences.shape), 1.0)
+        critical_per_pair = student_t.isf(normal.sf(critical), degrees)
+        scaled = normal.isf(student_t.sf(scaled, degrees))
+    if not fixed_apart:
+        observed = float(np.max(np.where(varying, scaled, 0.0), initial=0.0))
     exceed = int(np.sum(t_max >= observed)) if math.isfinite(observed) else 0
     return PairwiseBand(
         differences=differences,
-        half_widths=np.where(varying, critical * se, 0.0),
+        half_widths=np.where(varying, critical_per_pair * se, 0.0),
         critical=critical,
         p_value=max(exceed, 1) / n_used,
         n_used=n_used,
@@ -122,9 +130,7 @@ def _log_ratio_bounds(band: PairwiseBand) -> tuple[float, float, int]:
     return low, high, band.n_used
 
 
-def simultaneous_delta_interval(
-    point_rates, boot_rates, *, confidence: float = 0.95, df: float | None = None
-):
+def simultaneous_delta_interval(point_rates, boot_rates, *, confidence: float = 0.95, df=None):
     """``(low, high, n_used)`` of Δ from the band (NaN bounds when there is none):
 
     low = max(0, max_p (|d_p| − c·se_p)),   high = min(1, max_p (|d_p| + c·se_p))
@@ -157,7 +163,7 @@ def delta_interval_block(
     n_resamples: int,
     design_code: str | None = None,
     prefix: str = "delta_",
-    df: float | None = None,
+    df=None,
 ) -> dict:
     """``{<prefix>ci_low, <prefix>ci_high, <prefix>p_value}``, or null bounds and p with
     ``<prefix>ci_reason(_code)`` (docs/metrics.md, "Intervals that cannot carry uncertainty");
@@ -189,7 +195,7 @@ def ratio_interval_block(
     n_resamples: int,
     design_code: str | None = None,
     prefix: str = "ratio_",
-    df: float | None = None,
+    df=None,
 ) -> dict:
     """The max/min ratio's interval from the same band on log rates:
     [max(1, exp max_p (|l_p| − c·se_p)), exp max_p (|l_p| + c·se_p)], l_p = log r(i) − log r(j).

@@ -180,15 +180,16 @@ def design_degrees_of_freedom(stratum_of_cluster) -> int:
     return int(varying.sum() - varying.size)
 
 
-def satterthwaite_df(cluster_successes, cluster_totals, stratum_of_cluster) -> float | None:
-    """The effective degrees of freedom of the variance of every pairwise difference of the
-    columns' rates, the smallest over the pairs (docs/metrics.md, "Δ interval").
+def satterthwaite_df(cluster_successes, cluster_totals, stratum_of_cluster) -> np.ndarray | None:
+    """The effective degrees of freedom of the variance of each pairwise difference of the
+    columns' rates, in ``np.triu_indices`` order, NaN where the pair does not vary
+    (docs/metrics.md, "Δ interval").
 
     Per pair, each cluster's linearised residual e_c = (s_ci − r_i t_ci)/T_i − (s_cj − r_j t_cj)/T_j
     gives a variance per stratum h of m_h clusters, v_h = m_h/(m_h − 1) Σ_c (e_c − ē_h)², and
     Satterthwaite's (1946) df = (Σ_h v_h)² / Σ_h v_h² / (m_h − 1). With a few base prompts per
     domain the variance often rests on a handful of domains (binary outcomes leave many with
-    v_h = 0), and the df is then far below clusters − strata. None when no pair varies.
+    v_h = 0), and the df is then far below clusters − strata. None with fewer than two columns.
     """
     successes = np.asarray(cluster_successes, dtype=float)
     totals = np.asarray(cluster_totals, dtype=float)
@@ -216,8 +217,7 @@ def satterthwaite_df(cluster_successes, cluster_totals, stratum_of_cluster) -> f
             varying[:, None], per_stratum**2 / np.maximum(sizes - 1, 1)[:, None], 0
         ).sum(axis=0)
         df = total**2 / denominator
-    defined = (total > 1e-15) & np.isfinite(df)
-    return float(df[defined].min()) if defined.any() else None
+    return np.where((total > 1e-15) & np.isfinite(df), df, np.nan)
 
 
 def _design_code(stratum_of_cluster: np.ndarray) -> str | None:
@@ -380,8 +380,10 @@ class _Context:
         )
 
     def df_of(self, columns) -> float | None:
-        """The band's degrees of freedom for these columns: Satterthwaite's, at most the
-        design's (clusters − strata)."""
+        """The band's degrees of freedom for these columns: the smallest Satterthwaite df of
+        any pair, at most the design's (clusters − strata). One df for every pair, not one
+        each: per-pair df covered 0.93 at 30 items over nine domains, the smallest 0.96–0.97
+        ("Calibration")."""
         if self.design_df is None or self.stratum_of_cluster is None:
             return self.design_df
         effective = satterthwaite_df(
@@ -389,9 +391,9 @@ class _Context:
             self.cluster_totals[:, columns],
             self.stratum_of_cluster,
         )
-        if effective is None:
+        if effective is None or np.isnan(effective).all():
             return self.design_df
-        return max(1.0, min(float(self.design_df), effective))
+        return float(np.clip(np.nanmin(effective), 1.0, max(float(self.design_df), 1.0)))
 
     def rate(self, column):
         if column is None or self.totals[column] == 0:

@@ -140,7 +140,8 @@ def run_design(name: str, design: HumanDesign, replications: int, seed: int) -> 
         tally.conservative("delta_ci")
     if design.n_base_prompts < 20:
         tally.conservative("rate_ci")
-    if design.n_base_prompts <= 2 * design.domains:
+    # Few base prompts (or two per domain): Satterthwaite's df, the smallest of any pair.
+    if design.n_base_prompts < 20 or design.n_base_prompts <= 2 * design.domains:
         tally.conservative("delta_ci")
     for statistic, values in widths.items():
         if values:

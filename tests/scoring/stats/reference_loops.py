@@ -77,9 +77,16 @@ def delta_interval_naive(point, boot, confidence=0.95, df=None):
     ordered = sorted(t_max)
     tail = int(np.ceil(round((1 - confidence) * len(ordered), 9)))
     critical = ordered[len(ordered) - tail]
-    if df is not None:
-        # The same tail probability under Student's t with the design's degrees of freedom.
-        critical = float(stats.t.isf(stats.norm.sf(critical), df))
-    lower = max(point[i] - point[j] - critical * spread[(i, j)] for i, j in pairs)
-    upper = max(point[i] - point[j] + critical * spread[(i, j)] for i, j in pairs)
+    # Per pair the same tail probability under Student's t with that pair's df: ``df`` is one
+    # number or one per unordered pair i < j, in np.triu_indices order.
+    index = {pair: n for n, pair in enumerate(zip(*np.triu_indices(len(point), k=1), strict=True))}
+
+    def critical_of(i, j):
+        if df is None:
+            return critical
+        degrees = df if np.ndim(df) == 0 else df[index[(min(i, j), max(i, j))]]
+        return float(stats.t.isf(stats.norm.sf(critical), degrees))
+
+    lower = max(point[i] - point[j] - critical_of(i, j) * spread[(i, j)] for i, j in pairs)
+    upper = max(point[i] - point[j] + critical_of(i, j) * spread[(i, j)] for i, j in pairs)
     return max(0.0, lower), min(1.0, upper)

@@ -132,8 +132,9 @@ def test_shipped_delta_interval_equals_naive_loop_with_same_indices(seed):
     totals = np.zeros((resample.n_clusters, 3))
     np.add.at(successes, (resample.cluster_codes, value_codes), frame["refused"].to_numpy())
     np.add.at(totals, (resample.cluster_codes, value_codes), 1.0)
-    df = min(resample.df, satterthwaite_df(successes, totals, resample.stratum_of_cluster))
-    low, high = delta_interval_naive(point, slow, df=max(1.0, df))
+    per_pair = satterthwaite_df(successes, totals, resample.stratum_of_cluster)
+    df = float(np.clip(np.nanmin(per_pair), 1.0, resample.df))
+    low, high = delta_interval_naive(point, slow, df=df)
     assert culture["delta_ci_low"] == pytest.approx(low, abs=1e-12)
     assert culture["delta_ci_high"] == pytest.approx(high, abs=1e-12)
 
