@@ -15,8 +15,7 @@ def test_quick_scenario_meets_the_quick_targets(name):
     with threadpool_limits(limits=1):
         checks = SCENARIOS[name](QUICK_REPLICATIONS, 0)
     assert checks
-    failing = [c.to_dict() for c in checks if not c.passes(core.QUICK_TARGETS)]
-    assert not failing, failing
+    assert not core.failing(checks, core.QUICK_TARGETS)
     (check,) = checks
     # Before, the subset's π = 1 labels biased the rate upward (the judge misses refusals there).
     assert check.extra["mean_bias_before"] > 0.04 and abs(check.extra["mean_bias"]) < 0.01
