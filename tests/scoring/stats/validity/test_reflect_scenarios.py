@@ -15,7 +15,9 @@ def checks():
 
 
 def test_every_reflect_interval_keeps_its_quick_coverage(checks):
-    assert len(checks) > 200  # every win rate, Pol, Ext, JSD, mean gap and salary gap
+    # every win rate, Pol, Ext, JSD, mean gap and salary gap (reference groups, at 0 by
+    # definition, are not estimates)
+    assert len(checks) > 180
     failing = [c.to_dict() for c in checks if not c.passes(QUICK_TARGETS)]
     assert failing == []
 
