@@ -19,7 +19,7 @@ JUDGE_MIN_KAPPA = 0.40
 # An annotator with this share of answers faster than the study's minimum time needs a look.
 TOO_FAST_SHARE = 0.10
 LARGEST_DISPARITIES = 5
-SUMMARY_CAUTIONS = 3
+SUMMARY_CAUTIONS = 2
 
 
 def human_first(rows: list[dict], *, key: str = "source") -> list[dict]:

@@ -355,12 +355,15 @@ def judge_only_cautions(report: dict) -> list[dict]:
     """Where the judge-only Δ must not be reported: the judge errs differentially on the
     attribute (Holm-adjusted p < α), or its judge-bias warning fires (some value's simultaneous
     interval of judge rate − PPI rate excludes 0).
-    ``{judge, outcome, attribute, because}``, one per (judge, outcome, attribute)."""
-    found: dict[tuple, list[str]] = {}
+    ``{judge, outcome, attribute, because, brief}``, one per (judge, outcome, attribute)."""
+    found: dict[tuple, list[tuple[str, str]]] = {}
     for row in differential_errors(report):
         key = (row["judge"], row["outcome"], row["attribute"])
         found.setdefault(key, []).append(
-            f"its error differs across the values (p Holm {_p(row['p_holm'])})"
+            (
+                f"its error differs across the values (p Holm {_p(row['p_holm'])})",
+                "its error differs by value",
+            )
         )
     for judge, outcomes in sorted(ppi_section(report).items()):
         for outcome, section in sorted(outcomes.items()):
@@ -368,15 +371,25 @@ def judge_only_cautions(report: dict) -> list[dict]:
                 off = judge_bias_values(bias)
                 if off:
                     found.setdefault((judge, outcome, attribute), []).append(
-                        "its rate is off the PPI rate for "
-                        + ", ".join(
-                            f"{value} by {_figure(entry['estimate'])} (simultaneous "
-                            f"{_bracket(entry)})"
-                            for value, entry in off
+                        (
+                            "its rate is off the PPI rate for "
+                            + ", ".join(
+                                f"{value} by {_figure(entry['estimate'])} (simultaneous "
+                                f"{_bracket(entry)})"
+                                for value, entry in off
+                            ),
+                            "off the PPI rate for " + ", ".join(value for value, _ in off),
                         )
                     )
+    # ``because`` for the report, ``brief`` (no figures) for the summary card.
     return [
-        {"judge": judge, "outcome": outcome, "attribute": attribute, "because": "; ".join(why)}
+        {
+            "judge": judge,
+            "outcome": outcome,
+            "attribute": attribute,
+            "because": "; ".join(full for full, _ in why),
+            "brief": "; ".join(short for _, short in why),
+        }
         for (judge, outcome, attribute), why in sorted(found.items())
     ]
 

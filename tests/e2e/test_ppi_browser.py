@@ -48,7 +48,7 @@ def test_summary_judges_page_and_details(lead_page, live_server):
         assert no_sideways_scroll(page), f"the study page scrolls sideways at {width}"
         # The PPI card leads the summary and starts on the first screen.
         assert page.locator("#summary-ppi").bounding_box()["y"] < height
-        assert "Do not report judge vlm@1's own" in page.locator("#summary-ppi").inner_text()
+        assert "Do not report vlm@1's own" in page.locator("#summary-ppi").inner_text()
         page.click("#statistics-details > summary")
         page.wait_for_selector("#ppi-details table")
         page.locator("#ppi-details").screenshot(

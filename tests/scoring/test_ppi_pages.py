@@ -40,10 +40,7 @@ def test_summary_leads_with_the_ppi_delta_and_says_what_not_to_report(
     lead = text.index("Disparities from judges corrected by human labels (PPI)")
     assert lead < text.index("Agreement between annotators") < text.index("Largest disparities")
     # The differential attribute is named, with the reason not to report the judge-only Δ.
-    assert (
-        f"Do not report judge {JUDGE}'s own erasure Δ for culture: its error differs "
-        "across the values (p Holm &lt; 0.001)"
-    ) in text
+    assert f"Do not report {JUDGE}'s own erasure Δ for culture (its error differs by value" in text
     assert "gender</td>" in text and "Δ for gender" not in text
     assert "0.288 [0.132, 0.432]" in text  # the largest PPI Δ (combined · culture) first
 
@@ -107,8 +104,8 @@ def test_the_summary_lists_a_few_cautions_and_counts_the_rest():
     for outcome in ("refusal", "substitution"):  # four cautions in all
         document["judge_error"][JUDGE][outcome] = document["judge_error"][JUDGE]["erasure"]
     headline = ppi_headline(document)
-    assert len(headline["cautions"]) == SUMMARY_CAUTIONS == 3
-    assert headline["more_cautions"] == 1
+    assert len(headline["cautions"]) == SUMMARY_CAUTIONS == 2  # the card stays one screen
+    assert headline["more_cautions"] == 2
     assert [row["attribute"] for row in headline["differential"]] == ["culture"] * 4
     assert ppi_headline({})["present"] is False
 

@@ -41,7 +41,7 @@ def _run(*argv) -> tuple[int, str, str]:
 def own_study(tmp_path, db):
     """The README's "Your own study": import_items --create, then import_annotations. Four
     values, 12 items each on 6 base prompts (two per domain, two images per prompt and value),
-    two annotators per item: a design whose Δ interval is too narrow (two clusters a stratum)."""
+    two annotators per item: a design too small for Δ's band (two clusters a stratum)."""
     lines, labels = [], ["item_id,annotator,annotator_group,hard_refusal,cue"]
     for value in VALUES:
         for index in range(12):
@@ -111,16 +111,18 @@ def test_the_demo_study_is_validated_inline_with_a_table_and_its_verdict(tmp_pat
 
 @pytest.mark.validity
 @pytest.mark.django_db(transaction=True)
-def test_your_own_study_queued_job_says_not_calibrated_and_exits_1(own_study, tmp_path):
-    # Queued (Celery runs eagerly in the tests), as without --inline.
+def test_your_own_study_queued_job_sets_aside_the_band_it_cannot_give(own_study, tmp_path):
+    # Queued (Celery runs eagerly in the tests), as without --inline. Two base prompts in each of
+    # three domains allow 8 distinct bootstrap resamples: the study reports no Δ interval
+    # (too_few_resamples), so the suite sets Δ aside rather than failing it (it covered 0.62
+    # before the study withheld it).
     status, stdout, stderr = _run("--study", "my-study", "--replications", "50")
-    assert status == 1
     assert "Traceback" not in stderr
-    [line] = stderr.strip().splitlines()
-    assert "Not calibrated for this design" in line
+    assert status == 0, stdout + stderr
+    assert "Calibrated for this design" in stdout
     assert "queued on the 'default' queue" in stdout
-    assert "the interval of Δ (highest minus lowest rate) held the true value in" in stdout
-    assert " NO" in stdout  # the table's failing rows
+    assert "the interval of Δ (highest minus lowest rate)" in stdout
+    assert "too few to judge" in stdout
     job = BackgroundJob.objects.get(kind=selectors.DESIGN_VALIDATION_JOB_KIND)
     assert job.status == "succeeded" and job.done == job.total == 2  # null, observed rates
     assert (
@@ -183,8 +185,8 @@ def test_the_study_page_shows_the_result_and_the_button_starts_one_job(
     job.save(update_fields=["params"])
     tasks.design_validation_task(job.pk)
     done = staff_client.get(fragment_url, HTTP_HX_REQUEST="true").content.decode()
-    assert "Not calibrated" in done and "every 1s" not in done
-    assert "the interval of Δ (highest minus lowest rate) held the true value in" in done
+    assert "Calibrated" in done and "every 1s" not in done
+    assert "too rarely defined" in done  # Δ band: too few distinct resamples at this design
     assert "Validate again" in done
     # Without htmx the button posts and comes back to a page of its own.
     with django_capture_on_commit_callbacks(execute=True):

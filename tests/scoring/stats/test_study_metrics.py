@@ -371,8 +371,10 @@ def test_one_base_prompt_per_domain_gives_null_intervals_with_a_reason(small_res
 
 
 def test_every_null_interval_of_a_real_sized_study_has_a_reason():
+    # 24 base prompts in 5 domains: enough distinct resamples for Δ's band (300 items gave 8
+    # base prompts, 8 distinct resamples: too_few_resamples).
     annotations, judgments = synthetic_study(
-        n_items=300, n_annotators=6, n_annotated_items=120, overlap=3, seed=1
+        n_items=900, n_annotators=6, n_annotated_items=360, overlap=3, seed=1
     )
     result = study_metrics(annotations, judgments, n_resamples=100)
     assert null_intervals_without_reason(result) == []
