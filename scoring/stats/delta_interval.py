@@ -88,12 +88,6 @@ def pairwise_band(
         critical = critical_value(t_max, confidence)
     else:
         t_max, critical = np.zeros(n_used), 0.0
-    fixed_apart = bool(np.any(~varying & (np.abs(differences) > 1e-12)))
-    observed = (
-        math.inf
-        if fixed_apart
-        else float(np.max(np.abs(differences[varying]) / se[varying], initial=0.0))
-    )
     # Per pair: the bootstrap's c at Student's t tail with that pair's df (``df`` may be one
     # number or one per pair); the observed t of each pair moves back the same way.
     critical_per_pair = np.full(differences.shape, critical)
@@ -102,8 +96,10 @@ def pairwise_band(
         degrees = np.maximum(np.broadcast_to(np.asarray(df, dtype=float), differences.shape), 1.0)
         critical_per_pair = student_t.isf(normal.sf(critical), degrees)
         scaled = normal.isf(student_t.sf(scaled, degrees))
-    if not fixed_apart:
-        observed = float(np.max(np.where(varying, scaled, 0.0), initial=0.0))
+    fixed_apart = bool(np.any(~varying & (np.abs(differences) > 1e-12)))
+    observed = (
+        math.inf if fixed_apart else float(np.max(np.where(varying, scaled, 0.0), initial=0.0))
+    )
     exceed = int(np.sum(t_max >= observed)) if math.isfinite(observed) else 0
     return PairwiseBand(
         differences=differences,
