@@ -244,9 +244,11 @@ def _meta(annotations, judgments, *, min_pair_items, confidence, n_resamples, se
                 "Δ's interval); ratios to neutral or reference: percentile cluster bootstrap"
             ),
             "ppi": (
-                "PPI++ (Angelopoulos, Duchi & Zrnic 2023) with power-tuned lambda; inverse-"
-                "probability weights where inclusion probabilities are recorded (Zrnic & Candes "
-                "2024); normal intervals per rate, cluster bootstrap for differences"
+                "PPI++ (Angelopoulos, Duchi & Zrnic 2023) with a cross-fitted (leave-one-out) "
+                "power-tuned lambda; erasure and substitution as ratios over one population; "
+                "inverse-probability weights where inclusion probabilities are recorded (Zrnic & "
+                "Candes 2024), labels of subset batches that are no probability sample left out; "
+                "normal intervals per rate, cluster bootstrap for differences"
             ),
             "judge_error_test": (
                 "false-negative rate (reference-positive items) and false-positive rate "
