@@ -4,7 +4,7 @@
 #               REFLECT set are kept; DEMO_RESET=1 rebuilds both)
 #   make serve  serve again without touching the data; PORT=8001 (either command) picks another port
 #   make test   set everything up (ML extra and Chromium included) and run the whole test suite
-#   make bench  the CPU benchmarks in sequence (QUICK=1: smaller and fewer runs, about 10 minutes on 2 cores)
+#   make bench  the CPU benchmarks in sequence (QUICK=1: smaller and fewer runs, about 15 minutes on 2 cores, 5 of them the validity suite)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
