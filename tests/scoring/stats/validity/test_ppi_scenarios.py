@@ -4,17 +4,14 @@ every check meets the quick targets (docs/metrics.md, "Prediction-powered rates"
 import pytest
 from threadpoolctl import threadpool_limits
 
-from scoring.stats.validity import core
 from scoring.stats.validity.core import QUICK_REPLICATIONS
 from scoring.stats.validity.ppi_scenarios import SCENARIOS
+from tests.scoring.stats.validity.conftest import quick_checks
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_quick_scenario_meets_the_quick_targets(name):
-    with threadpool_limits(limits=1):
-        checks = SCENARIOS[name](QUICK_REPLICATIONS, 0)
-    assert checks
-    assert not core.failing(checks, core.QUICK_TARGETS)
+    quick_checks(SCENARIOS[name])
 
 
 def test_the_judge_bias_warning_has_power_against_a_differential_judge():
