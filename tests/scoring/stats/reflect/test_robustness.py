@@ -107,3 +107,31 @@ def test_leave_one_template_out_relevance_restricts_to_own_stratum():
     ]
     assert result["sign_stability"] == 0.0
     assert result["max_abs_deviation"] == pytest.approx(9 / 16 - 5 / 12)
+
+
+def test_cluster_wilson_equals_statsmodels_wilson_at_the_effective_size_by_hand():
+    # Reference: the survey ratio estimator's variance written out (Cochran 1977, §6.11), its
+    # effective size p(1 − p)/v, and statsmodels' Wilson interval at the level whose normal
+    # quantile is the t quantile on templates − occupations degrees of freedom.
+    from scipy import stats
+    from statsmodels.stats.proportion import proportion_confint
+
+    from scoring.stats.reflect.robustness import cluster_wilson
+
+    rng = np.random.default_rng(4)
+    strata = np.repeat([0, 1, 2], 4)
+    trials = rng.integers(3, 9, size=12).astype(float)
+    successes = rng.binomial(trials.astype(int), 0.4).astype(float)
+    p = successes.sum() / trials.sum()
+    variance = 0.0
+    for stratum in range(3):
+        e = (successes - p * trials)[strata == stratum]
+        variance += 4 / 3 * ((e - e.mean()) ** 2).sum()
+    variance /= trials.sum() ** 2
+    effective = p * (1 - p) / variance
+    q = stats.t.ppf(0.975, 12 - 3)
+    expected = proportion_confint(
+        p * effective, effective, alpha=2 * stats.norm.sf(q), method="wilson"
+    )
+    low, high = cluster_wilson(successes, trials, strata)
+    assert (float(low), float(high)) == pytest.approx(expected, abs=1e-10)
