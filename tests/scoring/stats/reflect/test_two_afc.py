@@ -356,3 +356,32 @@ def test_all_trials_win_rate_counts_same_race_comparisons_once():
     assert win_rates(wins)["race"][white] == pytest.approx(1 / 2)
     # Gender: female in 2 trials (won 1), male in 2 trials (won 2).
     assert paper["gender"].tolist() == pytest.approx([1 / 2, 1.0])
+
+
+def test_pol_and_ext_intervals_equal_a_loop_over_statsmodels_cell_intervals():
+    # Reference: each defined cell's Wilson interval from statsmodels at the Bonferroni level,
+    # then Pol's bounds as the means of the nearest and farthest |w − 0.5| each interval allows
+    # and Ext's as the shares of cells that must and may be extreme, one cell at a time.
+    from scoring.stats.reflect.two_afc import polarisation_interval
+
+    rng = np.random.default_rng(9)
+    wins = rng.integers(0, 4, size=(10, 10)).astype(float)
+    np.fill_diagonal(wins, 0)
+    wins[0, 1] = wins[1, 0] = 0  # one cell with no kept comparison: left out
+    cells = [
+        (wins[i, j], wins[i, j] + wins[j, i])
+        for i in range(10)
+        for j in range(i + 1, 10)
+        if wins[i, j] + wins[j, i] > 0
+    ]
+    alpha = 0.05 / len(cells)
+    nearest, farthest, must, may = [], [], [], []
+    for won, kept in cells:
+        low, high = proportion_confint(won, kept, alpha=alpha, method="wilson")
+        nearest.append(0.0 if low <= 0.5 <= high else min(abs(low - 0.5), abs(high - 0.5)))
+        farthest.append(max(abs(low - 0.5), abs(high - 0.5)))
+        must.append(high < 0.1 or low > 0.9)
+        may.append(low < 0.1 or high > 0.9)
+    interval = polarisation_interval(wins)
+    assert interval["pol"] == pytest.approx([np.mean(nearest), np.mean(farthest)], abs=1e-12)
+    assert interval["ext"] == pytest.approx([np.mean(must), np.mean(may)], abs=1e-12)
