@@ -5,6 +5,7 @@ from __future__ import annotations
 from statistics import NormalDist
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from scoring.stats.result import Stat, finite_or_none, undefined
 
@@ -84,8 +85,6 @@ def effective_sample_size(cluster_successes, cluster_totals, *, confidence: floa
     Where no cluster holds two labels the design is simple random sampling and n_eff = N.
     Columns with N = 0 give 0.
     """
-    from scipy.stats import t as student_t
-
     successes = np.asarray(cluster_successes, dtype=float)
     totals = np.asarray(cluster_totals, dtype=float)
     if successes.ndim == 1:
