@@ -1,5 +1,5 @@
 #!/bin/bash
-# The GPU-host figures of docs/performance.md ("16-core GPU host"), one command per row, each
+# The GPU-host figures of docs/performance.md ("The GPU host"), one command per row, each
 # run's last line (its JSON) printed and its whole log kept in $LOGS (default var/bench/gpu).
 # Usage: bench/gpu_figures.sh [all|check|judge|png|jpeg|scaling ...] ; IMAGES=10000 REPEATS=3
 # Each step has its own time limit (STEP_S, default 300 s) so one slow step cannot eat a lease.

@@ -6,7 +6,7 @@ set -euo pipefail
 PY=${PY:-.venv/bin/python}
 HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
-# 4 processes of 2 threads: the lowest tail latency on 2 cores (docs/performance.md).
+# 4 processes of 2 threads: the lowest tail latency on 2 cores (docs/performance-history.md).
 WORKERS=${GUNICORN_WORKERS:-4}
 THREADS=${GUNICORN_THREADS:-2}
 LOG_DIR=var/log
