@@ -12,7 +12,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test setup setup-ml setup-test browser pdf-browser lint serve clean bench
+.PHONY: demo test setup setup-ml setup-test browser pdf-browser port-free lint serve clean bench
 
 $(VENV)/.base-installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,33 +39,46 @@ setup-ml: $(VENV)/.ml-installed
 setup-test: $(VENV)/.test-installed browser
 
 # Debian's Chromium for the browser tests and the report's PDF; never a browser downloaded by a
-# test tool. poppler-utils (pdfinfo, pdftotext) lets the tests read the PDF back.
+# test tool. poppler-utils (pdfinfo, pdftotext) lets the tests read the PDF back. apt's output
+# (about a hundred packages) goes to $(APT_LOG), one line to the terminal. Headless Chromium needs
+# none of its recommended desktop packages; fonts-liberation (one of them) is kept for the PDF.
+APT_LOG ?= var/log/apt-chromium.log
+APT_INSTALL = DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 browser:
 	@command -v chromium >/dev/null 2>&1 && command -v pdftotext >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver poppler-utils; \
+	  if [ "$$(id -u)" = 0 ]; then mkdir -p $(dir $(APT_LOG)); echo "Installing Debian's chromium and poppler-utils (log: $(APT_LOG)) ..."; \
+	    { apt-get update -q && $(APT_INSTALL) chromium chromium-driver poppler-utils fonts-liberation; } >$(APT_LOG) 2>&1 \
+	    || { echo "apt-get failed; the end of $(APT_LOG):"; tail -n 5 $(APT_LOG); exit 1; }; \
 	  else echo "Install Debian's chromium, chromium-driver and poppler-utils (sudo apt-get install chromium chromium-driver poppler-utils)"; exit 1; fi; }
 
 # Debian's chromium alone, for the report's PDF (`make demo`): installed with apt-get when root,
 # or with sudo when it needs no password; otherwise one line says how, and the demo goes on.
 pdf-browser:
 	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-	  elif sudo -n true 2>/dev/null; then sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-	  else echo "The report's PDF needs Debian's chromium: sudo apt-get install chromium (everything else works without it)"; fi; }
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO=sudo; \
+	  else echo "The report's PDF needs Debian's chromium: sudo apt-get install chromium (everything else works without it)"; exit 0; fi; \
+	  mkdir -p $(dir $(APT_LOG)); echo "Installing Debian's chromium for the report's PDF (log: $(APT_LOG)) ..."; \
+	  { $$SUDO apt-get update -q && $$SUDO $(APT_INSTALL) chromium fonts-liberation; } >$(APT_LOG) 2>&1 \
+	    || { echo "apt-get failed, the report's PDF will be missing; the end of $(APT_LOG):"; tail -n 5 $(APT_LOG); }; }
+
+# A busy port stops `make demo` / `make serve` before anything else runs (no migration, no
+# demo data, no rotated passwords).
+port-free:
+	@$(PYTHON) scripts/check_port.py $(HOST) $(PORT)
 
 # PIPELINE_DEMO=1 also builds a study end to end with a tiny random-weight generator
 # (taxonomy -> prompts -> generation -> judges -> batch); it installs the ml extra for that.
-demo: setup pdf-browser $(if $(PIPELINE_DEMO),setup-ml)
+demo: port-free setup pdf-browser $(if $(PIPELINE_DEMO),setup-ml)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput -v 0
 	$(PY) manage.py seed_demo --base-url http://$(HOST):$(PORT) $(if $(DEMO_RESET),--reset)
 	$(PY) manage.py seed_reflect_demo $(if $(DEMO_RESET),--reset)
 	$(if $(PIPELINE_DEMO),$(PY) manage.py seed_pipeline_demo)
-	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/serve.sh
+	exec env HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/serve.sh
 
-serve: setup pdf-browser
+serve: port-free setup pdf-browser
 	$(PY) manage.py migrate --noinput -v 0
-	HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/serve.sh
+	exec env HOST=$(HOST) PORT=$(PORT) PY=$(PY) scripts/serve.sh
 
 lint: setup-test
 	$(VENV)/bin/ruff check .

@@ -15,10 +15,7 @@ SERVER_LOG=$LOG_DIR/server.log
 mkdir -p "$LOG_DIR"
 
 # A port already taken (often the previous `make demo` still running) is one clear line.
-if ! "$PY" -c "import socket, sys; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((sys.argv[1], int(sys.argv[2])))" "$HOST" "$PORT" 2>/dev/null; then
-  echo "Port $PORT on $HOST is in use (is another 'make demo' or 'make serve' running?). Stop it, or pick another port: make serve PORT=8001" >&2
-  exit 1
-fi
+"$PY" "$(dirname "$0")/check_port.py" "$HOST" "$PORT" || exit 1
 
 # Each background job gets a process group of its own (job control), so the terminal's Ctrl-C
 # reaches this script alone, which stops the server and the workers itself, at once
