@@ -25,6 +25,7 @@ MAX_CONSECUTIVE_TRANSPORT_ERRORS = 20
 # What a backend's error says when the request never got an answer from the model (the
 # OpenAI-compatible client's wording): a transport failure, not a problem of one request.
 TRANSPORT_ERRORS = (
+    "cannot reach",
     "connection failed",
     "timed out",
     "gave up after retries",
@@ -166,8 +167,11 @@ def execute_requests(
     if preflight and planned:
         first = ask(planned[:1])
         if is_transport_error(first[0].error):
+            error = first[0].error
             raise BackendUnavailable(
-                f"pre-flight request to {backend.name} failed: {first[0].error}; nothing was "
+                f"{error} (the pre-flight request to {backend.name}); nothing was asked or stored"
+                if error.startswith("cannot reach")
+                else f"pre-flight request to {backend.name} failed: {error}; nothing was "
                 "asked or stored"
             )
         keep(first)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 import math
 import os
+import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -73,6 +75,9 @@ class OpenAICompatBackend:
             raise ValueError("concurrency must be >= 1")
         self.config = config
         self.name = f"openai:{config.model}"
+        # A refused connection is retried only once the endpoint has answered (a restart in the
+        # middle of a run); before that it fails at once, so a wrong address fails in a second.
+        self._reached = False
         self.version = config.model
         self._sleep = sleep
         self._local = threading.local()
@@ -171,8 +176,13 @@ class OpenAICompatBackend:
                 error = f"timed out after {self.config.timeout_s}s"
                 continue
             except requests.ConnectionError as exc:
-                error = f"connection failed: {exc}"
+                error = (
+                    f"cannot reach {self.config.endpoint.rstrip('/')}: {_connection_reason(exc)}"
+                )
+                if not self._reached:  # never answered: a wrong address or a server that is down
+                    return None, attempt + 1, error
                 continue
+            self._reached = True
             if reply.status_code == 200:
                 try:
                     return reply.json(), attempt + 1, None
@@ -189,6 +199,37 @@ class OpenAICompatBackend:
         if retry_after is not None:
             delay = max(delay, retry_after)
         return min(delay, self.config.backoff_max_s)
+
+
+def _connection_reason(exc: requests.ConnectionError) -> str:
+    """A few words for why a connection failed, without requests' and urllib3's object reprs."""
+    seen, cause = set(), exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror):
+            return "host name not found"
+        if isinstance(cause, ssl.SSLError):
+            return f"TLS error ({cause.reason or 'handshake failed'})"
+        if isinstance(cause, TimeoutError):
+            return "connection timed out"
+        cause = cause.__cause__ or cause.__context__ or _wrapped_reason(cause)
+    text = str(exc)
+    if "NameResolutionError" in text or "Name or service not known" in text:
+        return "host name not found"
+    if "Connection refused" in text:
+        return "connection refused"
+    return "connection failed"
+
+
+def _wrapped_reason(exc: BaseException) -> BaseException | None:
+    # urllib3's MaxRetryError keeps the underlying error in .reason, requests' in .args[0].
+    reason = getattr(exc, "reason", None)
+    if isinstance(reason, BaseException):
+        return reason
+    first = exc.args[0] if getattr(exc, "args", None) else None
+    return first if isinstance(first, BaseException) else None
 
 
 def data_url(image: ImageSource) -> str:

@@ -40,10 +40,27 @@ def test_an_unreachable_endpoint_fails_the_pre_flight_request_in_one_line(face_s
         call_command("run_reflect", "--set", "Faces A", "--endpoint", endpoint, "--api-model",
                      "m", "--tasks", "2afc", "--verbosity", "0")  # fmt: skip
     message = str(caught.value)
-    assert message.startswith("pre-flight request to openai:m failed: gave up after retries: ")
-    assert "connection failed" in message and "\n" not in message
+    # Issue 36 §5: the address and the reason, no requests/urllib3 object reprs, at once.
+    assert message.startswith(f"cannot reach {endpoint}: connection refused ")
+    assert "HTTPConnection" not in message and "object at 0x" not in message
+    assert "\n" not in message
     assert ReflectAnswer.objects.count() == 0
-    assert time.monotonic() - started < 40  # retries with back-off, not minutes
+    assert time.monotonic() - started < 5  # no retries with back-off for an address never reached
+
+
+def test_a_refused_connection_is_retried_once_the_endpoint_has_answered(face_set):
+    from scoring.judges.backends.openai_compat import OpenAICompatBackend, OpenAICompatConfig
+
+    endpoint = f"http://127.0.0.1:{_closed_port()}/v1"
+    slept = []
+    backend = OpenAICompatBackend(
+        OpenAICompatConfig(endpoint=endpoint, model="m", max_retries=2), sleep=slept.append
+    )
+    assert backend._post_with_retries({})[1:] == (1, f"cannot reach {endpoint}: connection refused")
+    backend._reached = True  # it answered before: a server restarting mid-run gets its retries
+    reply, attempts, error = backend._post_with_retries({})
+    assert attempts == 3 and len(slept) == 2
+    assert error == f"gave up after retries: cannot reach {endpoint}: connection refused"
 
 
 def test_a_run_of_transport_errors_stops_the_run_and_keeps_what_was_stored(face_set, serve):
