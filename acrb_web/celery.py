@@ -10,4 +10,4 @@ app = Celery("acrb_web")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 # Task modules of packages that are not apps of their own.
-app.autodiscover_tasks(["scoring.design_validity"])
+app.autodiscover_tasks(["scoring.design_validity", "scoring.report"])

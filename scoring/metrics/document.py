@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
 
 import pandas as pd
 from django.core.cache import cache
@@ -112,6 +114,24 @@ def aggregated_label_export(*, study: Study, method: str, seed: int = 0) -> Expo
 CACHE_SECONDS = 24 * 3600
 
 
+@dataclass(frozen=True)
+class Served:
+    """A computed study document as a page may serve it at once: the one for today's data
+    (``current``), else the last one computed (older data), else nothing yet."""
+
+    value: Any | None
+    computed_at: datetime | None
+    current: bool
+
+
+def study_data_cache_keys(kind: str, study: Study, fingerprint: str, settings) -> tuple[str, str]:
+    settings_text = json.dumps(settings, sort_keys=True)
+    digest = hashlib.sha256(f"{study.pk}|{fingerprint}|{settings_text}".encode()).hexdigest()
+    # The last value computed for these settings, whatever the data was then.
+    latest = hashlib.sha256(f"{study.pk}|{settings_text}".encode()).hexdigest()
+    return f"{kind}:{digest}", f"latest-{kind}:{latest}"
+
+
 def cached_for_study_data(
     kind: str, *, study: Study, settings, compute: Callable[[], T], fingerprint: str | None = None
 ) -> T:
@@ -121,17 +141,40 @@ def cached_for_study_data(
     study's data fingerprint (``annotations.selectors.study_data_fingerprint``), so an answer,
     an edit or a gold flag makes a new key and a cached value is never stale. A caller that
     reads several documents in one go passes the fingerprint it read once (five queries).
+    Each computation also becomes the "latest" value of its settings, which ``served_for_study_data``
+    offers while a newer one is computed.
     """
     if fingerprint is None:
         fingerprint = selectors.study_data_fingerprint(study=study)
-    settings_text = json.dumps(settings, sort_keys=True)
-    digest = hashlib.sha256(f"{study.pk}|{fingerprint}|{settings_text}".encode()).hexdigest()
-    key = f"{kind}:{digest}"
+    key, latest_key = study_data_cache_keys(kind, study, fingerprint, settings)
     value = cache.get(key)
     if value is None:
         value = compute()
         cache.set(key, value, timeout=CACHE_SECONDS)
+        cache.set(latest_key, {"key": key, "computed_at": timezone.now()}, timeout=CACHE_SECONDS)
     return value
+
+
+def served_for_study_data(kind: str, *, study: Study, settings, fingerprint: str) -> Served:
+    """What ``cached_for_study_data`` holds for these settings, without computing anything."""
+    key, latest_key = study_data_cache_keys(kind, study, fingerprint, settings)
+    latest = cache.get(latest_key) or {}
+    value = cache.get(key)
+    if value is not None:
+        at = latest.get("computed_at") if latest.get("key") == key else None
+        return Served(value, at, current=True)
+    if latest:
+        value = cache.get(latest["key"])
+        if value is not None:
+            return Served(value, latest["computed_at"], current=False)
+    return Served(None, None, current=False)
+
+
+def metrics_settings(
+    *, n_resamples: int = DEFAULT_N_RESAMPLES, seed: int = 0, labels: str = POOLED
+):
+    """The cache settings of a metrics document (the page's default: no arguments)."""
+    return [n_resamples, seed, labels]
 
 
 def metrics_document_cached(
@@ -147,7 +190,7 @@ def metrics_document_cached(
         "metrics",
         study=study,
         fingerprint=fingerprint,
-        settings=[n_resamples, seed, labels],
+        settings=metrics_settings(n_resamples=n_resamples, seed=seed, labels=labels),
         compute=lambda: metrics_document(
             study=study, n_resamples=n_resamples, seed=seed, labels=labels
         ),

@@ -14,14 +14,15 @@ from scoring.metrics.document import metrics_document_cached, validation_table
 from scoring.report.documents import report_document_cached
 
 
-def study_summary(*, study: Study) -> dict:
+def study_summary(*, study: Study, metrics: dict | None = None, report: dict | None = None) -> dict:
     """Everything the staff study page's summary shows (docs/annotation.md, "Staff pages"), in a
     fixed number of queries: the cached metrics document and audit report (the export's and the
     report's numbers, one definition each), progress per batch and annotator, and the flags
     waiting for review."""
-    fingerprint = annotation_selectors.study_data_fingerprint(study=study)  # read once for both
-    metrics = metrics_document_cached(study=study, fingerprint=fingerprint)
-    report = report_document_cached(study=study, fingerprint=fingerprint)
+    if metrics is None or report is None:  # the page passes the documents it was served
+        fingerprint = annotation_selectors.study_data_fingerprint(study=study)  # once for both
+        metrics = metrics_document_cached(study=study, fingerprint=fingerprint)
+        report = report_document_cached(study=study, fingerprint=fingerprint)
     progress = annotation_selectors.study_progress(study=study)
     validation_rows = validation_table(metrics)
     return {

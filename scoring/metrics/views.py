@@ -26,7 +26,9 @@ from scoring.metrics.headlines import inter_annotator_rows, validation_display_r
 from scoring.metrics.selectors import study_summary as study_summary_data
 from scoring.planning import batch_plan as plan_for
 from scoring.report import charts
+from scoring.report import tasks as report_tasks
 from scoring.report.display import display_ppi
+from scoring.report.waiting import computing_response
 
 
 @staff_required
@@ -38,8 +40,23 @@ def study_statistics(request, slug: str):
     labels = request.GET.get("labels", study_metrics.POOLED)
     if labels not in study_metrics.LABEL_SOURCES:
         return _unknown_labels(labels)
-    metrics = study_metrics.metrics_document_cached(study=study, labels=labels)
+    documents = None
+    if labels == study_metrics.POOLED:  # the page's default: computed in the background
+        documents = report_tasks.page_documents(study=study)
+        if not documents.ready:
+            return computing_response(
+                request,
+                study=study,
+                documents=documents,
+                target="statistics",
+                what="agreement and rates",
+            )
+        metrics = documents.metrics
+    else:
+        metrics = study_metrics.metrics_document_cached(study=study, labels=labels)
     context = {
+        "freshness": documents,
+        "freshness_target": "statistics",
         "study": study,
         "labels": labels,
         "label_sources": study_metrics.LABEL_SOURCES,
@@ -61,7 +78,18 @@ def study_summary(request, slug: str):
     """The summary at the top of the study page: progress, agreement headline, largest
     disparities and warnings (an htmx fragment; a full page without htmx)."""
     study = get_object_or_404(Study, slug=slug)
-    context = {"study": study, "summary": study_summary_data(study=study)}
+    documents = report_tasks.page_documents(study=study)
+    if not documents.ready:
+        return computing_response(
+            request, study=study, documents=documents, target="summary", what="the summary"
+        )
+    summary = study_summary_data(study=study, metrics=documents.metrics, report=documents.report)
+    context = {
+        "study": study,
+        "summary": summary,
+        "freshness": documents,
+        "freshness_target": "summary",
+    }
     template = "scoring/study_summary.html"
     return render(request, f"{template}#summary" if request.htmx else template, context)
 

@@ -29,8 +29,8 @@ from scoring.reflect.page_figures import (
     table_csv,
 )
 from scoring.reflect.protocol import TASKS
-from scoring.report import documents
-from scoring.report.pdf import PdfRendererMissing
+from scoring.report import tasks as report_tasks
+from scoring.report.waiting import file_response_or_wait
 
 CONTENT_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
 
@@ -146,14 +146,13 @@ def report_document(request, slug: str, fmt: str):
     face_set = get_object_or_404(FaceSet, slug=slug)
     if fmt not in ("html", "pdf"):
         raise Http404("no such format")
-    try:
-        data = documents.audit_file_cached(face_set=face_set, fmt=fmt)
-    except PdfRendererMissing as error:
-        return HttpResponse(str(error), status=503, content_type="text/plain")
-    content_type = "application/pdf" if fmt == "pdf" else "text/html; charset=utf-8"
-    response = HttpResponse(data, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{slug}-reflect-report.{fmt}"'
-    return response
+    return file_response_or_wait(
+        request,
+        report_tasks.reflect_report_file(face_set=face_set, fmt=fmt),
+        filename=f"{slug}-reflect-report.{fmt}",
+        content_type="application/pdf" if fmt == "pdf" else "text/html; charset=utf-8",
+        what="The REFLECT audit report" + (" (PDF)" if fmt == "pdf" else ""),
+    )
 
 
 @staff_required

@@ -38,10 +38,15 @@ def report_document_cached(
         "report",
         study=study,
         fingerprint=fingerprint,
-        # The staff-stated context is no data the fingerprint sees: an edit must refresh the report.
-        settings=[references or {}, options, study_audit_context(study=study)],
+        settings=report_settings(study=study, references=references, **options),
         compute=lambda: report_document(study=study, references=references, **options),
     )
+
+
+def report_settings(*, study: Study, references: dict | None = None, **options) -> list:
+    """The cache settings of a report document (the page's default: no references, no options)."""
+    # The staff-stated context is no data the fingerprint sees: an edit must refresh the report.
+    return [references or {}, options, study_audit_context(study=study)]
 
 
 def figure_image_cached(
@@ -56,13 +61,18 @@ def figure_image_cached(
     )
 
 
-def report_pdf_cached(*, study: Study, report: dict, references: dict) -> bytes:
-    """The report's PDF, printed once per report (Chromium takes seconds a document)."""
+def report_pdf_cached(
+    *, study: Study, references: dict | None = None, fingerprint: str | None = None
+) -> bytes:
+    """The report's PDF, printed once per state of the data (Chromium takes seconds a document)."""
     return cached_for_study_data(
         "report-pdf",
         study=study,
-        settings=[references or {}, {"generated_at": report["provenance"]["generated_at"]}],
-        compute=lambda: render_report_pdf(report),
+        fingerprint=fingerprint,
+        settings=report_settings(study=study, references=references),
+        compute=lambda: render_report_pdf(
+            report_document_cached(study=study, references=references, fingerprint=fingerprint)
+        ),
     )
 
 
@@ -90,7 +100,14 @@ def audit_file_cached(*, face_set: FaceSet, fmt: str) -> bytes:
             return render_report_pdf(document)
         return render_report_html(document).encode("utf-8")
 
-    return cache.get_or_set(_audit_cache_key(fmt, face_set), rendered, timeout=None)
+    return cache.get_or_set(
+        audit_file_cache_key(face_set=face_set, fmt=fmt), rendered, timeout=None
+    )
+
+
+def audit_file_cache_key(*, face_set: FaceSet, fmt: str) -> str:
+    """Where ``audit_file_cached`` keeps the file for today's answers."""
+    return _audit_cache_key(fmt, face_set)
 
 
 def _audit_cache_key(kind: str, face_set: FaceSet) -> str:

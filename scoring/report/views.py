@@ -14,15 +14,12 @@ from annotations.exports import writers as exports
 from annotations.models import Study
 from scoring.metrics.headlines import human_first
 from scoring.report import figures as report_figures
+from scoring.report import tasks
 from scoring.report.display import DELTA_TEST, delta_families, disparity_summary
-from scoring.report.documents import (
-    figure_image_cached,
-    report_document_cached,
-    report_pdf_cached,
-)
-from scoring.report.pdf import PdfRendererMissing
+from scoring.report.documents import figure_image_cached, report_document_cached
 from scoring.report.render import render_report_json, report_context
 from scoring.report.safety import safety_display
+from scoring.report.waiting import computing_response, file_response_or_wait
 
 
 def _references(request) -> dict:
@@ -36,7 +33,16 @@ def _references(request) -> dict:
 def study_report(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
     references = _references(request)
-    report = report_document_cached(study=study, references=references)
+    documents = None
+    if references:  # other reference values than the page's: computed for this request
+        report = report_document_cached(study=study, references=references)
+    else:
+        documents = tasks.page_documents(study=study)
+        if not documents.ready:
+            return computing_response(
+                request, study=study, documents=documents, target="report", what="the audit report"
+            )
+        report = documents.report
     query = request.GET.urlencode()
 
     def figure_url(key, fmt):
@@ -44,7 +50,7 @@ def study_report(request, slug: str):
         return f"{url}?{query}" if query else url
 
     context = report_context(report, standalone=False, figure_url=figure_url)
-    context["study"] = study
+    context.update(study=study, freshness=documents, freshness_target=None)
     return render(request, "staff/report.html", context)
 
 
@@ -61,17 +67,17 @@ def study_report_json(request, slug: str):
 @staff_required
 @require_GET
 def study_report_pdf(request, slug: str):
-    """The report as PDF, printed from the self-contained HTML by headless Chromium."""
+    """The report as PDF, printed from the self-contained HTML by headless Chromium in the
+    background: a page that waits for it until it is made (``waiting``)."""
     study = get_object_or_404(Study, slug=slug)
-    references = _references(request)
-    report = report_document_cached(study=study, references=references)
-    try:
-        document = report_pdf_cached(study=study, report=report, references=references)
-    except PdfRendererMissing as error:
-        return HttpResponse(str(error), status=503, content_type="text/plain")
-    response = HttpResponse(document, content_type="application/pdf")
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-report.pdf"'
-    return response
+    state = tasks.report_pdf(study=study, references=_references(request))
+    return file_response_or_wait(
+        request,
+        state,
+        filename=f"{study.slug}-report.pdf",
+        content_type="application/pdf",
+        what="The audit report's PDF",
+    )
 
 
 @staff_required
@@ -105,8 +111,15 @@ def study_disparities(request, slug: str):
     """The dashboard's disparities table, human rows first (an htmx fragment; a full page without
     htmx)."""
     study = get_object_or_404(Study, slug=slug)
-    report = report_document_cached(study=study)
+    documents = tasks.page_documents(study=study)
+    if not documents.ready:
+        return computing_response(
+            request, study=study, documents=documents, target="disparities", what="the Δ tests"
+        )
+    report = documents.report
     context = {
+        "freshness": documents,
+        "freshness_target": "disparities",
         "study": study,
         "summary": human_first(disparity_summary(report)),
         "alpha": report["settings"]["alpha"],
@@ -125,7 +138,16 @@ def study_safety(request, slug: str):
     """The study page's "Safety–utility trade-off by attribute" (an htmx fragment; a full page
     without htmx): the report's section, its frontier figures linked, not inlined."""
     study = get_object_or_404(Study, slug=slug)
-    report = report_document_cached(study=study)
+    documents = tasks.page_documents(study=study)
+    if not documents.ready:
+        return computing_response(
+            request,
+            study=study,
+            documents=documents,
+            target="safety",
+            what="the safety–utility trade-off",
+        )
+    report = documents.report
     figures = [
         {
             **spec,
@@ -137,6 +159,12 @@ def study_safety(request, slug: str):
         for spec in report_figures.figure_list(report)
         if spec["kind"] == "frontier"
     ]
-    context = {"study": study, "safety": safety_display(report), "figures": figures}
+    context = {
+        "study": study,
+        "safety": safety_display(report),
+        "figures": figures,
+        "freshness": documents,
+        "freshness_target": "safety",
+    }
     template = "staff/partials/safety.html#section" if request.htmx else "staff/safety.html"
     return render(request, template, context)
