@@ -82,8 +82,13 @@ class Command(BaseCommand):
         )
         # Every number option, with its bounds, from its one definition (BatchRequest).
         for option in NUMBER_OPTIONS:
+            bounds = f" [{option.minimum} to {option.maximum}]" if option.maximum else ""
             parser.add_argument(
-                option.flag, dest=option.name, type=_bounded(option), help=option.help
+                option.flag,
+                dest=option.name,
+                type=_bounded(option),
+                metavar="N" if option.kind is int else "X",
+                help=option.help + bounds,
             )
         # Batches from a subset (docs/annotation.md): the new-batch page's filter and preview.
         batch_subset.add_subset_arguments(parser)
