@@ -291,6 +291,16 @@ class Batch(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
+    # The background job that made it (None: made by a command or in code). One batch per job:
+    # a redelivered job finds its batch here instead of making a second (services.batch_create).
+    job = models.OneToOneField(
+        "BackgroundJob",
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.SET_NULL,
+        related_name="batch",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -300,7 +310,14 @@ class Batch(models.Model):
                 condition=Q(qualification_items=0)
                 | Q(qualification_pass_mark__gt=0, qualification_pass_mark__lte=1),
                 name="qualification_has_pass_mark",
-            )
+            ),
+            # One name per study, so `create_invites --batch NAME` names one batch. Imported
+            # labels are records named after their file (imports.importers) and may repeat it.
+            models.UniqueConstraint(
+                fields=["study", "name"],
+                condition=~Q(policy="imported"),
+                name="unique_batch_name_per_study",
+            ),
         ]
         ordering = ["-created_at"]
 

@@ -232,13 +232,19 @@ def gold_pairs_at_rate(
     return out
 
 
-def _check_k(k: int, annotators: Sequence[PolicyAnnotator]) -> None:
+def overlap_k_problems(k: int, n_annotators: int) -> list[str]:
+    """Why k annotators per item cannot be drawn from ``n_annotators`` (empty: they can)."""
     if k < 1:
-        raise PolicyError(f"overlap k must be at least 1 (got {k})")
-    if k > len(annotators):
-        raise PolicyError(
-            f"overlap k={k} needs at least {k} annotators; {len(annotators)} selected"
-        )
+        return [f"overlap k must be at least 1 (got {k})"]
+    if k > n_annotators:
+        return [f"overlap k={k} needs at least {k} annotators; {n_annotators} selected"]
+    return []
+
+
+def _check_k(k: int, annotators: Sequence[PolicyAnnotator]) -> None:
+    problems = overlap_k_problems(k, len(annotators))
+    if problems:
+        raise PolicyError(problems[0])
 
 
 def _pairs_by_item(pairs: Iterable[Pair]) -> dict[Hashable, set]:

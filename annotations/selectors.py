@@ -727,3 +727,41 @@ def item_review_list(*, study: Study, limit: int = 50) -> list[ItemReview]:
     return list(
         ItemReview.objects.filter(item__study=study).select_related("item", "acted_by")[:limit]
     )
+
+
+# --- who `create_batch --annotators all | installation` takes (docs/annotation.md) ------------
+
+
+def annotator_pool(*, study: Study, include_staff: bool = False):
+    """The study's pool: the active annotators who already take part in it, with an assignment
+    in one of its batches, a consent to it, an invite link of one of its batches they redeemed,
+    or a panel enrolment in it. Staff accounts are left out unless ``include_staff``."""
+    # Through the recruitment tables' reverse names (consents, invite_link, panel_participant):
+    # selectors sit below the recruitment package.
+    joined = (
+        Q(pk__in=Assignment.objects.filter(batch__study=study).values("annotator"))
+        | Q(pk__in=Annotator.objects.filter(consents__study=study).values("pk"))
+        | Q(pk__in=Annotator.objects.filter(invite_link__batch__study=study).values("pk"))
+        | Q(pk__in=Annotator.objects.filter(panel_participant__study=study).values("pk"))
+    )
+    return _without(Annotator.objects.filter(joined, is_active=True), staff=not include_staff)
+
+
+def annotator_installation(*, include_staff: bool = False, include_demo: bool = False):
+    """Every active annotator of the installation, except staff accounts and the accounts of the
+    synthetic demo study (its simulated annotators and demo logins: annotators who take part in
+    a study marked ``is_synthetic_demo``), unless asked for."""
+    rows = Annotator.objects.filter(is_active=True)
+    if not include_demo:
+        demo = Study.objects.filter(is_synthetic_demo=True)
+        rows = rows.exclude(
+            pk__in=Assignment.objects.filter(batch__study__in=demo).values("annotator")
+        )
+        rows = rows.exclude(pk__in=Annotator.objects.filter(consents__study__in=demo).values("pk"))
+    return _without(rows, staff=not include_staff)
+
+
+def _without(rows, *, staff: bool):
+    if staff:
+        rows = rows.filter(user__is_staff=False, user__is_superuser=False)
+    return rows.select_related("user").order_by("pk")

@@ -19,6 +19,8 @@ from django.db.models import Count, Max
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
+from annotations.batches import request as batch_rules
+from annotations.batches.request import BatchRequest, BatchRequestInvalid, StudyFacts
 from annotations.common.media import image_store
 from annotations.imports.manifest import ImageInvalid, ImageLimits, check_image
 from annotations.labels import NEUTRAL, LabelError, parse_cue_label
@@ -38,7 +40,7 @@ from .models import (
     ItemReview,
     Study,
 )
-from .selectors import item_judge_uncertainty
+from .selectors import item_judge_uncertainty, items_per_attribute_value
 
 
 def image_limits() -> ImageLimits:
@@ -122,30 +124,100 @@ class BatchPlan:
     cells_cut: tuple[str, ...] = ()
 
 
-def batch_plan(
-    *,
-    study: Study,
-    policy: str,
-    annotators: list[Annotator],
-    overlap_k: int | None = None,
-    seed: int | None = None,
-    item_ids: list[int] | None = None,
-    subset: str = "",
-    manual_pairs=None,
-    gold_per_annotator: int = 0,
-    gold_rate: float = 0.0,
-    budget: int | None = None,
-    min_per_value: int | None = None,
-    qualification_requirement: qualification_rules.Requirement | None = None,
-) -> BatchPlan:
-    """Run the policy without writing: the batch ``batch_create`` makes with the same arguments
-    (and the workload preview of the new-batch page). PolicyError when it cannot be done.
+def batch_request_build(
+    *, study: Study, annotators: list[Annotator], created_by=None, manual_pairs=(), **options
+) -> BatchRequest:
+    """The one way the new-batch form, ``create_batch`` and code make a ``BatchRequest``.
 
-    ``subset`` describes how ``item_ids`` were chosen (the new-batch filter, e.g. "judges
-    disagree"); it names the batch's reason when the subset is not a probability sample."""
-    k = overlap_k or study.overlap_k
+    ``options`` are its fields (None, an empty field or an absent flag: the default);
+    ``manual_pairs`` may be the form's text, one ``item_id,username`` per line. Raises
+    ``BatchRequestInvalid`` with every problem at once, one line each; nothing is written."""
+    problems: list[str] = []
+    if isinstance(manual_pairs, str):
+        manual_pairs, problems = _manual_pairs_parse(study, manual_pairs)
+    request = BatchRequest.from_options(
+        study_id=study.pk,
+        annotator_ids=[a.pk for a in annotators],
+        created_by_id=getattr(created_by, "pk", None),
+        manual_pairs=manual_pairs,
+        **options,
+    )
+    problems += batch_request_problems(request=request, study=study)
+    if problems:
+        raise BatchRequestInvalid(problems)
+    return request
+
+
+def batch_request_problems(*, request: BatchRequest, study: Study | None = None) -> list[str]:
+    """Every problem with the request, one line each (``batches.request.request_problems``,
+    with what it needs read from the database)."""
+    study = study or Study.objects.get(pk=request.study_id)
+    qualification_asked = request.qualification_items or request.qualification_pass_mark is not None
+    facts = StudyFacts(
+        study_overlap_k=study.overlap_k,
+        name_taken=Batch.objects.filter(study=study, name=request.name).exists(),
+        annotator_groups=dict(
+            Annotator.objects.filter(pk__in=request.annotator_ids).values_list("pk", "group")
+        ),
+        gold_available=qualification_status.gold_pool(study=study).count()
+        if qualification_asked
+        else 0,
+        items_per_value=items_per_attribute_value(study=study, item_ids=request.item_ids)
+        if request.policy == batch_rules.EXPERTISE
+        else {},
+    )
+    return batch_rules.request_problems(request, facts)
+
+
+def _manual_pairs_parse(study: Study, text: str) -> tuple[list[tuple[int, int]], list[str]]:
+    """(item pk, annotator pk) pairs from lines of ``item_id,username``, and one problem per
+    line that names no pair."""
+    lines = [line.split(",") for line in (text or "").splitlines() if line.strip()]
+    if any(len(parts) != 2 for parts in lines):
+        return [], ["manual pairs: each line must be 'item_id,username'"]
+    lines = [(item_id.strip(), username.strip()) for item_id, username in lines]
+    items = dict(
+        Item.objects.filter(study=study, item_id__in=[i for i, _ in lines]).values_list(
+            "item_id", "pk"
+        )
+    )
+    users = dict(
+        Annotator.objects.filter(user__username__in=[u for _, u in lines]).values_list(
+            "user__username", "pk"
+        )
+    )
+    problems = [
+        f"manual pairs: unknown item {i!r}"
+        for i in dict.fromkeys(i for i, _ in lines)
+        if i not in items
+    ]
+    problems += [
+        f"manual pairs: unknown annotator {u!r}"
+        for u in dict.fromkeys(u for _, u in lines)
+        if u not in users
+    ]
+    if problems:
+        return [], problems
+    return [(items[i], users[u]) for i, u in lines], []
+
+
+def batch_plan(*, request: BatchRequest) -> BatchPlan:
+    """Run the policy without writing: the batch ``batch_create`` makes from the same request
+    (and the workload preview of the new-batch page). BatchRequestInvalid (every problem) or
+    PolicyError when it cannot be done.
+
+    ``request.subset`` describes how ``request.item_ids`` were chosen (the new-batch filter, e.g.
+    "judges disagree"); it names the batch's reason when the subset is not a probability sample."""
+    study = Study.objects.get(pk=request.study_id)
+    problems = batch_request_problems(request=request, study=study)
+    if problems:
+        raise BatchRequestInvalid(problems)
+    annotators = list(Annotator.objects.filter(pk__in=request.annotator_ids).order_by("pk"))
+    k = batch_rules.effective_k(request, study.overlap_k)
+    seed = request.seed
     seed = int(np.random.SeedSequence().entropy % 2**62) if seed is None else int(seed)
     rng = np.random.default_rng(seed)
+    item_ids = None if request.item_ids is None else list(request.item_ids)
     rows = Item.objects.for_annotators(study)  # harmful controls only when staff opted in
     if item_ids is not None:
         rows = rows.filter(pk__in=item_ids)
@@ -160,16 +232,18 @@ def batch_plan(
             "item_id", "annotator_id"
         )
     )
-    design = _sampling_design(study, policy, items, budget, min_per_value, rng)
-    sample = _probability_sample(study, item_ids, items, design, subset)
+    budget = request.budget
+    design = _sampling_design(study, request.policy, items, budget, request.min_per_value, rng)
+    sample = _probability_sample(study, item_ids, items, design, request.subset)
     if design is not None:
         chosen = set(design.chosen)
         items = [i for i in items if i.item in chosen]
     try:
-        pairs = _policy_pairs(policy, items, pool, k, rng, existing, manual_pairs)
+        pairs = _policy_pairs(request.policy, items, pool, k, rng, existing, request.manual_pairs)
     except policies.ItemPolicyError as error:  # name the item as the study does, not its id
         item_id = Item.objects.filter(pk=error.item).values_list("item_id", flat=True).first()
         raise policies.PolicyError(f"item {item_id or error.item!r}: {error.reason}") from None
+    gold_per_annotator, gold_rate = request.gold_per_annotator, request.gold_rate
     gold_items = (
         list(Item.objects.filter(study=study, is_gold=True).values_list("pk", flat=True))
         if gold_per_annotator or gold_rate
@@ -184,8 +258,8 @@ def batch_plan(
         pairs += policies.gold_pairs_at_rate(
             gold_items, pairs, pool, gold_rate, rng, existing_pairs=already
         )
-    if qualification_requirement is not None:
-        _check_qualification(study, annotators, qualification_requirement, pairs)
+    if request.qualification is not None:
+        _check_fresh_gold(study, annotators, request.qualification, pairs)
     positions = policies.queue_positions(pairs, {i.item: i.priority for i in items}, rng)
     return BatchPlan(
         k,
@@ -235,39 +309,20 @@ def _probability_sample(study, item_ids, items, design, subset) -> _Sample:
     return _Sample(False, f"a subset: {described}", tuple(cut))
 
 
-def _check_qualification(study, annotators, requirement, planned_pairs) -> None:
-    """PolicyError, one line per problem, unless every annotator can take a first attempt of
-    the qualification round (docs/annotation.md#qualification-round)."""
-    available = qualification_status.gold_pool(study=study).count()
-    problems = qualification_rules.requirement_problems(requirement, gold_available=available)
-    if not problems:
-        fresh = qualification_status.fresh_gold_counts(
-            study=study, annotators=annotators, planned_pairs=planned_pairs
-        )
-        problems = qualification_rules.fresh_gold_shortfalls(requirement, fresh)
+def _check_fresh_gold(study, annotators, requirement, planned_pairs) -> None:
+    """PolicyError, one line per annotator, unless every annotator can take a first attempt of
+    the qualification round with gold items the plan does not already give them
+    (docs/annotation.md#qualification-round). The round itself is checked with the request."""
+    fresh = qualification_status.fresh_gold_counts(
+        study=study, annotators=annotators, planned_pairs=planned_pairs
+    )
+    problems = qualification_rules.fresh_gold_shortfalls(requirement, fresh)
     if problems:
         raise policies.PolicyError("\n".join(problems))
 
 
-def batch_create(
-    *,
-    study: Study,
-    name: str,
-    policy: str,
-    annotators: list[Annotator],
-    overlap_k: int | None = None,
-    seed: int | None = None,
-    item_ids: list[int] | None = None,
-    subset: str = "",
-    manual_pairs=None,
-    gold_per_annotator: int = 0,
-    gold_rate: float = 0.0,
-    budget: int | None = None,
-    min_per_value: int | None = None,
-    qualification_requirement: qualification_rules.Requirement | None = None,
-    created_by=None,
-) -> Batch:
-    """Create a batch with the chosen policy (all non-gold items, or ``item_ids``).
+def batch_create(*, request: BatchRequest, job_id: int | None = None) -> Batch:
+    """Create the batch a checked request describes (all non-gold items, or its ``item_ids``).
 
     ``budget``: how many items humans label, drawn from those items: uniformly for k-overlap and
     expertise (every item when None), by the judges' uncertainty for validate-judge (required
@@ -281,59 +336,63 @@ def batch_create(
     skip existing pairs, and a unique constraint enforces it under concurrency. The seed is
     stored on the batch so the assignment can be reproduced.
 
-    ``qualification_requirement``: an optional qualification round on gold items that each
-    annotator passes before the batch's items are served (None: the items are served at once).
+    The request's qualification round, if any, is one on gold items that each annotator passes
+    before the batch's items are served.
+
+    ``job_id``: the background job making it, recorded on the batch (``Batch.job``, unique). A
+    redelivered job finds the batch it already made and gets it back: nothing is made twice.
     """
-    plan = batch_plan(
-        study=study,
-        policy=policy,
-        annotators=annotators,
-        overlap_k=overlap_k,
-        seed=seed,
-        item_ids=item_ids,
-        subset=subset,
-        manual_pairs=manual_pairs,
-        gold_per_annotator=gold_per_annotator,
-        gold_rate=gold_rate,
-        budget=budget,
-        min_per_value=min_per_value,
-        qualification_requirement=qualification_requirement,
-    )
+    if job_id is not None:
+        made = Batch.objects.filter(job_id=job_id).first()
+        if made is not None:
+            return made
+    plan = batch_plan(request=request)
     k, seed, pairs, positions = plan.overlap_k, plan.seed, plan.pairs, plan.positions
     probability = plan.inclusion_probability
     params = {
-        "annotators": [a.pk for a in annotators],
-        "gold_per_annotator": gold_per_annotator,
-        "gold_rate": gold_rate,
+        "annotators": list(request.annotator_ids),
+        "gold_per_annotator": request.gold_per_annotator,
+        "gold_rate": request.gold_rate,
     }
     if plan.per_value is not None:
-        params |= {"budget": budget, "per_value": plan.per_value}
-    with transaction.atomic():
-        batch = Batch.objects.create(
-            study=study,
-            name=name,
-            policy=policy,
-            overlap_k=k,
-            seed=seed,
-            created_by=created_by,
-            params=params,
-            probability_sample=plan.probability_sample,
-            probability_sample_reason=plan.probability_sample_reason,
-            **_qualification_fields(qualification_requirement),
-        )
-        Assignment.objects.bulk_create(
-            [
-                Assignment(
-                    batch=batch,
-                    item_id=item,
-                    annotator_id=annotator,
-                    position=positions[(item, annotator)],
-                    inclusion_probability=probability.get(item),
-                )
-                for item, annotator in pairs
-            ],
-            batch_size=5000,
-        )
+        params |= {"budget": request.budget, "per_value": plan.per_value}
+    try:
+        with transaction.atomic():
+            batch = Batch.objects.create(
+                study_id=request.study_id,
+                name=request.name,
+                policy=request.policy,
+                overlap_k=k,
+                seed=seed,
+                created_by_id=request.created_by_id,
+                params=params,
+                probability_sample=plan.probability_sample,
+                probability_sample_reason=plan.probability_sample_reason,
+                job_id=job_id,
+                **_qualification_fields(request.qualification),
+            )
+            Assignment.objects.bulk_create(
+                [
+                    Assignment(
+                        batch=batch,
+                        item_id=item,
+                        annotator_id=annotator,
+                        position=positions[(item, annotator)],
+                        inclusion_probability=probability.get(item),
+                    )
+                    for item, annotator in pairs
+                ],
+                batch_size=5000,
+            )
+    except IntegrityError:
+        # A concurrent delivery of the same job, or a concurrent batch of the same name.
+        made = Batch.objects.filter(job_id=job_id).first() if job_id is not None else None
+        if made is not None:
+            return made
+        taken = Batch.objects.filter(study_id=request.study_id, name=request.name).exists()
+        if taken:
+            raise BatchRequestInvalid(batch_rules.name_problems(request.name, taken=True)) from None
+        raise
     return batch
 
 
@@ -350,14 +409,11 @@ def _qualification_fields(requirement: qualification_rules.Requirement | None) -
 def _sampling_design(study, policy, items, budget, min_per_value, rng):
     """Which of ``items`` humans label, with each one's inclusion probability; None where no
     design chooses (manual pairs)."""
+    # The request's check refused a budget for manual pairs, and none for validate-judge.
     if policy == Batch.Policy.MANUAL:
-        if budget is not None:
-            raise policies.PolicyError("manual pairs take no budget: list the pairs instead")
         return None
     if policy != Batch.Policy.VALIDATE_JUDGE:
         return policies.uniform_design([i.item for i in items], budget, rng)
-    if budget is None:
-        raise policies.PolicyError("validate-judge needs a budget: how many items humans label")
     uncertainty = item_judge_uncertainty(study=study, item_ids=[i.item for i in items])
     strata = dict(Item.objects.filter(study=study).values_list("pk", "attribute_value__attribute"))
     sample = [

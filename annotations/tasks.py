@@ -6,16 +6,15 @@ import shutil
 from pathlib import Path
 
 from celery import shared_task
-from django.contrib.auth import get_user_model
 
 from annotations import services
+from annotations.batches.request import BatchRequest
 from annotations.common import jobs
 from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
 from annotations.imports.uploads import UploadInvalid, unpack_upload
-from annotations.qualification import rules as qualification_rules
 
-from .models import Annotator, Study
+from .models import Study
 from .policies import PolicyError
 
 
@@ -60,22 +59,23 @@ def _items_import(job_id: int, study_id: int, upload: Path, workdir: Path, file_
 
 
 @shared_task(acks_late=True)
-def batch_create_task(job_id: int, study_id: int, options: dict) -> None:
-    """Create a batch in the background: at 100,000 items this takes longer than a request."""
+def batch_create_task(job_id: int, request: str) -> None:
+    """Create a batch in the background: at 100,000 items this takes longer than a request.
+
+    ``request``: a ``BatchRequest`` as JSON. Idempotent, as ``acks_late`` needs: a message
+    delivered again after the job finished does nothing, and one delivered again after the
+    batch was committed but before the job finished finds that batch (``Batch.job``) and
+    finishes the job with the same result."""
+    if jobs.job_finished(job_id=job_id):
+        return
     jobs.job_start(job_id=job_id, total=1)
     with jobs.job_fails_with_its_message(job_id=job_id, message="No batch was created."):
-        _batch_create(job_id, study_id, options)
+        _batch_create(job_id, BatchRequest.from_json(request))
 
 
-def _batch_create(job_id: int, study_id: int, options: dict) -> None:
-    study = Study.objects.get(pk=study_id)
-    annotators = list(Annotator.objects.filter(pk__in=options.pop("annotator_ids")).order_by("pk"))
-    options["created_by"] = get_user_model().objects.filter(pk=options.get("created_by")).first()
-    options["qualification_requirement"] = qualification_rules.requirement_from(
-        options.pop("qualification", None)
-    )
+def _batch_create(job_id: int, request: BatchRequest) -> None:
     try:
-        batch = services.batch_create(study=study, annotators=annotators, **options)
+        batch = services.batch_create(request=request, job_id=job_id)
     except PolicyError as exc:
         jobs.job_finish(
             job_id=job_id, message="No batch was created.", errors=str(exc).splitlines()

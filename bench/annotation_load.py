@@ -250,12 +250,14 @@ def study_seed(*, label: str, n_items: int, n_annotators: int, media_root: Path)
 
     started = time.perf_counter()
     batch = services.batch_create(
-        study=study,
-        name="load",
-        policy=Batch.Policy.K_OVERLAP,
-        annotators=annotators,
-        overlap_k=2,
-        seed=0,
+        request=services.batch_request_build(
+            study=study,
+            name="load",
+            policy=Batch.Policy.K_OVERLAP,
+            annotators=annotators,
+            overlap_k=2,
+            seed=0,
+        )
     )
     seconds["batch_create"] = time.perf_counter() - started
 

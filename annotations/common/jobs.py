@@ -35,6 +35,14 @@ def job_create(
     )
 
 
+def job_finished(*, job_id: int) -> bool:
+    """Has the job succeeded or failed already? A task delivered again (``acks_late``) then
+    has nothing left to do."""
+    return BackgroundJob.objects.filter(
+        pk=job_id, status__in=[BackgroundJob.Status.SUCCEEDED, BackgroundJob.Status.FAILED]
+    ).exists()
+
+
 def job_start(*, job_id: int, total: int = 0) -> None:
     BackgroundJob.objects.filter(pk=job_id).update(
         status=BackgroundJob.Status.RUNNING, total=total, done=0

@@ -26,11 +26,6 @@ class Requirement:
     attempts: int = 1
 
 
-def requirement_from(data: Mapping | None) -> Requirement | None:
-    """A requirement from its plain form (``vars(requirement)``: a job's JSON options)."""
-    return None if not data else Requirement(**data)
-
-
 def requirement_problems(requirement: Requirement, *, gold_available: int) -> list[str]:
     """One line per problem with the requirement (empty: it can be used). ``gold_available``:
     the study's gold items an attempt may draw."""

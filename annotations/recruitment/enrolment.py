@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import numpy as np
+from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils.translation import gettext_noop
 
 from .. import policies
+from ..batches import request as batch_rules
 from ..models import Annotator, Assignment, Batch, Item, Study
 from .consent import consent_current
 from .rules import RecruitmentError, enrolment_items
@@ -35,19 +37,28 @@ def recruitment_batch_create(
         raise RecruitmentError("gold items per annotator cannot be negative")
     if not Item.objects.filter(study=study, is_gold=False).exists():
         raise RecruitmentError(f"study {study.slug!r} has no items to label yet")
+    name = name.strip()
+    taken = Batch.objects.filter(study=study, name=name).exists()
+    problems = batch_rules.name_problems(name, taken=taken)
+    if problems:
+        raise RecruitmentError(problems[0])
     seed = int(np.random.SeedSequence().entropy % 2**62) if seed is None else int(seed)
-    return Batch.objects.create(
-        study=study,
-        name=name,
-        policy=policy,
-        overlap_k=overlap_k,
-        seed=seed,
-        created_by=created_by,
-        params={
-            "gold_per_annotator": gold_per_annotator,
-            "recruitment": {"items_per_annotator": items_per_annotator},
-        },
-    )
+    try:
+        with transaction.atomic():
+            return Batch.objects.create(
+                study=study,
+                name=name,
+                policy=policy,
+                overlap_k=overlap_k,
+                seed=seed,
+                created_by=created_by,
+                params={
+                    "gold_per_annotator": gold_per_annotator,
+                    "recruitment": {"items_per_annotator": items_per_annotator},
+                },
+            )
+    except IntegrityError:  # the same form sent twice at once: the first one made it
+        raise RecruitmentError(batch_rules.name_problems(name, taken=True)[0]) from None
 
 
 def _batch_item_pool(batch: Batch):

@@ -13,6 +13,7 @@ from django import forms
 from django.db.models import Count, Exists, F, OuterRef, Q
 
 from annotations import services
+from annotations.batches.request import BatchRequest
 from annotations.models import Annotator, Assignment, AutomatedJudgment, Item, Study
 
 ANY = ""
@@ -113,20 +114,21 @@ def _judges_disagree(study: Study):
     )
 
 
-def workload_preview(*, study: Study, annotators: list[Annotator], **plan_options) -> dict:
-    """Each annotator's items and gold items in the batch the options would make (nothing is
+def workload_preview(*, request: BatchRequest) -> dict:
+    """Each annotator's items and gold items in the batch the request would make (nothing is
     written; PolicyError when the policy cannot do it). ``seed`` comes back so the batch made
     next uses the same one."""
-    plan = services.batch_plan(study=study, annotators=annotators, **plan_options)
+    plan = services.batch_plan(request=request)
     items = Counter(a for item, a in plan.pairs if item not in plan.gold_items)
     gold = Counter(a for item, a in plan.pairs if item in plan.gold_items)
+    annotators = Annotator.objects.filter(pk__in=request.annotator_ids).select_related("user")
     rows = [
         {
             "annotator": annotator,
             "items": items.get(annotator.pk, 0),
             "gold": gold.get(annotator.pk, 0),
         }
-        for annotator in annotators
+        for annotator in annotators.order_by("user__username")
     ]
     distinct_items = {item for item, _ in plan.pairs if item not in plan.gold_items}
     return {
@@ -172,7 +174,8 @@ def add_subset_arguments(parser) -> None:
 
 def subset_from_options(study: Study, options: dict) -> tuple[list[int] | None, str]:
     """(item pks or None for every item, a description), from create_batch's options; the page's
-    form checks them, so an unknown value is one line (ValueError) naming what there is."""
+    form checks them, so an unknown value is one line (ValueError) naming what there is. A
+    filter no item matches is the batch request's problem (``no item matches the filter``)."""
     data = {
         "subset-attribute_value": options.get("attribute_value") or "",
         "subset-generator": options.get("generator") or "",
@@ -191,7 +194,4 @@ def subset_from_options(study: Study, options: dict) -> tuple[list[int] | None, 
                 f"--{field.replace('_', '-')}: {data['subset-' + field]!r} is not in the study (known: {known})"
             )
         raise ValueError("; ".join(problems))
-    item_ids = subset_item_ids(study=study, form=form)
-    if item_ids is not None and not item_ids:
-        raise ValueError(f"no item matches the filter ({form.description()})")
-    return item_ids, form.description()
+    return subset_item_ids(study=study, form=form), form.description()

@@ -1,5 +1,8 @@
+from dataclasses import fields as dataclass_fields
+
 from django import forms
 
+from annotations.batches.request import NAME_MAX_LENGTH, NUMBER_OPTIONS, BatchRequest, NumberOption
 from annotations.models import Annotator, Batch, Study
 from annotations.staff.audit_context import audit_context_errors
 
@@ -19,75 +22,49 @@ def _annotator_field(**kwargs):
     )
 
 
+# Each BatchRequest field's default: an empty form field takes it.
+BATCH_DEFAULTS = {f.name: f.default for f in dataclass_fields(BatchRequest)}
+
+
+def _number_field(option: NumberOption) -> forms.Field:
+    """A batch option's form field, from its one definition (annotations/batches/request.py):
+    optional (empty: the option's default), with the bounds the request check uses."""
+    field_class = forms.IntegerField if option.kind is int else forms.FloatField
+    return field_class(
+        required=False,
+        min_value=option.minimum,
+        max_value=option.maximum,
+        initial=BATCH_DEFAULTS[option.name],
+        label=option.label[:1].upper() + option.label[1:],
+        help_text=option.help,
+    )
+
+
 class BatchCreateForm(forms.Form):
-    name = forms.CharField(max_length=200)
+    """The new-batch page: its values go to ``services.batch_request_build`` as they are
+    (``request_options``), which checks them together."""
+
+    name = forms.CharField(max_length=NAME_MAX_LENGTH)
     policy = forms.ChoiceField(
         choices=[c for c in Batch.Policy.choices if c[0] != Batch.Policy.IMPORTED]
     )
-    overlap_k = forms.IntegerField(min_value=1, max_value=50, initial=2)
     annotators = _annotator_field()
-    seed = forms.IntegerField(
-        required=False,
-        min_value=0,
-        help_text="Leave empty for a fresh random seed (stored on the batch).",
-    )
-    gold_per_annotator = forms.IntegerField(min_value=0, initial=0)
-    gold_rate = forms.FloatField(
-        min_value=0.0,
-        max_value=0.5,
-        initial=0.0,
-        required=False,
-        help_text="Share of each queue that is gold (e.g. 0.05), at random positions.",
-    )
     manual_pairs = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text="Manual policy only: one 'item_id,username' per line.",
     )
-    budget = forms.IntegerField(
-        required=False,
-        min_value=1,
-        help_text="Items humans label. Validate the judge: required. k-overlap and "
-        "expertise: a uniform random sample of this many items (empty: every item).",
-    )
-    min_per_value = forms.IntegerField(
-        required=False,
-        min_value=0,
-        label="Minimum per attribute value",
-        help_text="Validate the judge: items per attribute value at least "
-        "(empty: half the budget spread evenly over the values).",
-    )
+    # The number options follow (NUMBER_OPTIONS, added below); a new one comes last.
+    field_order = ["name", "policy", "overlap_k", "annotators", "seed", "gold_per_annotator"]
+    field_order += ["gold_rate", "manual_pairs"]
 
-    qualification_items = forms.IntegerField(
-        required=False,
-        min_value=0,
-        initial=0,
-        label="Qualification: gold items",
-        help_text="0 or empty: no qualification round. N: each annotator first answers N gold "
-        "items and starts the batch only if they pass.",
-    )
-    qualification_pass_mark = forms.FloatField(
-        required=False,
-        label="Qualification: pass mark",
-        help_text="Share of gold answers that must match the gold label, in (0, 1], e.g. 0.8.",
-    )
-    qualification_attempts = forms.IntegerField(
-        required=False,
-        min_value=1,
-        initial=1,
-        label="Qualification: attempts",
-        help_text="Attempts each annotator has, each with new gold items (staff can allow more).",
-    )
+    def request_options(self) -> dict:
+        """The cleaned values that are ``BatchRequest`` fields (annotators go separately)."""
+        return {k: v for k, v in self.cleaned_data.items() if k in BATCH_DEFAULTS}
 
-    def clean(self):
-        cleaned = super().clean()
-        if cleaned.get("policy") == Batch.Policy.VALIDATE_JUDGE and not cleaned.get("budget"):
-            self.add_error(
-                "budget", "Validate the judge needs a budget: how many items humans label."
-            )
-        if cleaned.get("policy") == Batch.Policy.MANUAL and cleaned.get("budget"):
-            self.add_error("budget", "Manual pairs take no budget: list the pairs instead.")
-        return cleaned
+
+for _option in NUMBER_OPTIONS:
+    BatchCreateForm.base_fields[_option.name] = _number_field(_option)
 
 
 class AddAnnotatorsForm(forms.Form):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections import Counter
 from pathlib import Path
 
 from django.conf import settings
@@ -19,7 +18,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotations import policies, selectors, services
+from annotations import selectors, services
 from annotations.common import jobs
 from annotations.common.http import download_response
 from annotations.common.permissions import staff_required
@@ -27,9 +26,8 @@ from annotations.exports import datasets as export_datasets
 from annotations.exports import formats as export_formats
 from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
-from annotations.models import Annotator, BackgroundJob, Batch, Item, Study
+from annotations.models import BackgroundJob, Batch, Item, Study
 from annotations.policies import PolicyError
-from annotations.qualification import rules as qualification_rules
 from annotations.qualification import status as qualification
 from annotations.staff import audit_context as study_settings
 from annotations.staff import batch_subset
@@ -107,16 +105,12 @@ def batch_create(request, slug: str):
     subset = batch_subset.BatchSubsetForm(study, request.POST or None, prefix="subset")
     preview = None
     if request.method == "POST" and form.is_valid() and subset.is_valid():
-        data = form.cleaned_data
         try:
-            item_ids = _subset_items(study, subset)
-            options = _batch_options(study, data, item_ids=item_ids, created_by=request.user)
-            options["subset"] = subset.description() if item_ids is not None else ""
+            batch_request = _batch_request(study, form, subset, request.user)
             if "preview" in request.POST:
-                preview = _workload_preview(study, data, options, subset)
-        except ValidationError as exc:
-            form.add_error(None, exc)
-        except PolicyError as exc:
+                preview = batch_subset.workload_preview(request=batch_request)
+                preview["subset"] = subset.description()
+        except PolicyError as exc:  # BatchRequestInvalid: every problem, one line each
             form.add_error(None, str(exc).splitlines())
         if preview is not None:
             # The seed the preview used, so "Create batch" makes exactly the batch shown.
@@ -127,10 +121,11 @@ def batch_create(request, slug: str):
             job = jobs.job_create(
                 kind="batch_create",
                 study=study,
-                params={"name": data["name"]},
+                params={"name": batch_request.name},
                 created_by=request.user,
             )
-            transaction.on_commit(lambda: batch_create_task.delay(job.pk, study.pk, options))
+            request_json = batch_request.to_json()
+            transaction.on_commit(lambda: batch_create_task.delay(job.pk, request_json))
             return redirect("staff:job_detail", pk=job.pk)
     context = {
         "study": study,
@@ -144,6 +139,19 @@ def batch_create(request, slug: str):
         "staff/batch_create.html",
         context,
         status=400 if form.errors or subset.errors else 200,
+    )
+
+
+def _batch_request(study, form, subset, user):
+    """The form's batch request, checked (BatchRequestInvalid names every problem)."""
+    item_ids = batch_subset.subset_item_ids(study=study, form=subset)
+    return services.batch_request_build(
+        study=study,
+        annotators=list(form.cleaned_data["annotators"]),
+        created_by=user,
+        item_ids=item_ids,
+        subset=subset.description() if item_ids is not None else "",
+        **form.request_options(),
     )
 
 
@@ -166,113 +174,6 @@ def study_harmful_controls(request, slug: str):
             else "New batches leave harmful controls out.",
         )
     return redirect("staff:batch_create", slug=slug)
-
-
-def _subset_items(study, subset) -> list[int] | None:
-    item_ids = batch_subset.subset_item_ids(study=study, form=subset)
-    if item_ids is not None and not item_ids:
-        raise ValidationError(f"no item matches the filter ({subset.description()})")
-    return item_ids
-
-
-def _workload_preview(study, data, options, subset) -> dict:
-    """The batch the options make, per annotator, without writing (PolicyError if impossible)."""
-    preview = batch_subset.workload_preview(
-        study=study,
-        annotators=list(data["annotators"]),
-        policy=options["policy"],
-        overlap_k=options["overlap_k"],
-        seed=options["seed"],
-        item_ids=options["item_ids"],
-        subset=options["subset"],
-        manual_pairs=options["manual_pairs"],
-        gold_per_annotator=options["gold_per_annotator"],
-        gold_rate=options["gold_rate"],
-        budget=options["budget"],
-        min_per_value=options["min_per_value"],
-        qualification_requirement=qualification_rules.requirement_from(options["qualification"]),
-    )
-    preview["subset"] = subset.description()
-    return preview
-
-
-def _batch_options(study, data, *, item_ids, created_by) -> dict:
-    """Check what can be checked at once; the policy itself runs in the job."""
-    annotators = list(data["annotators"])
-    if data["policy"] != Batch.Policy.MANUAL and data["overlap_k"] > len(annotators):
-        raise ValidationError(
-            f"overlap k={data['overlap_k']} needs at least {data['overlap_k']} annotators; {len(annotators)} selected"
-        )
-    if data["policy"] == Batch.Policy.EXPERTISE:  # refused here, not in the background job
-        shortfalls = policies.expertise_shortfalls(
-            selectors.items_per_attribute_value(study=study, item_ids=item_ids),
-            Counter(a.group for a in annotators if a.group),
-            data["overlap_k"],
-        )
-        if shortfalls:
-            raise ValidationError(["Expertise-matched batch impossible: " + "; ".join(shortfalls)])
-    requirement = _qualification_requirement(study, data)
-    return {
-        "name": data["name"],
-        "policy": data["policy"],
-        "annotator_ids": [a.pk for a in annotators],
-        "overlap_k": data["overlap_k"],
-        "seed": data["seed"],
-        "gold_per_annotator": data["gold_per_annotator"],
-        "gold_rate": data.get("gold_rate") or 0.0,
-        "manual_pairs": _manual_pairs(study, data["manual_pairs"]),
-        "budget": data.get("budget"),
-        "min_per_value": data.get("min_per_value"),
-        # Plain data: the options travel to the background job as JSON.
-        "qualification": None if requirement is None else vars(requirement),
-        "item_ids": item_ids,
-        "created_by": created_by.pk,
-    }
-
-
-def _qualification_requirement(study, data):
-    """The optional qualification round, or None; ValidationError with one line per problem."""
-    items = data.get("qualification_items") or 0
-    if not items:
-        return None
-    pass_mark = data.get("qualification_pass_mark")
-    if pass_mark is None:
-        raise ValidationError(["qualification: give a pass mark in (0, 1], e.g. 0.8"])
-    requirement = qualification_rules.Requirement(
-        items, pass_mark, data.get("qualification_attempts") or 1
-    )
-    problems = qualification_rules.requirement_problems(
-        requirement, gold_available=qualification.gold_pool(study=study).count()
-    )
-    if problems:
-        raise ValidationError(problems)
-    return requirement
-
-
-def _manual_pairs(study, text: str) -> list[tuple[int, int]]:
-    lines = [line.split(",") for line in (text or "").splitlines() if line.strip()]
-    if not lines:
-        return []
-    if any(len(parts) != 2 for parts in lines):
-        raise ValidationError("manual pairs: each line must be 'item_id,username'")
-    items = dict(
-        Item.objects.filter(study=study, item_id__in=[p[0].strip() for p in lines]).values_list(
-            "item_id", "pk"
-        )
-    )
-    users = dict(
-        Annotator.objects.filter(user__username__in=[p[1].strip() for p in lines]).values_list(
-            "user__username", "pk"
-        )
-    )
-    pairs = []
-    for item_id, username in ((a.strip(), b.strip()) for a, b in lines):
-        if item_id not in items:
-            raise ValidationError(f"manual pairs: unknown item {item_id!r}")
-        if username not in users:
-            raise ValidationError(f"manual pairs: unknown annotator {username!r}")
-        pairs.append((items[item_id], users[username]))
-    return pairs
 
 
 @staff_required

@@ -16,13 +16,15 @@ def test_batch_with_a_gold_rate(study, annotators, make_manifest):
     for item in Item.objects.filter(study=study).order_by("pk")[:4]:
         services.item_set_gold(item=item, hard_refusal=False, cue="retained")
     batch = services.batch_create(
-        study=imported_study,
-        name="g",
-        policy="k_overlap",
-        annotators=annotators[:2],
-        overlap_k=2,
-        seed=5,
-        gold_rate=0.1,
+        request=services.batch_request_build(
+            study=imported_study,
+            name="g",
+            policy="k_overlap",
+            annotators=annotators[:2],
+            overlap_k=2,
+            seed=5,
+            gold_rate=0.1,
+        )
     )
     for annotator in annotators[:2]:
         queue = Assignment.objects.filter(batch=batch, annotator=annotator)

@@ -47,12 +47,14 @@ def test_an_unknown_intent_names_the_line_and_field(study, tmp_path):
 
 def test_batches_leave_harmful_controls_out_unless_staff_opt_in(controls_study, annotators):
     batch = services.batch_create(
-        study=controls_study,
-        name="b",
-        policy="k_overlap",
-        annotators=annotators[:2],
-        overlap_k=2,
-        seed=1,
+        request=services.batch_request_build(
+            study=controls_study,
+            name="b",
+            policy="k_overlap",
+            annotators=annotators[:2],
+            overlap_k=2,
+            seed=1,
+        )
     )
     assert set(Assignment.objects.filter(batch=batch).values_list("item__intent", flat=True)) == {
         "benign"
@@ -68,12 +70,14 @@ def test_batches_leave_harmful_controls_out_unless_staff_opt_in(controls_study, 
     assert LogEntry.objects.count() == 1
     controls_study.refresh_from_db()
     batch = services.batch_create(
-        study=controls_study,
-        name="b2",
-        policy="k_overlap",
-        annotators=annotators[2:3],
-        overlap_k=1,
-        seed=1,
+        request=services.batch_request_build(
+            study=controls_study,
+            name="b2",
+            policy="k_overlap",
+            annotators=annotators[2:3],
+            overlap_k=1,
+            seed=1,
+        )
     )
     intents = list(Assignment.objects.filter(batch=batch).values_list("item__intent", flat=True))
     assert intents.count("harmful") == 3
@@ -97,7 +101,14 @@ def opted_in_batch(study, annotators):
     study.harmful_to_annotators = True
     study.save()
     return services.batch_create(
-        study=study, name="b", policy="k_overlap", annotators=annotators[:1], overlap_k=1, seed=1
+        request=services.batch_request_build(
+            study=study,
+            name="b",
+            policy="k_overlap",
+            annotators=annotators[:1],
+            overlap_k=1,
+            seed=1,
+        )
     )
 
 

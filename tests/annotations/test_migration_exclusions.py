@@ -20,7 +20,14 @@ def test_an_old_exclusion_becomes_one_per_study(batch, annotators, make_manifest
     second = services.study_create(name="Second", slug="second")
     importers.items_import(study=second, manifest=make_manifest(folder="second"))
     services.batch_create(
-        study=second, name="b2", policy="k_overlap", annotators=annotators[:1], overlap_k=1, seed=1
+        request=services.batch_request_build(
+            study=second,
+            name="b2",
+            policy="k_overlap",
+            annotators=annotators[:1],
+            overlap_k=1,
+            seed=1,
+        )
     )
     executor = MigrationExecutor(connection)
     executor.migrate(BEFORE)

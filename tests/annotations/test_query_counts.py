@@ -16,7 +16,14 @@ pytestmark = pytest.mark.django_db
 def survey_query_counts(study, make_manifest, annotators, n, folder):
     importers.items_import(study=study, manifest=make_manifest(n=n, folder=folder))
     batch = services.batch_create(
-        study=study, name=folder, policy="k_overlap", annotators=annotators[:2], overlap_k=2, seed=0
+        request=services.batch_request_build(
+            study=study,
+            name=folder,
+            policy="k_overlap",
+            annotators=annotators[:2],
+            overlap_k=2,
+            seed=0,
+        )
     )
     c = client_for(annotators[0])
     counts = {}

@@ -27,7 +27,14 @@ def second_study(annotators, make_manifest):
     study = services.study_create(name="Second", slug="second", min_seconds_per_item=0.0)
     importers.items_import(study=study, manifest=make_manifest(folder="second"))
     batch = services.batch_create(
-        study=study, name="b2", policy="k_overlap", annotators=annotators[:2], overlap_k=2, seed=3
+        request=services.batch_request_build(
+            study=study,
+            name="b2",
+            policy="k_overlap",
+            annotators=annotators[:2],
+            overlap_k=2,
+            seed=3,
+        )
     )
     return batch
 
@@ -70,7 +77,14 @@ def test_items_back_in_an_adjudicators_queue_stay_hidden(batch, annotators, impo
     assert client.get(item_url).status_code == 200
     # A later batch puts the item in the adjudicator's own queue: blinded again.
     services.batch_create(
-        study=batch.study, name="later", policy="k_overlap", annotators=[judge], overlap_k=1, seed=4
+        request=services.batch_request_build(
+            study=batch.study,
+            name="later",
+            policy="k_overlap",
+            annotators=[judge],
+            overlap_k=1,
+            seed=4,
+        )
     )
     assert item.item_id not in client.get(queue_url).content.decode()
     assert client.get(item_url).status_code == 404

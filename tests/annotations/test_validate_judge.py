@@ -245,22 +245,26 @@ def test_uniform_batches_record_their_probability(judged_study, annotators):
     from annotations.models import Assignment
 
     everything = services.batch_create(
-        study=judged_study,
-        name="all",
-        policy="k_overlap",
-        annotators=annotators[:2],
-        overlap_k=1,
-        seed=1,
+        request=services.batch_request_build(
+            study=judged_study,
+            name="all",
+            policy="k_overlap",
+            annotators=annotators[:2],
+            overlap_k=1,
+            seed=1,
+        )
     )
     assert set(everything.assignments.values_list("inclusion_probability", flat=True)) == {1.0}
     sample = services.batch_create(
-        study=judged_study,
-        name="some",
-        policy="k_overlap",
-        annotators=annotators[2:],
-        overlap_k=1,
-        seed=1,
-        budget=6,
+        request=services.batch_request_build(
+            study=judged_study,
+            name="some",
+            policy="k_overlap",
+            annotators=annotators[2:],
+            overlap_k=1,
+            seed=1,
+            budget=6,
+        )
     )
     assert sample.assignments.values("item").distinct().count() == 6
     assert set(sample.assignments.values_list("inclusion_probability", flat=True)) == {0.2}
@@ -344,13 +348,15 @@ def test_batch_page_states_the_sample(judged_study, annotators, staff_client):
     from annotations import services
 
     batch = services.batch_create(
-        study=judged_study,
-        name="vj",
-        policy="validate_judge",
-        annotators=annotators[:2],
-        overlap_k=1,
-        seed=2,
-        budget=9,
+        request=services.batch_request_build(
+            study=judged_study,
+            name="vj",
+            policy="validate_judge",
+            annotators=annotators[:2],
+            overlap_k=1,
+            seed=2,
+            budget=9,
+        )
     )
     text = staff_client.get(reverse("staff:batch_detail", args=[batch.pk])).content.decode()
     assert "Sample: 9 items, drawn more often where the judges are unsure" in text
@@ -363,13 +369,15 @@ def test_added_and_reassigned_labels_keep_the_batch_probability(judged_study, an
     from annotations.models import Assignment
 
     batch = services.batch_create(
-        study=judged_study,
-        name="vj",
-        policy="validate_judge",
-        annotators=annotators[:1],
-        overlap_k=1,
-        seed=4,
-        budget=8,
+        request=services.batch_request_build(
+            study=judged_study,
+            name="vj",
+            policy="validate_judge",
+            annotators=annotators[:1],
+            overlap_k=1,
+            seed=4,
+            budget=8,
+        )
     )
     drawn = dict(batch.assignments.values_list("item_id", "inclusion_probability"))
     services.batch_add_annotators(batch=batch, annotators=[annotators[1]])

@@ -21,12 +21,14 @@ ALL_IMAGES_LOADED = (
 @pytest.fixture
 def annotated_study(imported_study, annotators, staff_user):
     batch = services.batch_create(
-        study=imported_study,
-        name="b1",
-        policy="k_overlap",
-        annotators=annotators[:2],
-        overlap_k=1,
-        seed=1,
+        request=services.batch_request_build(
+            study=imported_study,
+            name="b1",
+            policy="k_overlap",
+            annotators=annotators[:2],
+            overlap_k=1,
+            seed=1,
+        )
     )
     mine = Assignment.objects.filter(batch=batch, annotator=annotators[0]).order_by("position")
     for index, assignment in enumerate(mine):

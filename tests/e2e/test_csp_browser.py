@@ -59,7 +59,9 @@ def test_survey_and_staff_pages_run_under_the_csp(
     importers.items_import(study=study, manifest=make_manifest(n=4))
     annotator = services.annotator_create(username="csp", password="csp-pass-1", group="Korean")
     batch = services.batch_create(
-        study=study, name="csp batch", policy="k_overlap", annotators=[annotator], overlap_k=1
+        request=services.batch_request_build(
+            study=study, name="csp batch", policy="k_overlap", annotators=[annotator], overlap_k=1
+        )
     )
     queue = list(
         Assignment.objects.filter(batch=batch).order_by("position").values_list("pk", flat=True)

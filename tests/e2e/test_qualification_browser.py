@@ -8,7 +8,7 @@ import pytest
 from annotations import services
 from annotations.imports import importers
 from annotations.models import Item, QualificationAttempt
-from annotations.qualification import attempts, rules
+from annotations.qualification import attempts
 from tests.e2e.browser import SCREENSHOTS, log_in, no_sideways_scroll
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -33,13 +33,17 @@ def test_qualification_round_in_the_browser(
     for item in Item.objects.filter(study=study).order_by("pk")[:8]:
         services.item_set_gold(item=item, hard_refusal=False, cue="retained")
     batch = services.batch_create(
-        study=study,
-        name="Round one",
-        policy="k_overlap",
-        annotators=annotators[:2],
-        overlap_k=2,
-        seed=3,
-        qualification_requirement=rules.Requirement(items=3, pass_mark=0.8, attempts=2),
+        request=services.batch_request_build(
+            study=study,
+            name="Round one",
+            policy="k_overlap",
+            annotators=annotators[:2],
+            overlap_k=2,
+            seed=3,
+            qualification_items=3,
+            qualification_pass_mark=0.8,
+            qualification_attempts=2,
+        )
     )
     base = live_server.url
     page = chromium.new_page()

@@ -30,12 +30,14 @@ def test_annotator_labels_three_items_by_keyboard_and_edits_one(
         username="kbd", password="keyboard-only-1", group="Korean"
     )
     batch = services.batch_create(
-        study=study,
-        name="browser batch",
-        policy="k_overlap",
-        annotators=[annotator],
-        overlap_k=1,
-        seed=3,
+        request=services.batch_request_build(
+            study=study,
+            name="browser batch",
+            policy="k_overlap",
+            annotators=[annotator],
+            overlap_k=1,
+            seed=3,
+        )
     )
     queue = list(
         Assignment.objects.filter(batch=batch).order_by("position").values_list("pk", flat=True)

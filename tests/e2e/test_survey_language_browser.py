@@ -21,7 +21,9 @@ def test_french_survey_by_keyboard(viewport, live_server, chromium, study, make_
     consent_publish(study=study, consent_text="Vous allez étiqueter des images.")
     annotator = services.annotator_create(username="fr", password="clavier-seul-1", group="US")
     batch = services.batch_create(
-        study=study, name="lot", policy="k_overlap", annotators=[annotator], overlap_k=1, seed=2
+        request=services.batch_request_build(
+            study=study, name="lot", policy="k_overlap", annotators=[annotator], overlap_k=1, seed=2
+        )
     )
     width, height = VIEWPORTS[viewport]
     page = chromium.new_page(viewport={"width": width, "height": height})

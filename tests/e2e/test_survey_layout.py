@@ -58,12 +58,14 @@ def survey_url(live_server, study, tmp_path):
         username="layout", password="layout-pass-1", group="Nigerian"
     )
     batch = services.batch_create(
-        study=study,
-        name="A batch with a long enough name to wrap on a phone",
-        policy="k_overlap",
-        annotators=[annotator],
-        overlap_k=1,
-        seed=1,
+        request=services.batch_request_build(
+            study=study,
+            name="A batch with a long enough name to wrap on a phone",
+            policy="k_overlap",
+            annotators=[annotator],
+            overlap_k=1,
+            seed=1,
+        )
     )
     return f"{live_server.url}/batches/{batch.pk}/next/"
 

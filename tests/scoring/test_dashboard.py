@@ -48,12 +48,14 @@ def study_of(size: int, slug: str, annotators, tmp_path) -> Study:
     ]
     importers.items_import(study=study, manifest=write_manifest(tmp_path / slug, lines))
     batch = services.batch_create(
-        study=study,
-        name=f"{slug}-batch",
-        policy="k_overlap",
-        annotators=annotators[:3],
-        overlap_k=2,
-        seed=1,
+        request=services.batch_request_build(
+            study=study,
+            name=f"{slug}-batch",
+            policy="k_overlap",
+            annotators=annotators[:3],
+            overlap_k=2,
+            seed=1,
+        )
     )
     answer_all(batch)
     return study
@@ -224,13 +226,15 @@ def test_summary_of_a_new_study_says_there_is_nothing_yet(study, staff_client):
 def test_a_batch_without_assignments_is_not_shown_as_complete(batch, staff_client):
     """A recruitment batch waits for its recruits: 0 / 0 is "no assignments yet", not 100 %."""
     services.batch_create(
-        study=batch.study,
-        name="empty-batch",
-        policy="manual",
-        annotators=[],
-        overlap_k=1,
-        seed=1,
-        manual_pairs=[],
+        request=services.batch_request_build(
+            study=batch.study,
+            name="empty-batch",
+            policy="manual",
+            annotators=[],
+            overlap_k=1,
+            seed=1,
+            manual_pairs=[],
+        )
     )
     url = reverse("metrics:study_summary", args=[batch.study.slug])
     fragment = staff_client.get(url, HTTP_HX_REQUEST="true").content.decode()

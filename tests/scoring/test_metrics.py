@@ -92,13 +92,15 @@ def labelled_study(study, tmp_path, annotators):
     services.item_set_gold(item=gold, hard_refusal=False, cue="retained")
     a, b = annotators[0], annotators[1]
     batch = services.batch_create(
-        study=study,
-        name="b",
-        policy="k_overlap",
-        annotators=[a, b],
-        overlap_k=2,
-        seed=0,
-        gold_per_annotator=1,
+        request=services.batch_request_build(
+            study=study,
+            name="b",
+            policy="k_overlap",
+            annotators=[a, b],
+            overlap_k=2,
+            seed=0,
+            gold_per_annotator=1,
+        )
     )
     for annotator, labels in ((a, LABELS_A), (b, LABELS_B)):
         for row in Assignment.objects.filter(batch=batch, annotator=annotator).select_related(
@@ -198,7 +200,14 @@ def test_undefined_kappa_is_null_with_a_reason(study, tmp_path, annotators):
     lines = [manifest_line(f"i{i}", base=f"bp{i}") for i in range(3)]
     importers.items_import(study=study, manifest=write_manifest(tmp_path / "m", lines))
     batch = services.batch_create(
-        study=study, name="b", policy="k_overlap", annotators=annotators[:2], overlap_k=2, seed=0
+        request=services.batch_request_build(
+            study=study,
+            name="b",
+            policy="k_overlap",
+            annotators=annotators[:2],
+            overlap_k=2,
+            seed=0,
+        )
     )
     for row in Assignment.objects.filter(batch=batch).select_related("batch__study"):
         services.annotation_submit(assignment=row, hard_refusal=False, cue_label="retained")

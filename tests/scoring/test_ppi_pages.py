@@ -125,14 +125,16 @@ def test_pages_say_which_labels_the_ppi_estimates_left_out(annotators, staff_cli
     form = BatchSubsetForm(study, {"subset-judges_disagree": "on"}, prefix="subset")
     assert form.is_valid()
     disagreements = services.batch_create(
-        study=study,
-        name="disagreements",
-        policy="k_overlap",
-        annotators=[annotators[3]],
-        overlap_k=1,
-        seed=2,
-        item_ids=subset_item_ids(study=study, form=form),
-        subset=form.description(),
+        request=services.batch_request_build(
+            study=study,
+            name="disagreements",
+            policy="k_overlap",
+            annotators=[annotators[3]],
+            overlap_k=1,
+            seed=2,
+            item_ids=subset_item_ids(study=study, form=form),
+            subset=form.description(),
+        )
     )
     answer_all(disagreements)
     # The first batch took every item, so it drew these too and they would keep their labels:

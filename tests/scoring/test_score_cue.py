@@ -149,12 +149,14 @@ def test_ensemble_members_and_ensemble_are_stored_separately_and_disagreement_go
     assert flagged == {"photo-1"}
 
     batch = annotation_services.batch_create(
-        study=cue_study,
-        name="after judges",
-        policy="k_overlap",
-        annotators=annotators[:2],
-        overlap_k=2,
-        seed=3,
+        request=annotation_services.batch_request_build(
+            study=cue_study,
+            name="after judges",
+            policy="k_overlap",
+            annotators=annotators[:2],
+            overlap_k=2,
+            seed=3,
+        )
     )
     for annotator in annotators[:2]:
         queue = Assignment.objects.filter(batch=batch, annotator=annotator).order_by("position")

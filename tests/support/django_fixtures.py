@@ -144,12 +144,14 @@ def batch(imported_study, annotators):
     from annotations import services
 
     return services.batch_create(
-        study=imported_study,
-        name="b1",
-        policy="k_overlap",
-        annotators=annotators[:2],
-        overlap_k=2,
-        seed=1,
+        request=services.batch_request_build(
+            study=imported_study,
+            name="b1",
+            policy="k_overlap",
+            annotators=annotators[:2],
+            overlap_k=2,
+            seed=1,
+        )
     )
 
 

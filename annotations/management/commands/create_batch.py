@@ -1,23 +1,47 @@
+import argparse
+
 from django.core.management.base import CommandError
 
-from annotations import services
+from annotations import selectors, services
+from annotations.batches.request import NUMBER_OPTIONS, NumberOption
 from annotations.management.helpers import BaseCommand, study_or_error
 from annotations.models import Annotator, Batch
 from annotations.policies import PolicyError
-from annotations.qualification import rules as qualification_rules
-from annotations.qualification import status as qualification_status
 from annotations.staff import batch_subset
+
+# The study's pool, and every account of the installation (docs/annotation.md, "Who a batch
+# takes").
+POOL, INSTALLATION = "all", "installation"
+
+
+def _bounded(option: NumberOption):
+    """argparse's type for a batch option: its kind and bounds (the request check's, so the
+    form, the command and the job agree), refused in one line naming the flag."""
+
+    def parse(text: str):
+        try:
+            value = option.kind(text)
+        except ValueError:
+            kind = "number" if option.kind is float else "whole number"
+            raise argparse.ArgumentTypeError(f"a {kind} (got {text!r})") from None
+        problem = option.problem(value)
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        return value
+
+    return parse
 
 
 class Command(BaseCommand):
     help = (
         "Create an annotation batch with a policy (k_overlap, expertise or validate-judge) for "
-        "the named annotators."
+        "the named annotators, the study's pool (--annotators all) or every account "
+        "(--annotators installation)."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--study", required=True)
-        parser.add_argument("--name", required=True)
+        parser.add_argument("--name", required=True, help="unique within the study")
         parser.add_argument(
             "--policy",
             # Plain strings: argparse prints choices with repr(), which for the enum members
@@ -35,45 +59,37 @@ class Command(BaseCommand):
             help="validate-judge draws --budget items, more often where the judges are unsure",
         )
         parser.add_argument(
-            "--budget",
-            type=int,
-            help="items humans label (required by validate-judge; a uniform sample otherwise)",
+            "--annotators",
+            required=True,
+            help=(
+                "comma-separated usernames; 'all': the study's pool, the active annotators "
+                "who already take part in it (an assignment in one of its batches, a consent, a "
+                "redeemed invite or a panel enrolment); 'installation': every active annotator "
+                "account. Both leave out staff accounts, and 'installation' the synthetic "
+                "demo's accounts, unless --include-staff / --include-demo."
+            ),
         )
         parser.add_argument(
-            "--min-per-value",
-            type=int,
-            help="validate-judge: items per attribute value at least (default: budget / 2 / values)",
+            "--include-staff",
+            action="store_true",
+            help="with --annotators all or installation: staff accounts too",
         )
         parser.add_argument(
-            "--annotators", required=True, help="comma-separated usernames, or 'all'"
+            "--include-demo",
+            action="store_true",
+            help="with --annotators installation: the synthetic demo's accounts too (its "
+            "simulated annotators)",
         )
-        parser.add_argument("--k", type=int)
-        parser.add_argument("--seed", type=int)
-        parser.add_argument("--gold-per-annotator", type=int, default=0)
-        parser.add_argument(
-            "--gold-rate",
-            type=float,
-            default=0.0,
-            help="share of each annotator's queue that is gold, at random positions (e.g. 0.05)",
-        )
-        # The optional qualification round (docs/annotation.md#qualification-round).
-        parser.add_argument(
-            "--qualification-items",
-            type=int,
-            default=0,
-            help="gold items each annotator answers first; the batch opens only if they pass",
-        )
-        parser.add_argument(
-            "--qualification-pass-mark",
-            type=float,
-            help="share of qualification answers that must match the gold label, in (0, 1]",
-        )
-        parser.add_argument(
-            "--qualification-attempts",
-            type=int,
-            default=1,
-            help="attempts each annotator has, each with new gold items (default 1)",
-        )
+        # Every number option, with its bounds, from its one definition (BatchRequest).
+        for option in NUMBER_OPTIONS:
+            bounds = f" [{option.minimum} to {option.maximum}]" if option.maximum else ""
+            parser.add_argument(
+                option.flag,
+                dest=option.name,
+                type=_bounded(option),
+                metavar="N" if option.kind is int else "X",
+                help=option.help + bounds,
+            )
         # Batches from a subset (docs/annotation.md): the new-batch page's filter and preview.
         batch_subset.add_subset_arguments(parser)
         parser.add_argument(
@@ -81,65 +97,31 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self,
-        *args,
-        study,
-        name,
-        policy,
-        annotators,
-        k,
-        seed,
-        gold_per_annotator,
-        gold_rate,
-        budget,
-        min_per_value,
-        qualification_items,
-        qualification_pass_mark,
-        qualification_attempts,
-        **options,
+        self, *args, study, name, policy, annotators, include_staff, include_demo, **options
     ):
         target = study_or_error(study)
-        requirement = self._requirement(
-            target, qualification_items, qualification_pass_mark, qualification_attempts
-        )
-        chosen = Annotator.objects.filter(is_active=True)
-        if annotators != "all":
-            names = [n.strip() for n in annotators.split(",") if n.strip()]
-            chosen = chosen.filter(user__username__in=names)
-            missing = set(names) - set(chosen.values_list("user__username", flat=True))
-            if missing:
-                raise CommandError(f"unknown annotators: {', '.join(sorted(missing))}")
+        chosen = self._annotators(target, annotators, include_staff, include_demo)
         try:
             item_ids, described = batch_subset.subset_from_options(target, options)
         except ValueError as exc:
             raise CommandError(f"nothing was created: {exc}") from None
-        if options["preview"]:
-            gold = {
-                "gold_per_annotator": gold_per_annotator,
-                "gold_rate": gold_rate,
-                "budget": budget,
-                "min_per_value": min_per_value,
-                "qualification_requirement": requirement,
-            }
-            return self._preview(target, list(chosen), policy, k, seed, item_ids, described, gold)
         try:
-            batch = services.batch_create(
-                item_ids=item_ids,
-                subset=described if item_ids is not None else "",
+            request = services.batch_request_build(
                 study=target,
+                annotators=chosen,
                 name=name,
                 policy=policy,
-                annotators=list(chosen),
-                overlap_k=k,
-                seed=seed,
-                gold_per_annotator=gold_per_annotator,
-                gold_rate=gold_rate,
-                budget=budget,
-                min_per_value=min_per_value,
-                qualification_requirement=requirement,
+                item_ids=item_ids,
+                subset=described if item_ids is not None else "",
+                **{option.name: options[option.name] for option in NUMBER_OPTIONS},
             )
-        except PolicyError as exc:
-            raise CommandError(str(exc)) from None
+            if options["preview"]:
+                return self._preview(request, described)
+            batch = services.batch_create(request=request)
+        except PolicyError as exc:  # BatchRequestInvalid: every problem, one line each
+            lines = str(exc).splitlines()
+            shown = f" {lines[0]}" if len(lines) == 1 else "\n" + "\n".join(lines)
+            raise CommandError(f"nothing was created:{shown}") from None
         self.stdout.write(
             self.style.SUCCESS(
                 f"batch {batch.pk} '{batch.name}': {batch.assignments.count()} assignments, seed {batch.seed}"
@@ -156,34 +138,31 @@ class Command(BaseCommand):
             drawn = ", ".join(f"{value} {count}" for value, count in per_value.items())
             self.stdout.write(f"items drawn per attribute value: {drawn}")
 
-    def _requirement(self, study, items, pass_mark, attempts):
-        """The qualification round asked for, or None; every problem at once, one per line."""
-        if not items and pass_mark is None:
-            return None
-        if pass_mark is None:
-            raise CommandError("qualification: give --qualification-pass-mark in (0, 1], e.g. 0.8")
-        requirement = qualification_rules.Requirement(items, pass_mark, attempts)
-        problems = qualification_rules.requirement_problems(
-            requirement, gold_available=qualification_status.gold_pool(study=study).count()
-        )
-        if problems:
-            raise CommandError("nothing was created:\n" + "\n".join(problems))
-        return requirement
-
-    def _preview(self, study, annotators, policy, k, seed, item_ids, described, gold):
-        try:
-            preview = batch_subset.workload_preview(
-                study=study,
-                annotators=annotators,
-                policy=policy,
-                overlap_k=k,
-                seed=seed,
-                item_ids=item_ids,
-                subset=described if item_ids is not None else "",
-                **gold,
+    def _annotators(self, study, annotators, include_staff, include_demo) -> list[Annotator]:
+        if annotators == POOL:
+            chosen = list(selectors.annotator_pool(study=study, include_staff=include_staff))
+            if not chosen:
+                raise CommandError(
+                    f"--annotators all: study {study.slug!r} has no annotators yet (none has an "
+                    "assignment, a consent, an invite or a panel enrolment in it); name them "
+                    "(--annotators ana,bola) or take every account (--annotators installation)"
+                )
+            return chosen
+        if annotators == INSTALLATION:
+            return list(
+                selectors.annotator_installation(
+                    include_staff=include_staff, include_demo=include_demo
+                )
             )
-        except PolicyError as exc:
-            raise CommandError(str(exc)) from None
+        names = [n.strip() for n in annotators.split(",") if n.strip()]
+        chosen = list(Annotator.objects.filter(is_active=True, user__username__in=names))
+        missing = set(names) - {a.user.username for a in chosen}
+        if missing:
+            raise CommandError(f"unknown annotators: {', '.join(sorted(missing))}")
+        return chosen
+
+    def _preview(self, request, described):
+        preview = batch_subset.workload_preview(request=request)
         self.stdout.write(
             f"{preview['items']} items ({described}), {preview['assignments']} assignments, "
             f"seed {preview['seed']} (pass --seed {preview['seed']} to create exactly this); "

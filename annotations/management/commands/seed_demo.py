@@ -108,24 +108,28 @@ class Command(BaseCommand):
         self._gold(study, truth)
         simulated = [Annotator.objects.get(user__username=name) for name, _ in SIMULATED]
         services.batch_create(
-            study=study,
-            name="Simulated annotators (pre-filled)",
-            policy=Batch.Policy.K_OVERLAP,
-            annotators=simulated,
-            overlap_k=2,
-            seed=seed,
-            gold_per_annotator=3,
+            request=services.batch_request_build(
+                study=study,
+                name="Simulated annotators (pre-filled)",
+                policy=Batch.Policy.K_OVERLAP,
+                annotators=simulated,
+                overlap_k=2,
+                seed=seed,
+                gold_per_annotator=3,
+            )
         )
         self._simulate_answers(study, simulated, truth, seed)
         people = [Annotator.objects.get(user__username=name) for name, _ in ANNOTATORS]
         services.batch_create(
-            study=study,
-            name="Culture-matched batch (ACRB protocol)",
-            policy=Batch.Policy.EXPERTISE,
-            annotators=people,
-            overlap_k=1,
-            seed=seed,
-            gold_per_annotator=2,
+            request=services.batch_request_build(
+                study=study,
+                name="Culture-matched batch (ACRB protocol)",
+                policy=Batch.Policy.EXPERTISE,
+                annotators=people,
+                overlap_k=1,
+                seed=seed,
+                gold_per_annotator=2,
+            )
         )
         return study, logins
 

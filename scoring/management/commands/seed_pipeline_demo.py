@@ -110,12 +110,14 @@ class Command(BaseCommand):
                 for i in (1, 2)
             ]
         return annotation_services.batch_create(
-            study=study,
-            name="Pipeline demo batch",
-            policy=Batch.Policy.K_OVERLAP,
-            annotators=annotators,
-            overlap_k=min(2, len(annotators)),
-            seed=seed,
+            request=annotation_services.batch_request_build(
+                study=study,
+                name="Pipeline demo batch",
+                policy=Batch.Policy.K_OVERLAP,
+                annotators=annotators,
+                overlap_k=min(2, len(annotators)),
+                seed=seed,
+            )
         )
 
 

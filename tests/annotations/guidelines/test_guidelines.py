@@ -117,12 +117,14 @@ def test_example_image_reaches_annotators_not_assigned_to_it(
     """The image view lets an annotator of the study see an example item outside their queue,
     and nothing else outside it."""
     batch = services.batch_create(
-        study=imported_study,
-        name="b",
-        policy="k_overlap",
-        annotators=annotators[:2],
-        overlap_k=1,
-        seed=3,
+        request=services.batch_request_build(
+            study=imported_study,
+            name="b",
+            policy="k_overlap",
+            annotators=annotators[:2],
+            overlap_k=1,
+            seed=3,
+        )
     )
     a = annotators[0]
     not_theirs = Item.objects.filter(study=imported_study).exclude(assignments__annotator=a)

@@ -110,13 +110,17 @@ def gold_study(study, make_manifest):
 
 def _batch(study, annotators, requirement=ROUND, **options):
     return services.batch_create(
-        study=study,
-        name="qualified",
-        policy="k_overlap",
-        annotators=annotators,
-        seed=11,
-        qualification_requirement=requirement,
-        **({"overlap_k": 2} | options),
+        request=services.batch_request_build(
+            study=study,
+            name="qualified",
+            policy="k_overlap",
+            annotators=annotators,
+            seed=11,
+            qualification_items=requirement.items,
+            qualification_pass_mark=requirement.pass_mark,
+            qualification_attempts=requirement.attempts,
+            **({"overlap_k": 2} | options),
+        )
     )
 
 
@@ -533,6 +537,6 @@ def test_create_batch_command_refuses_a_bad_round(gold_study, annotators):
         )
     lines = str(error.value).splitlines()
     assert lines[0] == "nothing was created:" and len(lines) == 3
-    with pytest.raises(CommandError, match="pass-mark"):
+    with pytest.raises(CommandError, match="give a pass mark"):
         call_command("create_batch", *args, "--qualification-items", "2")
     assert not Batch.objects.exists()

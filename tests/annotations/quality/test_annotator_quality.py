@@ -20,12 +20,14 @@ pytestmark = pytest.mark.django_db
 def three_way(imported_study, annotators):
     """Six items, k = 2 over three annotators: each item has one annotator who lacks it."""
     return services.batch_create(
-        study=imported_study,
-        name="b3",
-        policy="k_overlap",
-        annotators=annotators[:3],
-        overlap_k=2,
-        seed=3,
+        request=services.batch_request_build(
+            study=imported_study,
+            name="b3",
+            policy="k_overlap",
+            annotators=annotators[:3],
+            overlap_k=2,
+            seed=3,
+        )
     )
 
 
@@ -146,12 +148,14 @@ def test_page_actions_exclude_and_grant(batch, annotators, staff_client):
 def test_pause_in_an_expertise_batch_prefers_the_same_group(imported_study, annotators, staff_user):
     second_korean = services.annotator_create(username="ann-k2", group="Korean")
     batch = services.batch_create(
-        study=imported_study,
-        name="ex",
-        policy="expertise",
-        annotators=[annotators[0], second_korean, annotators[1]],
-        overlap_k=1,
-        seed=2,
+        request=services.batch_request_build(
+            study=imported_study,
+            name="ex",
+            policy="expertise",
+            annotators=[annotators[0], second_korean, annotators[1]],
+            overlap_k=1,
+            seed=2,
+        )
     )
     open_rows = Assignment.objects.filter(batch=batch, annotator=annotators[0], is_active=True)
     n_open = open_rows.count()

@@ -103,11 +103,13 @@ def test_invite_needs_a_consent_text_and_a_policy_that_takes_newcomers(batch, an
         invites.invite_links_create(batch=batch, group="US")
     consent_publish(study=batch.study, consent_text="ok")
     manual = services.batch_create(
-        study=batch.study,
-        name="manual",
-        policy="manual",
-        annotators=annotators[:1],
-        manual_pairs=[],
+        request=services.batch_request_build(
+            study=batch.study,
+            name="manual",
+            policy="manual",
+            annotators=annotators[:1],
+            manual_pairs=[],
+        )
     )
     with pytest.raises(RecruitmentError, match="manual policy"):
         invites.invite_links_create(batch=manual, group="US")

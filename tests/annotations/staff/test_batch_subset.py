@@ -78,10 +78,11 @@ def test_gold_and_excluded_items_are_never_in_a_subset(imported_study):
 
 def test_the_preview_is_the_batch_that_is_made(imported_study, annotators):
     options = dict(policy="k_overlap", overlap_k=2, seed=7, item_ids=None)
-    plan = services.batch_plan(study=imported_study, annotators=annotators[:3], **options)
-    batch = services.batch_create(
+    request = services.batch_request_build(
         study=imported_study, name="b", annotators=annotators[:3], **options
     )
+    plan = services.batch_plan(request=request)
+    batch = services.batch_create(request=request)
     made = set(batch.assignments.values_list("item_id", "annotator_id"))
     assert made == set(plan.pairs)
     assert not Batch.objects.exclude(pk=batch.pk).exists()
@@ -222,7 +223,7 @@ def test_create_batch_with_an_unknown_filter_value_is_one_line(imported_study, a
             "--name",
             "r",
             "--annotators",
-            "all",
+            "installation",
             "--generator",
             "nope",
             stdout=StringIO(),
@@ -246,14 +247,16 @@ def test_a_judges_disagree_batch_is_not_a_probability_sample_and_records_no_pi(
     form = BatchSubsetForm(imported_study, {"subset-judges_disagree": "on"}, prefix="subset")
     assert form.is_valid()
     batch = services.batch_create(
-        study=imported_study,
-        name="disagreements",
-        policy="k_overlap",
-        annotators=annotators[:2],
-        overlap_k=2,
-        seed=1,
-        item_ids=subset_item_ids(study=imported_study, form=form),
-        subset=form.description(),
+        request=services.batch_request_build(
+            study=imported_study,
+            name="disagreements",
+            policy="k_overlap",
+            annotators=annotators[:2],
+            overlap_k=2,
+            seed=1,
+            item_ids=subset_item_ids(study=imported_study, form=form),
+            subset=form.description(),
+        )
     )
     assert batch.probability_sample is False
     assert batch.probability_sample_reason == "a subset: judges disagree"
@@ -271,17 +274,19 @@ def test_a_subset_of_whole_attribute_values_keeps_its_inclusion_probability(
     imported_study, annotators
 ):
     batch = services.batch_create(
-        study=imported_study,
-        name="korean",
-        policy="k_overlap",
-        annotators=annotators[:2],
-        overlap_k=2,
-        seed=1,
-        item_ids=list(
-            Item.objects.filter(attribute_value__value="Korean").values_list("pk", flat=True)
-        ),
-        subset="attribute value culture=Korean",
-        budget=1,
+        request=services.batch_request_build(
+            study=imported_study,
+            name="korean",
+            policy="k_overlap",
+            annotators=annotators[:2],
+            overlap_k=2,
+            seed=1,
+            item_ids=list(
+                Item.objects.filter(attribute_value__value="Korean").values_list("pk", flat=True)
+            ),
+            subset="attribute value culture=Korean",
+            budget=1,
+        )
     )
     assert batch.probability_sample is True and batch.probability_sample_reason == ""
     # One of the value's two items: π = 1/2, relative to the value, as the PPI cell needs.
@@ -292,25 +297,31 @@ def test_a_filter_that_keeps_whole_values_is_a_probability_sample(imported_study
     # Every item has generator "" here: the filter is decided by the items it keeps, not its name.
     Item.objects.filter(study=imported_study).update(generator="gen-a")
     plan = services.batch_plan(
-        study=imported_study,
-        policy="k_overlap",
-        annotators=annotators[:2],
-        overlap_k=2,
-        seed=1,
-        item_ids=list(Item.objects.filter(generator="gen-a").values_list("pk", flat=True)),
-        subset="generator gen-a",
+        request=services.batch_request_build(
+            study=imported_study,
+            name="preview",
+            policy="k_overlap",
+            annotators=annotators[:2],
+            overlap_k=2,
+            seed=1,
+            item_ids=list(Item.objects.filter(generator="gen-a").values_list("pk", flat=True)),
+            subset="generator gen-a",
+        )
     )
     assert plan.probability_sample is True and set(plan.inclusion_probability.values()) == {1.0}
 
 
 def test_manual_pairs_have_no_design_to_judge(imported_study, annotators):
     plan = services.batch_plan(
-        study=imported_study,
-        policy="manual",
-        annotators=annotators[:2],
-        seed=1,
-        item_ids=[Item.objects.get(item_id="item-0").pk],
-        manual_pairs=[(Item.objects.get(item_id="item-0").pk, annotators[0].pk)],
+        request=services.batch_request_build(
+            study=imported_study,
+            name="preview",
+            policy="manual",
+            annotators=annotators[:2],
+            seed=1,
+            item_ids=[Item.objects.get(item_id="item-0").pk],
+            manual_pairs=[(Item.objects.get(item_id="item-0").pk, annotators[0].pk)],
+        )
     )
     assert plan.probability_sample is None and plan.inclusion_probability == {}
 

@@ -92,12 +92,14 @@ def test_an_impossible_expertise_batch_is_refused_up_front_with_the_group_named(
     # ann0 is the one Korean annotator; k=2 needs two of them for the Korean items
     with pytest.raises(policies.PolicyError, match="group 'Korean' has 1 annotator"):
         services.batch_create(
-            study=imported_study,
-            name="e",
-            policy=Batch.Policy.EXPERTISE,
-            annotators=annotators,
-            overlap_k=2,
-            seed=1,
+            request=services.batch_request_build(
+                study=imported_study,
+                name="e",
+                policy=Batch.Policy.EXPERTISE,
+                annotators=annotators,
+                overlap_k=2,
+                seed=1,
+            )
         )
     assert not Batch.objects.exists()
 
@@ -128,21 +130,25 @@ def test_the_batch_form_refuses_an_impossible_expertise_batch_and_shows_errors_o
 
 def test_an_item_that_cannot_be_placed_is_named_by_its_item_id(imported_study, annotators):
     services.batch_create(
-        study=imported_study,
-        name="a",
-        policy=Batch.Policy.K_OVERLAP,
-        annotators=annotators[:2],
-        overlap_k=2,
-        seed=1,
-    )
-    with pytest.raises(policies.PolicyError) as caught:
-        services.batch_create(
+        request=services.batch_request_build(
             study=imported_study,
-            name="b",
+            name="a",
             policy=Batch.Policy.K_OVERLAP,
             annotators=annotators[:2],
             overlap_k=2,
             seed=1,
+        )
+    )
+    with pytest.raises(policies.PolicyError) as caught:
+        services.batch_create(
+            request=services.batch_request_build(
+                study=imported_study,
+                name="b",
+                policy=Batch.Policy.K_OVERLAP,
+                annotators=annotators[:2],
+                overlap_k=2,
+                seed=1,
+            )
         )
     message = str(caught.value)
     assert message.startswith("item 'item-") and "fewer than 2 annotators" in message

@@ -61,12 +61,14 @@ def test_concurrent_batch_creation_never_assigns_an_item_twice_to_one_annotator(
     results = run_together(
         [
             lambda seed=seed: services.batch_create(
-                study=imported_study,
-                name=f"b{seed}",
-                policy="k_overlap",
-                annotators=chosen,
-                overlap_k=2,
-                seed=seed,
+                request=services.batch_request_build(
+                    study=imported_study,
+                    name=f"b{seed}",
+                    policy="k_overlap",
+                    annotators=chosen,
+                    overlap_k=2,
+                    seed=seed,
+                )
             )
             for seed in range(3)
         ]

@@ -18,7 +18,9 @@ def test_a_neutral_baseline_item_says_how_to_answer(study, tmp_path):
     importers.items_import(study=study, manifest=path)
     annotator = services.annotator_create(username="n1", password="pw-for-tests-1")
     batch = services.batch_create(
-        study=study, name="b", policy="k_overlap", annotators=[annotator], overlap_k=1, seed=1
+        request=services.batch_request_build(
+            study=study, name="b", policy="k_overlap", annotators=[annotator], overlap_k=1, seed=1
+        )
     )
     page = client_for(annotator).get(f"/batches/{batch.pk}/next/", follow=True).content.decode()
     assert "Neutral baseline:" in page and "Judge the scene the prompt asks for" in page
