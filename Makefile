@@ -105,7 +105,7 @@ clean:
 BENCH_DIR ?= var/bench
 BENCH_CPU := stats_bench export_bench reflect_stats_timing judge_bench generation_bench \
 	reflect_bench annotation_load score_bench vlm_client_bench ppi_simulation transport_bench \
-	validity_suite
+	validity_suite page_loads label_import
 # Arguments per benchmark; any of them can be overridden on the command line, e.g.
 # make bench QUICK=1 BENCH_ARGS_judge_bench="--images 32".
 ifdef QUICK
@@ -121,6 +121,7 @@ export BENCH_ARGS_vlm_client_bench ?=
 export BENCH_ARGS_ppi_simulation ?= --replications 200 --resamples 500
 export BENCH_ARGS_transport_bench ?= --arrays 800 --budget-s 15
 export BENCH_ARGS_validity_suite ?= --quick
+export BENCH_ARGS_page_loads ?= --repeats 1
 endif
 
 bench: SHELL := /bin/bash
