@@ -21,12 +21,12 @@ from generation.backends.base import (
     ERROR,
     OK,
     REFUSED,
+    BackendConfigError,
     GenerationRequest,
     GenerationResult,
     GeneratorConfig,
     result_for,
 )
-from generation.backends.registry import BackendConfigError
 from generation.backends.torch_runtime import (
     chunks,
     group_by_settings,
