@@ -27,6 +27,32 @@ def env_list(name: str, default: str) -> list[str]:
     return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
 
 
+def env_int(name: str, default: int) -> int:
+    """A whole number ≥ 0 from the environment (``default`` when unset)."""
+    return _env_number(name, default, int, "a whole number")
+
+
+def env_float(name: str, default: float) -> float:
+    """A number ≥ 0 from the environment (``default`` when unset)."""
+    return _env_number(name, default, float, "a number")
+
+
+def _env_number(name, default, kind, wanted):
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = kind(raw.strip())
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value < float("inf"):
+        # SystemExit, not ImproperlyConfigured: a value the operator typed is theirs to fix, so
+        # every entry point (manage.py, the web server, a worker) stops with this one line
+        # instead of a traceback through Django's settings import.
+        raise SystemExit(f"{name} must be {wanted} ≥ 0, got {raw!r} (docs/deployment.md)")
+    return value
+
+
 # Published in this repository: signs nothing outside DEBUG (secret_key below).
 BUILT_IN_SECRET_KEY = "insecure-local-only-set-DJANGO_SECRET_KEY"
 
@@ -125,7 +151,7 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.config(
         default=f"sqlite:///{VAR_DIR / 'acrb.sqlite3'}",
-        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -161,8 +187,8 @@ LOGIN_URL = "login"
 # Login throttling: after AXES_FAILURE_LIMIT failed logins in a row, that username is locked
 # (from any address) and that address is locked (for any username) until the cool-off ends or
 # staff run `manage.py axes_reset`. A successful login resets the count.
-AXES_FAILURE_LIMIT = int(os.environ.get("ACRB_LOGIN_FAILURE_LIMIT", "5"))
-AXES_COOLOFF_TIME = float(os.environ.get("ACRB_LOGIN_COOLOFF_HOURS", "1"))
+AXES_FAILURE_LIMIT = env_int("ACRB_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = env_float("ACRB_LOGIN_COOLOFF_HOURS", 1.0)
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 # Behind a reverse proxy the client address is in X-Forwarded-For; trust it only when told to.
@@ -196,7 +222,7 @@ ACRB_HTTPS = env_bool("ACRB_HTTPS", False)
 SESSION_COOKIE_SECURE = ACRB_HTTPS
 CSRF_COOKIE_SECURE = ACRB_HTTPS
 SECURE_SSL_REDIRECT = ACRB_HTTPS and env_bool("ACRB_SSL_REDIRECT", True)
-SECURE_HSTS_SECONDS = int(os.environ.get("ACRB_HSTS_SECONDS", "31536000")) if ACRB_HTTPS else 0
+SECURE_HSTS_SECONDS = env_int("ACRB_HSTS_SECONDS", 31536000) if ACRB_HTTPS else 0
 SECURE_HSTS_INCLUDE_SUBDOMAINS = ACRB_HTTPS and env_bool("ACRB_HSTS_INCLUDE_SUBDOMAINS", False)
 if ACRB_HTTPS and env_bool("ACRB_BEHIND_PROXY", False):
     # The proxy terminates TLS and says so in this header (it must overwrite a client's copy).
@@ -260,8 +286,8 @@ STORAGES = {
 }
 
 # Limits on what an import accepts (bytes and pixels); larger files are rejected with a message.
-ACRB_MAX_IMAGE_BYTES = int(os.environ.get("ACRB_MAX_IMAGE_BYTES", str(25 * 1024 * 1024)))
-ACRB_MAX_IMAGE_PIXELS = int(os.environ.get("ACRB_MAX_IMAGE_PIXELS", str(40_000_000)))
+ACRB_MAX_IMAGE_BYTES = env_int("ACRB_MAX_IMAGE_BYTES", 25 * 1024 * 1024)
+ACRB_MAX_IMAGE_PIXELS = env_int("ACRB_MAX_IMAGE_PIXELS", 40_000_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
@@ -327,7 +353,7 @@ else:
     # The sweep that gives those messages back runs every unacked_restore_interval seconds
     # (kombu's default scans only every tenth sweep, i.e. every 100 s).
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "7200")),
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 7200),
         "unacked_restore_interval": 10,
         "unacked_restore_throttle": 1,
     }
@@ -380,7 +406,7 @@ if ACRB_BACKENDS_FILE:
     ACRB_REWRITERS = _backends.get("rewriters", {})
 
 # Survey: answers faster than this many seconds after the item was served are flagged.
-ACRB_DEFAULT_MIN_SECONDS_PER_ITEM = float(os.environ.get("ACRB_MIN_SECONDS_PER_ITEM", "1.5"))
+ACRB_DEFAULT_MIN_SECONDS_PER_ITEM = env_float("ACRB_MIN_SECONDS_PER_ITEM", 1.5)
 
 LOGGING = {
     "version": 1,

@@ -37,9 +37,7 @@ from generation.models import (
 )
 from generation.prompts import Taxonomy, build_prompts, load_base_prompts, load_taxonomy
 from generation.prompts.controls import (
-    DEFAULT_HARMFUL_SHARE,
     controls_for_plan,
-    harmful_share_checked,
 )
 from generation.prompts.rephrase import (
     RECORD_COLUMNS,
@@ -58,6 +56,7 @@ from generation.runs.execution import (
     requests_reopen,
 )
 from generation.selectors import generation_status_counts
+from generation.study_config import StudyConfig, rephrase_choice
 
 JOB_KIND = "generate_study"
 
@@ -67,95 +66,6 @@ class PlanLocked(ValueError):
 
 
 # --- a study from a config ------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class StudyConfig:
-    """What ``study_setup`` needs, parsed once from a YAML/JSON mapping (``from_dict``)."""
-
-    slug: str
-    name: str
-    base_prompts: str | None = None  # None: the shipped 108 ACRB prompts
-    taxonomy: str | None = None  # None: the shipped taxonomy
-    sample_size: int | None = None  # base prompts drawn (by sample_seed) before expansion
-    sample_seed: int = 0
-    attributes: tuple[str, ...] = ()  # () = every attribute of the taxonomy
-    missing_slot: str = "skip"
-    seeds: tuple[int, ...] = (0,)
-    generators: dict = dataclasses.field(default_factory=dict)  # name -> config or None
-    description: str = ""
-    rephrase: str | None = None  # a rewriter's name (ACRB_REWRITERS, or rephrase_config)
-    rephrase_config: dict | None = None
-    # Harmful controls (docs/generation.md): None = none; else the share per domain.
-    harmful_share: float | None = None
-    harmful_seed: int = 0
-
-    @classmethod
-    def from_dict(cls, raw: dict, *, base_dir: str | Path | None = None) -> StudyConfig:
-        """``generators`` may be a list of names (configured in ACRB_GENERATORS), of
-        config dicts, or a mapping name -> config; paths are relative to ``base_dir``."""
-        known = {field.name for field in dataclasses.fields(cls)} | {"harmful_controls"}
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise ValueError(f"unknown study config keys {unknown}; known: {sorted(known)}")
-        if not raw.get("slug"):
-            raise ValueError("the study config needs a 'slug'")
-        values = dict(raw)
-        values.setdefault("name", raw["slug"])
-        for key in ("base_prompts", "taxonomy"):
-            if values.get(key) and base_dir is not None:
-                values[key] = str(Path(base_dir) / values[key])
-        values["generators"] = _generators_by_name(raw.get("generators") or {})
-        values["attributes"] = tuple(raw.get("attributes") or ())
-        values["seeds"] = tuple(int(seed) for seed in raw.get("seeds") or (0,))
-        if "rephrase" in raw:
-            values["rephrase"], values["rephrase_config"] = rephrase_choice(raw["rephrase"])
-        if "harmful_controls" in values:
-            choice = harmful_controls_choice(values.pop("harmful_controls"))
-            values["harmful_share"], values["harmful_seed"] = choice
-        if values.get("harmful_share") is not None:
-            values["harmful_share"] = harmful_share_checked(values["harmful_share"])
-        return cls(**values)
-
-
-def harmful_controls_choice(raw) -> tuple[float | None, int]:
-    """``harmful_controls:`` in a run_audit config: ``true`` (the default share), a share, or a
-    mapping ``{share: 0.25, seed: 0}``; ``false``/absent: none. Returns (share or None, seed)."""
-    if raw is None or raw is False:
-        return None, 0
-    if raw is True:
-        return DEFAULT_HARMFUL_SHARE, 0
-    if isinstance(raw, dict):
-        unknown = sorted(set(raw) - {"share", "seed"})
-        if unknown:
-            raise ValueError(f"unknown harmful_controls keys {unknown}; known: ['seed', 'share']")
-        share = harmful_share_checked(raw.get("share", DEFAULT_HARMFUL_SHARE))
-        return share, int(raw.get("seed", 0))
-    return harmful_share_checked(raw), 0
-
-
-def rephrase_choice(raw) -> tuple[str | None, dict | None]:
-    """``rephrase:`` as a configured rewriter's name, or a one-entry mapping name -> config."""
-    if raw is None or isinstance(raw, str):
-        return raw or None, None
-    if isinstance(raw, dict) and len(raw) == 1:
-        ((name, config),) = raw.items()
-        return str(name), config
-    raise ValueError("'rephrase' is a rewriter's name or a one-entry mapping name -> config")
-
-
-def _generators_by_name(raw) -> dict:
-    if isinstance(raw, dict):
-        return {name: config for name, config in raw.items()}
-    generators = {}
-    for entry in raw:
-        if isinstance(entry, str):
-            generators[entry] = None
-        elif isinstance(entry, dict) and entry.get("name"):
-            generators[entry["name"]] = {k: v for k, v in entry.items() if k != "name"}
-        else:
-            raise ValueError(f"a generator entry needs a name: {entry!r}")
-    return generators
 
 
 def study_setup(*, config: StudyConfig) -> Study:

@@ -10,14 +10,13 @@ from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotations import selectors
 from annotations.api.serializers import (
     AnnotationRowSerializer,
     ItemSerializer,
     JudgmentRowSerializer,
     StudySerializer,
 )
-from annotations.exports import writers as exports
+from annotations.exports import datasets as export_datasets
 from annotations.models import AutomatedJudgment, Item, Study
 
 
@@ -56,9 +55,8 @@ class StudyAnnotations(APIView):
     @extend_schema(responses=AnnotationRowSerializer(many=True))
     def get(self, request, slug):
         study = get_object_or_404(Study, slug=slug)
-        return Response(
-            AnnotationRowSerializer(exports.annotation_dataset(study=study), many=True).data
-        )
+        dataset = export_datasets.annotation_export(study=study)
+        return Response(AnnotationRowSerializer(dataset.rows, many=True).data)
 
 
 class StudyJudgments(APIView):
@@ -69,4 +67,5 @@ class StudyJudgments(APIView):
     @extend_schema(responses=JudgmentRowSerializer(many=True))
     def get(self, request, slug):
         study = get_object_or_404(Study, slug=slug)
-        return Response(JudgmentRowSerializer(selectors.judgment_rows(study=study), many=True).data)
+        dataset = export_datasets.judgment_export(study=study)
+        return Response(JudgmentRowSerializer(dataset.rows, many=True).data)

@@ -1,9 +1,10 @@
 """One field table per exported row: name, type, nullability and description, written once.
 
-The CSV header, the JSONL keys, the Parquet schema (``export_formats.arrow_schema``), the REST
-serializers (``serializers.row_serializer``) and the tables in docs/formats.md are all read
-from these tables, so no writer can drift from another (tests/annotations/exports/test_export_fields.py
-checks every writer and serializer against its table). A selector that builds the rows passes
+The CSV header, the JSONL keys, the Parquet schema (``annotations.exports.writers.arrow_schema``),
+the REST serializers (``serializers.row_serializer``) and the tables in docs/formats.md are all
+read from these tables, so no writer can drift from another
+(tests/annotations/exports/test_export_fields.py checks every writer and serializer against its
+table). A selector that builds the rows passes
 them through :meth:`RowTable.row`, which refuses a row with a missing or an extra key.
 
 Types are the Parquet ones: ``string``, ``bool``, ``int64``, ``float64``, ``timestamp``

@@ -23,7 +23,7 @@ from annotations.common import jobs
 from annotations.common.http import download_response
 from annotations.common.permissions import staff_required
 from annotations.exports import datasets as export_datasets
-from annotations.exports import formats as export_formats
+from annotations.exports import writers as export_writers
 from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
 from annotations.models import BackgroundJob, Batch, Item, Study
@@ -64,6 +64,7 @@ def study_detail(request, slug: str):
         "flags_waiting": selectors.flag_queue_size(study=study),
         "jobs": study.jobs.all()[:10],
         "audit_context_missing": study_settings.audit_context_missing(study=study),
+        "export_writers": export_writers.WRITERS.values(),
     }
     return render(request, "staff/study_detail.html", context)
 
@@ -281,13 +282,13 @@ def job_detail(request, pk: int):
 @require_GET
 def export_annotations(request, slug: str, fmt: str):
     study = get_object_or_404(Study, slug=slug)
-    if fmt not in export_formats.FORMATS:
-        raise Http404("unknown export format")
+    try:
+        writer = export_writers.writer_for(fmt)
+    except export_writers.UnknownFormat:
+        raise Http404("unknown export format") from None
     dataset = export_datasets.annotation_export(study=study)
-    body = export_formats.render_rows(dataset.rows, fmt, dataset.fields, dataset=dataset.name)
-    return download_response(
-        body, f"{study.slug}-annotations.{fmt}", export_formats.CONTENT_TYPES[fmt]
-    )
+    filename = f"{study.slug}-{dataset.name}.{writer.extension}"
+    return download_response(writer.write(dataset), filename, writer.content_type)
 
 
 @staff_required

@@ -21,6 +21,8 @@ from generation.backends.registry import (
     GENERATORS,
     KINDS,
     BackendConfigError,
+    ConfigProblems,
+    configs_by_name,
     generator_config,
     load_generator,
 )
@@ -28,6 +30,8 @@ from generation.backends.registry import (
 __all__ = [
     "GENERATORS",
     "BackendConfigError",
+    "ConfigProblems",
+    "configs_by_name",
     "generator_config",
     "ERROR",
     "KINDS",

@@ -19,6 +19,12 @@ from typing import Any, Protocol
 OK, REFUSED, ERROR = "ok", "refused", "error"
 
 
+class BackendConfigError(ValueError):
+    """A backend config that cannot be built; the message is one line, fit for a user. Here,
+    below the registry and the backends, so a backend can raise it without importing the
+    registry that builds it."""
+
+
 @dataclass(frozen=True)
 class GenerationRequest:
     """One image to make. ``request_id`` is the caller's idempotency key (e.g. plan id +

@@ -1,7 +1,14 @@
 """What the diffusers backends share: batching, OOM back-off and turning outputs into results.
 
 A subclass loads its pipeline and implements ``_pipeline_call(batch)`` (the keyword
-arguments for one batched ``pipe(...)`` call) and ``_settings_key(request)``.
+arguments for one batched ``pipe(...)`` call), ``_argument_names()`` (the names it passes on
+every call) and ``_settings_key(request)``.
+
+An argument the loaded pipeline's ``__call__`` does not name is refused, never dropped: the
+arguments every call passes when the generator is built (a text-to-image folder loaded as an
+instruction editor would otherwise ignore the source image), one a request adds (a negative
+prompt) when that batch runs, as an error result. The message is one line naming the
+argument, as diffusers' own ``check_inputs`` refuses bad input.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from generation.backends.base import (
     ERROR,
     OK,
     REFUSED,
+    BackendConfigError,
     GenerationRequest,
     GenerationResult,
     GeneratorConfig,
@@ -41,10 +49,24 @@ class DiffusersBackend:
             self.pipeline.safety_checker = None
         self.pipeline.to(self.device)
         self.pipeline.set_progress_bar_config(disable=True)
-        self._accepted = set(inspect.signature(self.pipeline.__call__).parameters)
+        self._accepted = accepted_arguments(self.pipeline)
+        self._refuse_unaccepted(self._argument_names())
 
     def _load_pipeline(self):
         raise NotImplementedError
+
+    def _argument_names(self) -> set[str]:
+        """The keyword arguments every ``pipe(...)`` call passes, checked once at load."""
+        raise NotImplementedError
+
+    def _refuse_unaccepted(self, names) -> None:
+        refused = sorted(set(names) - self._accepted)
+        if refused:
+            listed = ", ".join(repr(name) for name in refused)
+            raise BackendConfigError(
+                f"generator {self.config.name!r}: {type(self.pipeline).__name__} does not "
+                f"accept {listed} (model {self.config.model})"
+            )
 
     def _settings_key(self, request: GenerationRequest) -> tuple:
         raise NotImplementedError
@@ -91,7 +113,7 @@ class DiffusersBackend:
         arguments = self._pipeline_call(batch)
         arguments["generator"] = seeded_generators(r.seed for r in batch)
         arguments["output_type"] = "pil"
-        arguments = {key: value for key, value in arguments.items() if key in self._accepted}
+        self._refuse_unaccepted(arguments)
         with torch.inference_mode():
             return self.pipeline(**arguments)
 
@@ -124,3 +146,18 @@ class DiffusersBackend:
 
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
+
+
+# Passed by the base class on every call, whatever the subclass.
+COMMON_ARGUMENTS = frozenset({"generator", "output_type"})
+
+
+def accepted_arguments(pipeline) -> set[str]:
+    """The keyword arguments ``pipeline.__call__`` names. A catch-all ``**kwargs`` does not
+    count: the pipelines that have one keep it for deprecated names and ignore the rest."""
+    parameters = inspect.signature(pipeline.__call__).parameters.values()
+    return {
+        parameter.name
+        for parameter in parameters
+        if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)
+    }

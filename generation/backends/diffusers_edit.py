@@ -9,7 +9,7 @@ import io
 from collections.abc import Sequence
 
 from generation.backends.base import GenerationRequest, read_source_image
-from generation.backends.diffusers_common import DiffusersBackend
+from generation.backends.diffusers_common import COMMON_ARGUMENTS, DiffusersBackend
 from generation.backends.torch_runtime import dtype_kwargs
 
 EDIT_PIPELINES = ("auto", "img2img", "instruct-pix2pix")
@@ -32,6 +32,17 @@ class DiffusersImageEdit(DiffusersBackend):
         if mode == "instruct-pix2pix":
             return DiffusionPipeline.from_pretrained(self.config.model, **kwargs)
         return AutoPipelineForImage2Image.from_pretrained(self.config.model, **kwargs)
+
+    def _argument_names(self) -> set[str]:
+        mode_argument = "image_guidance_scale" if self.mode == "instruct-pix2pix" else "strength"
+        return {
+            "prompt",
+            "image",
+            "num_inference_steps",
+            "guidance_scale",
+            mode_argument,
+            *COMMON_ARGUMENTS,
+        }
 
     def _settings_key(self, request: GenerationRequest) -> tuple:
         if request.source_image is None:

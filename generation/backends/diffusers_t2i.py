@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from generation.backends.base import GenerationRequest
-from generation.backends.diffusers_common import DiffusersBackend
+from generation.backends.diffusers_common import COMMON_ARGUMENTS, DiffusersBackend
 from generation.backends.torch_runtime import dtype_kwargs
 
 
@@ -22,6 +22,16 @@ class DiffusersText2Image(DiffusersBackend):
         width = request.width if request.width is not None else self.config.width
         height = request.height if request.height is not None else self.config.height
         return width, height
+
+    def _argument_names(self) -> set[str]:
+        return {
+            "prompt",
+            "num_inference_steps",
+            "guidance_scale",
+            "width",
+            "height",
+            *COMMON_ARGUMENTS,
+        }
 
     def _settings_key(self, request: GenerationRequest) -> tuple:
         return (self.steps_for(request), self.guidance_for(request), self.size_for(request))

@@ -22,13 +22,9 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Generic, TypeVar
 
-from generation.backends.base import Generator, GeneratorConfig
+from generation.backends.base import BackendConfigError, Generator, GeneratorConfig
 
 Builder = TypeVar("Builder", bound=Callable[..., Any])
-
-
-class BackendConfigError(ValueError):
-    """A backend config that cannot be built; the message is one line, fit for a user."""
 
 
 def unknown_name(what: str, name: Any, known: Iterable[str]) -> str:
@@ -105,6 +101,78 @@ def config_values(
         if values.get(key) in (None, ""):
             raise BackendConfigError(f"{where} needs a {key!r}")
     return values
+
+
+class ConfigProblems(ValueError):
+    """Every problem of one config, so a user fixes them in one go rather than one run per
+    mistake: ``problems`` holds ``(key, message)`` pairs (key "" for the config as a whole),
+    ``lines`` one line each (``key: message``), and ``str`` joins the lines."""
+
+    def __init__(self, problems: Iterable[str | tuple[str, str]]):
+        self.problems = [item if isinstance(item, tuple) else ("", item) for item in problems]
+        super().__init__("\n".join(self.lines))
+
+    @property
+    def lines(self) -> list[str]:
+        return [f"{key}: {message}" if key else message for key, message in self.problems]
+
+    def within(self, key: str) -> ConfigProblems:
+        """The same problems as those of ``key`` in an enclosing config (``study.slug``)."""
+        return ConfigProblems(
+            (f"{key}.{inner}" if inner else key, message) for inner, message in self.problems
+        )
+
+
+def configs_by_name(raw: Any, *, what: str) -> dict[str, dict[str, Any] | None]:
+    """``named_configs``, refused whole (``ConfigProblems``) when an entry is wrong."""
+    configs, problems = named_configs(raw, what=what)
+    if problems:
+        raise ConfigProblems(problems)
+    return configs
+
+
+def named_configs(raw: Any, *, what: str) -> tuple[dict[str, dict[str, Any] | None], list]:
+    """The one parser of a "list or mapping of names" key (a study's ``generators``,
+    ``run_audit``'s ``judges``): name -> its config, or None for the one configured under that
+    name in the backends file.
+
+    ``raw`` is a mapping name -> config (or null), or a list whose entries are names or configs
+    that carry their ``name``; null is none. Returns the good entries and one problem per bad
+    one (a line, or ``(name, line)``), so a caller can check the good ones too.
+    """
+    if raw is None:
+        return {}, []
+    problems: list[str | tuple[str, str]] = []
+    configs: dict[str, dict[str, Any] | None] = {}
+    if isinstance(raw, Mapping):
+        for name, config in raw.items():
+            if not isinstance(name, str) or not name:
+                problems.append(f"{name!r}: a {what} name must be text")
+            elif config is not None and not isinstance(config, Mapping):
+                shown = type(config).__name__
+                problems.append((name, f"a {what} config is a mapping or null, not {shown}"))
+            else:
+                configs[name] = None if config is None else dict(config)
+    elif isinstance(raw, list):
+        for number, entry in enumerate(raw, start=1):
+            if isinstance(entry, str) and entry:
+                name, config = entry, None
+            elif isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
+                name = entry["name"]
+                config = {key: value for key, value in entry.items() if key != "name"}
+            else:
+                problems.append(
+                    f"entry {number}: a {what} name or a config with a 'name', not {entry!r}"
+                )
+                continue
+            if name in configs:
+                problems.append(f"{name!r} is listed twice")
+            configs[name] = config
+    else:
+        problems.append(
+            f"a list of {what} names or a mapping name -> config, not {type(raw).__name__}"
+        )
+    return configs, problems
 
 
 def dataclass_keys(cls: type) -> tuple[str, ...]:

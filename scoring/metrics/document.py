@@ -27,7 +27,7 @@ from scoring.report.dataset import human_vs_auto_rows
 from scoring.report.document_types import StudyMetrics
 from scoring.report.schema import STUDY_METRICS
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
-from scoring.stats.label_models import AGGREGATED_LABEL_FIELDS, aggregate_labels
+from scoring.stats.label_models import AGGREGATED_LABEL_ROW, aggregate_labels
 from scoring.stats.label_sensitivity import DEFAULT_METHODS as DEFAULT_LABEL_MODELS
 from scoring.stats.label_sources import ADJUDICATED, LABEL_SOURCES, POOLED, labels_frame
 from scoring.stats.study_metrics import frames_from_records, study_metrics
@@ -108,7 +108,7 @@ def aggregated_label_export(*, study: Study, method: str, seed: int = 0) -> Expo
     fitted on the annotations the metrics use (gold items left out)."""
     annotations, _ = study_metric_frames(study=study)
     rows = aggregate_labels(annotations, method=method, seed=seed).items
-    return ExportDataset(f"labels-{method}", rows, AGGREGATED_LABEL_FIELDS)
+    return ExportDataset(f"labels-{method}", rows, AGGREGATED_LABEL_ROW)
 
 
 CACHE_SECONDS = 24 * 3600

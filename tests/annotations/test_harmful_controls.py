@@ -7,7 +7,7 @@ from django.contrib.admin.models import LogEntry
 from django.urls import reverse
 
 from annotations import selectors, services
-from annotations.exports import writers as exports
+from annotations.exports import datasets as export_datasets
 from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
 from annotations.models import Assignment, Item
@@ -141,9 +141,9 @@ def test_exports_carry_the_intent(controls_study, annotators):
     batch = opted_in_batch(controls_study, annotators)
     for assignment in Assignment.objects.filter(batch=batch):
         services.annotation_submit(assignment=assignment, hard_refusal=True, cue_label=None)
-    rows = exports.annotation_dataset(study=controls_study)
+    rows = export_datasets.annotation_export(study=controls_study).rows
     assert {row["intent"] for row in rows} == {"benign", "harmful"}
-    assert "intent" in exports.ANNOTATION_EXPORT_COLUMNS
+    assert "intent" in export_datasets.annotation_export(study=controls_study).columns
     judgments = selectors.judgment_rows(study=controls_study)
     assert all("intent" in row for row in judgments)
 

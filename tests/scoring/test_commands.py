@@ -83,7 +83,7 @@ def test_calibrate_refusal_prints_and_stores_tau(study, judges, capsys):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        ("n_resamples: -1\n", "n_resamples must be a whole number"),
+        ("n_resamples: -1\n", "n_resamples: must be a whole number"),
         ("n_bootstrap: many\n", "'many'"),
     ],
 )

@@ -13,8 +13,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from annotations.common.row_fields import ANNOTATION_ROW, JUDGMENT_ROW, Field, RowTable
 from annotations.exports import datasets as export_datasets
-from annotations.exports import formats as export_formats
+from annotations.exports import writers as export_writers
 from scoring.stats.label_models import AGGREGATED_LABEL_COLUMNS
 from tests.scoring.test_metrics import LABELS_A, labelled_study  # noqa: F401
 
@@ -43,7 +44,7 @@ def test_annotation_parquet_keeps_types_and_equals_the_jsonl_rows(labelled_study
     jsonl, _ = run_export(labelled_study, tmp_path, "jsonl")
     assert "wrote 26 annotations" in message  # 12 items x 2 annotators + 2 gold answers
     table = pq.read_table(parquet)
-    assert table.column_names == list(export_formats.ANNOTATION_EXPORT_FIELDS)
+    assert table.column_names == ANNOTATION_ROW.columns
     schema = table.schema
     assert schema.field("is_gold").type == pa.bool_()
     assert schema.field("hard_refusal").type == pa.bool_()
@@ -71,7 +72,7 @@ def test_empty_study_parquet_has_the_full_schema(study, tmp_path):
     out, _ = run_export(study, tmp_path, "parquet")
     table = pq.read_table(out)
     assert table.num_rows == 0
-    assert table.column_names == list(export_formats.ANNOTATION_EXPORT_FIELDS)
+    assert table.column_names == ANNOTATION_ROW.columns
     assert table.schema.field("submitted_at").type == pa.timestamp("us", tz="UTC")
 
 
@@ -112,21 +113,20 @@ def test_aggregate_csv_and_jsonl_carry_the_same_rows(labelled_study, tmp_path): 
 def test_judgment_parquet_has_nullable_refusal(labelled_study, tmp_path):  # noqa: F811
     out, message = run_export(labelled_study, tmp_path, "parquet", "--judgments")
     table = pq.read_table(out)
-    assert table.column_names == list(export_formats.JUDGMENT_EXPORT_FIELDS)
+    assert table.column_names == JUDGMENT_ROW.columns
     assert table.num_rows == 12 and "wrote 12 judgments" in message
     assert table.schema.field("hard_refusal").nullable
     assert table.schema.field("score").type == pa.float64()
 
 
 def test_null_in_a_required_column_is_one_clear_error():
+    table = RowTable("t", (Field("item_id", "string", ""), Field("n_annotations", "int64", "")))
+    rows = [{"item_id": "a", "n_annotations": 1}, {"item_id": None, "n_annotations": 1}]
     with pytest.raises(ValueError, match="column 'item_id' is empty on row 2"):
-        export_formats.arrow_table(
-            [{"item_id": "a", "n_annotations": 1}, {"item_id": None, "n_annotations": 1}],
-            {"item_id": ("string", False), "n_annotations": ("int64", False)},
-            dataset="t",
-        )
+        export_writers.arrow_table(export_datasets.ExportDataset("t", rows, table))
+    table = RowTable("t", (Field("n", "int64", ""),))
     with pytest.raises(ValueError, match="column 'n'"):
-        export_formats.arrow_table([{"n": "three"}], {"n": ("int64", False)}, dataset="t")
+        export_writers.arrow_table(export_datasets.ExportDataset("t", [{"n": "three"}], table))
 
 
 def test_cli_errors_are_one_line_and_write_nothing(labelled_study, tmp_path):  # noqa: F811
@@ -166,11 +166,12 @@ def test_staff_downloads_parquet(labelled_study, staff_client):  # noqa: F811
     )
 
 
-def test_dataset_and_formatter_agree_on_columns(labelled_study):  # noqa: F811
+def test_dataset_and_writer_agree_on_columns(labelled_study):  # noqa: F811
     dataset = export_datasets.annotation_export(study=labelled_study)
-    body = export_formats.render_rows(dataset.rows, "csv", dataset.fields, dataset=dataset.name)
+    assert dataset.table is ANNOTATION_ROW
+    body = export_writers.writer_for("csv").write(dataset)
     header = body.decode().splitlines()[0].split(",")
-    assert header == list(export_formats.ANNOTATION_EXPORT_FIELDS)
+    assert header == ANNOTATION_ROW.columns
 
 
 def test_metrics_export_has_label_model_sections(labelled_study, tmp_path):  # noqa: F811

@@ -119,4 +119,4 @@ def test_run_audit_quick_runs_stages_one_to_three(tmp_path, settings, tiny_clip_
         == judged.filter(judge="clip-refusal").count()
         == items.count()
     )
-    assert "Stage III" in out and "Headline disparities" in out
+    assert "Stage III" in out and "Largest disparities" in out

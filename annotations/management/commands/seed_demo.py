@@ -177,9 +177,14 @@ class Command(BaseCommand):
 
     def _simulate_answers(self, study, annotators, truth, seed):
         rng = np.random.default_rng(seed + 1)
-        rows = Assignment.objects.filter(
-            annotator__in=annotators, item__study=study
-        ).select_related("item", "batch__study")
+        # A total order: the answers draw from one generator in this order, and `position`
+        # alone ties across annotators, which SQLite and PostgreSQL break differently (the same
+        # seed made two demos). Position, then annotator is the order SQLite used.
+        rows = (
+            Assignment.objects.filter(annotator__in=annotators, item__study=study)
+            .select_related("item", "batch__study")
+            .order_by("position", "annotator_id", "pk")
+        )
         # Simulated annotators loaded each item before answering: an answer to an item never
         # served would be flagged too fast (docs/annotation.md).
         rows.filter(served_at__isnull=True).update(

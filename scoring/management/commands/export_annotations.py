@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from annotations.exports import datasets as export_datasets
-from annotations.exports import formats as export_formats
+from annotations.exports import writers as export_writers
 from annotations.management.helpers import BaseCommand, output_file_or_error, study_or_error
 from scoring.metrics.document import aggregated_label_export
 from scoring.stats.label_models import METHODS
@@ -19,7 +19,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--study", required=True)
-        parser.add_argument("--format", choices=export_formats.FORMATS, default="csv")
+        parser.add_argument("--format", choices=export_writers.FORMATS, default="csv")
         parser.add_argument("--out", type=Path, required=True)
         which = parser.add_mutually_exclusive_group()
         which.add_argument(
@@ -40,9 +40,7 @@ class Command(BaseCommand):
         else:
             dataset = export_datasets.annotation_export(study=study)
         try:
-            body = export_formats.render_rows(
-                dataset.rows, format, dataset.fields, dataset=dataset.name
-            )
+            body = export_writers.writer_for(format).write(dataset)
         except ValueError as exc:
             raise CommandError(f"nothing written: {exc}") from exc
         try:

@@ -1,23 +1,24 @@
 """Stages I-III for scripted use: a study from a YAML file, its images, its judgments, and
-the headline disparities. The YAML format is in docs/judges.md ("run_audit")."""
+the largest disparities. The YAML format is in docs/judges.md ("run_audit"); it is read and
+checked by ``scoring.audit_config.AuditConfig``."""
 
 from pathlib import Path
 
-import yaml
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from annotations.management.helpers import BaseCommand
 from generation import selectors as generation_selectors
 from generation import services as generation_services
+from generation.backends.registry import ConfigProblems
 from generation.prompts.rephrase import RephraseError
 from scoring import services
-from scoring.metrics.document import metrics_document
-from scoring.report.charts import MEASURES
+from scoring.audit_config import QUICK_PROMPTS, AuditConfig
+from scoring.metrics.headlines import largest_disparities
+from scoring.report.document_types import frontier_section
+from scoring.report.documents import report_document
 from scoring.selectors import JudgeNotConfigured
-from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
-
-QUICK_PROMPTS = 2
+from scoring.stats.safety_utility import OVERALL_ATTRIBUTE, OVERALL_VALUE
 
 
 class Command(BaseCommand):
@@ -36,22 +37,17 @@ class Command(BaseCommand):
         parser.add_argument("--top", type=int, default=10, help="disparities printed")
 
     def handle(self, *args, config, quick, device, top, **options):
-        raw = self._read(config)
-        n_resamples = _n_resamples(raw, config)
-        study_raw = dict(raw["study"])
-        if "rephrase" in raw:  # a rewriter's name or {name: config}, docs/generation.md
-            study_raw["rephrase"] = raw["rephrase"]
-        if "harmful_controls" in raw:  # true, a share, or {share, seed}; docs/generation.md
-            study_raw["harmful_controls"] = raw["harmful_controls"]
-        if quick:
-            study_raw = quick_study(study_raw)
         try:
-            study_config = generation_services.StudyConfig.from_dict(
-                study_raw, base_dir=config.parent
-            )
-        except ValueError as exc:
-            raise CommandError(f"{config}: study: {exc}") from None
-        judges = judges_by_name(raw.get("judges") or {})
+            audit = AuditConfig.from_yaml(config)
+        except ConfigProblems as exc:
+            count = len(exc.problems)
+            raise CommandError(
+                f"{config}: nothing written; {count} problem{'s' if count > 1 else ''}:\n"
+                + "\n".join(exc.lines)
+            ) from None
+        if quick:
+            audit = audit.quick()
+        study_config = audit.study
         self.stdout.write(f"Stage I: study {study_config.slug} and its prompt plan")
         try:
             study = generation_services.study_setup(config=study_config)
@@ -64,9 +60,9 @@ class Command(BaseCommand):
                 f"{rephrased.rejected} rejected {dict(rephrased.reasons)}"
             )
         if study_config.harmful_share is not None:
-            controls = study.generation_plan.options.get("harmful_controls") or {}
+            controls = study.generation_plan.options["harmful_controls"]
             self.stdout.write(
-                f"  harmful controls: {controls.get('n_pairs', 0)} benign/harmful "
+                f"  harmful controls: {controls['n_pairs']} benign/harmful "
                 f"pairs (share {study_config.harmful_share:g} per domain)"
             )
         self.stdout.write("Stage II: generating images")
@@ -76,7 +72,7 @@ class Command(BaseCommand):
             f"  {generated.done} images, {generated.refused} refused, {generated.error} errors"
         )
         self.stdout.write("Stage III: automated judges")
-        for name, judge_config in judges.items():
+        for name in audit.judges:
             with tqdm(desc=f"scoring with {name}", unit="item", disable=None) as bar:
                 try:
                     summary = services.study_score(
@@ -84,7 +80,7 @@ class Command(BaseCommand):
                         judge_name=name,
                         device=device,
                         progress=_bar(bar),
-                        judge_configs=judge_config,
+                        judge_configs=audit.judge_configs,
                     )
                 except JudgeNotConfigured as exc:
                     raise CommandError(str(exc)) from None
@@ -92,45 +88,34 @@ class Command(BaseCommand):
                 f"  {summary.judge}@{summary.judge_version}: {dict(summary.labels)}, "
                 f"{summary.errors} errors, {summary.needs_review} flagged for review"
             )
-        metrics = metrics_document(study=study, n_resamples=n_resamples)
-        self._print_disparities(metrics, top)
-        self._print_safety(metrics)
+        report = report_document(study=study, n_resamples=audit.n_resamples)
+        self._print_disparities(report, top)
+        self._print_safety(report)
 
-    def _read(self, path: Path) -> dict:
-        try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise CommandError(f"cannot read {path}: {exc}") from None
-        if not isinstance(raw, dict) or not isinstance(raw.get("study"), dict):
-            raise CommandError(f"{path}: needs a 'study:' mapping (docs/judges.md)")
-        return raw
-
-    def _print_disparities(self, metrics: dict, top: int) -> None:
-        rows = headline_disparities(metrics)
-        self.stdout.write(
-            f"Headline disparities (Δ = max − min rate; {len(rows)} defined, top {top}):"
-        )
-        for row in rows[:top]:
-            interval = (
-                f"[{_number(row['low'])}, {_number(row['high'])}]"
-                if row["low"] is not None
-                else f"(no interval: {row['ci_reason_code'] or 'not computed'})"
-            )
+    def _print_disparities(self, report: dict, top: int) -> None:
+        """The report's largest disparities, as the staff study page's summary picks them."""
+        rows = largest_disparities(report, limit=top)
+        self.stdout.write(f"Largest disparities (Δ = max − min rate; top {top}):")
+        for row in rows:
+            delta = row["delta"]
+            reason = delta["ci_reason"] and f" (no interval: {delta['ci_reason']})"
+            flagged = " flagged" if row["flagged"] else ""
             self.stdout.write(
-                f"  {row['source']:<28} {row['measure']:<13} {row['attribute']:<11} Δ = {row['delta']:.3f} "
-                f"{interval}  max {row['max_value']} · min {row['min_value']}"
+                f"  {row['source']:<28} {row['measure']:<13} {row['attribute']:<11} "
+                f"Δ = {delta['text']}{reason}  max {row['max_value']} · min {row['min_value']}"
+                f"  p (Holm) {row['p_holm']}{flagged}"
             )
         if not rows:
             self.stdout.write("  none defined yet (too few items, or no judge scored them)")
 
-    def _print_safety(self, metrics: dict) -> None:
+    def _print_safety(self, report: dict) -> None:
         """Each generator's overall over- and under-refusal, when the study has harmful controls
         (docs/metrics.md, "Safety–utility trade-off"; per value in the report)."""
         lines = []
-        for source, generators in (metrics.get("frontier") or {}).items():
+        for source, generators in frontier_section(report).items():
             for generator, attributes in generators.items():
-                point = (attributes.get("overall") or {}).get("all") or {}
-                if point.get("n_harmful"):
+                point = attributes[OVERALL_ATTRIBUTE][OVERALL_VALUE]
+                if point["n_harmful"]:
                     lines.append(
                         f"  {source:<28} {generator:<16} over-refusal "
                         f"{_number(point['over_refusal'])} (benign n = {point['n_benign']}) · "
@@ -144,50 +129,6 @@ class Command(BaseCommand):
             self.stdout.write("\n".join(lines))
 
 
-def quick_study(study_raw: dict) -> dict:
-    """A few base prompts and the first generator."""
-    generators = study_raw.get("generators") or {}
-    first = (
-        dict(list(generators.items())[:1]) if isinstance(generators, dict) else list(generators)[:1]
-    )
-    size = study_raw.get("sample_size")
-    return {
-        **study_raw,
-        "generators": first,
-        "sample_size": QUICK_PROMPTS if size is None else min(size, QUICK_PROMPTS),
-    }
-
-
-def judges_by_name(raw) -> dict[str, dict | None]:
-    """``judges:`` as a list of configured names, or a mapping name -> config (or null)."""
-    if isinstance(raw, list):
-        return {name: None for name in raw}
-    return {name: ({name: config} if config else None) for name, config in raw.items()}
-
-
-def headline_disparities(metrics: dict) -> list[dict]:
-    rows = []
-    for source, measures in metrics["rates"].items():
-        for measure in MEASURES:
-            for attribute, block in (measures.get(measure) or {}).items():
-                if block.get("delta") is None:
-                    continue
-                rows.append(
-                    {
-                        "source": source,
-                        "measure": measure,
-                        "attribute": attribute,
-                        "delta": block["delta"],
-                        "low": block.get("delta_ci_low"),
-                        "high": block.get("delta_ci_high"),
-                        "max_value": block.get("max_value"),
-                        "ci_reason_code": block.get("delta_ci_reason_code"),
-                        "min_value": block.get("min_value"),
-                    }
-                )
-    return sorted(rows, key=lambda row: -row["delta"])
-
-
 def _number(value) -> str:
     return "—" if value is None else f"{value:.3f}"
 
@@ -198,11 +139,3 @@ def _bar(bar):
         bar.refresh()
 
     return progress
-
-
-def _n_resamples(raw: dict, config) -> int:
-    """The config's ``n_resamples`` (``n_bootstrap``, the earlier spelling, still accepted)."""
-    value = raw.get("n_resamples", raw.get("n_bootstrap", DEFAULT_N_RESAMPLES))
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise CommandError(f"{config}: n_resamples must be a whole number ≥ 0, got {value!r}")
-    return value

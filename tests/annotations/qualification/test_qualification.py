@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotations import selectors, services
-from annotations.exports import writers as exports
+from annotations.exports import datasets as export_datasets
 from annotations.imports import importers
 from annotations.models import (
     Annotation,
@@ -337,7 +337,7 @@ def test_qualification_answers_leave_statistics_and_gold_accuracy(gold_study, an
         {"annotator": annotator.user.username, "n": 1, "correct": 0, "accuracy": 0.0}
     ]
     # The export keeps every answer, the qualification ones flagged with their attempt.
-    exported = exports.annotation_dataset(study=gold_study)
+    exported = export_datasets.annotation_export(study=gold_study).rows
     flagged = [r for r in exported if r["qualification_attempt"] is not None]
     assert len(flagged) == 3 and {r["qualification_attempt"] for r in flagged} == {attempt.number}
     assert all(r["is_gold"] for r in flagged)

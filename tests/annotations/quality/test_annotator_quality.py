@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from annotations import selectors, services
-from annotations.exports import writers as exports
+from annotations.exports import datasets as export_datasets
 from annotations.models import Annotator, AnnotatorLabelExclusion, AnnotatorReview, Assignment, Item
 from annotations.quality import actions as quality
 from scoring.metrics import document as metrics
@@ -96,7 +96,7 @@ def test_excluded_labels_stay_in_the_export_and_leave_statistics(batch, annotato
     quality.annotator_labels_exclude(
         annotator=annotators[1], study=study, reason="spam", user=staff_user
     )
-    rows = exports.annotation_dataset(study=study)
+    rows = export_datasets.annotation_export(study=study).rows
     assert len(rows) == 12
     assert {r["annotator"] for r in rows if r["annotator_labels_excluded"]} == {"ann1"}
     frame, _ = metrics.study_metric_frames(study=study)

@@ -10,7 +10,7 @@ from django.urls import reverse
 from PIL import Image
 
 from annotations import selectors, services
-from annotations.exports import writers as exports
+from annotations.exports import datasets as export_datasets
 from annotations.models import Annotation, Assignment, Item, ItemReview
 from scoring.metrics import document as metrics
 from scoring.stats.study_metrics import ANNOTATION_COLUMNS, JUDGMENT_COLUMNS, study_metrics
@@ -114,7 +114,7 @@ def test_excluded_item_leaves_every_statistic_and_the_export_counts_it(
     assert document["excluded_items"] == [
         {"item_id": "item-1", "reason": "grey in every copy", "excluded_at": review.acted_at}
     ]
-    rows = exports.annotation_dataset(study=batch.study)
+    rows = export_datasets.annotation_export(study=batch.study).rows
     assert "item-1" not in {r["item_id"] for r in rows} and len(rows) == 10
     assert "item-1" not in {r["item_id"] for r in selectors.judgment_rows(study=batch.study)}
     # Out of the queue; its answers are kept, not deleted.
@@ -122,7 +122,7 @@ def test_excluded_item_leaves_every_statistic_and_the_export_counts_it(
     assert Annotation.objects.filter(assignment__item__item_id="item-1").count() == 2
     # Included again: its answers count again.
     services.item_include(item=flagged["item-1"], user=staff_user)
-    assert len(exports.annotation_dataset(study=batch.study)) == 12
+    assert len(export_datasets.annotation_export(study=batch.study).rows) == 12
     assert [r.action for r in ItemReview.objects.order_by("id")] == ["exclude", "include"]
 
 

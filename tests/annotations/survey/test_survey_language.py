@@ -21,7 +21,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotations import selectors, services
-from annotations.exports import formats
+from annotations.common.row_fields import ANNOTATION_ROW
 from annotations.models import Annotation, AnnotationHistory, Assignment
 from annotations.recruitment import invites, panels
 from annotations.recruitment.consent import consent_publish
@@ -371,7 +371,7 @@ def test_the_language_is_stored_with_each_answer_and_exported(batch, annotators)
     assert Annotation.objects.get(assignment=second).language == "en"
     rows = selectors.annotation_rows(study=batch.study)
     assert sorted(row["language"] for row in rows) == ["en", "en"]
-    assert formats.ANNOTATION_EXPORT_FIELDS["language"] == ("string", False)
+    assert ANNOTATION_ROW.types["language"] == ("string", False)
 
 
 def test_an_answer_given_in_french_is_exported_as_fr(batch, annotators, staff_client):

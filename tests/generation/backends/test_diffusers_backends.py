@@ -11,6 +11,11 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("diffusers")
 
 from generation.backends import ERROR, OK, REFUSED, GenerationRequest, load_generator  # noqa: E402
+from generation.backends.diffusers_common import (  # noqa: E402
+    COMMON_ARGUMENTS,
+    accepted_arguments,
+)
+from generation.backends.registry import BackendConfigError  # noqa: E402
 from tests.support.tiny_pipelines import (  # noqa: E402
     build_tiny_instruct_pix2pix,
     build_tiny_text2image,
@@ -141,3 +146,47 @@ def test_text2image_folder_runs_as_img2img(folders, default_t2i):
     )
     (result,) = edit.generate([GenerationRequest("e", "older", seed=0, source_image=source)])
     assert result.status == OK and result.extra["edit_pipeline"] == "img2img"
+
+
+def test_an_argument_the_pipeline_does_not_take_is_refused_when_it_is_built(folders):
+    # A text-to-image folder run as an instruction editor: StableDiffusionPipeline takes no
+    # source image, and dropping it would make text-to-image pictures labelled as edits.
+    with pytest.raises(BackendConfigError) as refused:
+        load_generator(
+            {
+                "name": "not-an-editor",
+                "kind": "diffusers-edit",
+                "model": str(folders["t2i"]),
+                "device": "cpu",
+                "steps": 2,
+                "edit_pipeline": "instruct-pix2pix",
+            }
+        )
+    [line] = str(refused.value).splitlines()
+    assert line.startswith(
+        "generator 'not-an-editor': StableDiffusionPipeline does not accept 'image', "
+        "'image_guidance_scale'"
+    )
+
+
+def test_a_request_argument_the_pipeline_does_not_take_is_an_error_result(folders):
+    generator = t2i(folders["t2i"])
+    # As a pipeline without negative prompts (some distilled ones) would name its arguments.
+    generator._accepted = accepted_arguments(generator.pipeline) - {"negative_prompt"}
+    [plain] = generator.generate([GenerationRequest("a", "a person", seed=1)])
+    assert plain.status == OK
+    [negative] = generator.generate(
+        [GenerationRequest("b", "a person", seed=1, negative_prompt="blurry")]
+    )
+    assert negative.status == ERROR
+    assert negative.error == (
+        "BackendConfigError: generator 'tiny': StableDiffusionPipeline does not accept "
+        f"'negative_prompt' (model {folders['t2i']})"
+    )
+
+
+def test_every_argument_a_call_passes_is_checked_at_load(default_t2i, folders):
+    requests = [GenerationRequest("a", "a person", seed=1)]
+    passed = set(default_t2i._pipeline_call(requests)) | COMMON_ARGUMENTS
+    assert passed == default_t2i._argument_names()
+    assert default_t2i._argument_names() <= accepted_arguments(default_t2i.pipeline)
