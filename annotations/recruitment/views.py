@@ -19,14 +19,22 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from ..selectors import annotator_for_user, batch_for_annotator
 from . import invites, panels
-from .consent import consent_current, consent_pending, consent_record, consent_shown
+from .consent import (
+    consent_current,
+    consent_last_agreed,
+    consent_pending,
+    consent_record,
+    consent_shown,
+)
 from .models import PanelLink, PanelParticipant
 from .rules import RecruitmentError, parse_panel_entry
 
 # The authentication backend used for people who arrive by link (they have no password).
 LINK_LOGIN_BACKEND = "annotations.common.auth.UserWithAnnotatorBackend"
-# Studies whose consent this session has seen done (or not needed): the survey's hot path then
-# checks consent without a query. A consent published later is asked at the next login.
+# Studies whose consent this session has seen done (or not needed): the survey's pages then
+# check consent without a query. A version published later is still asked before the next
+# answer: the answer service checks the current version on every answer (``ConsentPending``),
+# and ``consent_asked`` then forgets the study here and shows the consent page.
 CONSENT_SESSION_KEY = "recruitment_consent_ok"
 PANEL_COOKIE_DAYS = 60
 
@@ -69,6 +77,19 @@ def consent_gate(request, *, annotator, batch_id: int, study_id: int):
     if consent_pending(annotator=annotator, study_id=study_id) is None:
         request.session[CONSENT_SESSION_KEY] = [*done, study_id]
         return None
+    return _consent_redirect(request, batch_id)
+
+
+def consent_asked(request, *, batch_id: int, study_id: int):
+    """The consent page, when an answer was refused for a consent version not agreed yet (one
+    published while this session was open); the study is forgotten as done for this session."""
+    done = request.session.get(CONSENT_SESSION_KEY, [])
+    if study_id in done:
+        request.session[CONSENT_SESSION_KEY] = [s for s in done if s != study_id]
+    return _consent_redirect(request, batch_id)
+
+
+def _consent_redirect(request, batch_id: int):
     url = reverse("recruitment:consent", args=[batch_id])
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
@@ -96,7 +117,14 @@ def consent_page(request, batch_id: int):
                 return _refused(request, exc, 400)
             return redirect("annotations:batch_next", batch_id=batch.pk)
         error = gettext("Tick the box to agree before you start.")
-    context = {"consent": consent, "batch": batch, "study": batch.study, "error": error}
+    context = {
+        "consent": consent,
+        "batch": batch,
+        "study": batch.study,
+        "error": error,
+        # Agreed to an earlier version: the page says the text changed.
+        "agreed_version": consent_last_agreed(annotator=annotator, study_id=batch.study_id),
+    }
     return render(request, "recruitment/consent.html", context, status=400 if error else 200)
 
 
