@@ -20,6 +20,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
 from annotations.common.media import image_store
+from annotations.common.study_address import StudyAddressInvalid, study_address_checked
 from annotations.imports.manifest import ImageInvalid, ImageLimits, check_image
 from annotations.labels import NEUTRAL, LabelError, parse_cue_label
 from annotations.qualification import attempts as qualification
@@ -51,7 +52,27 @@ def image_limits() -> ImageLimits:
 
 
 def study_create(*, name: str, slug: str, mode: str = "t2i", overlap_k: int = 2, **fields) -> Study:
+    """A new study; an address no page could be reached at is refused (``StudyAddressInvalid``,
+    a ValueError naming it) before anything is written."""
+    slug = study_address_checked(slug)
     return Study.objects.create(name=name, slug=slug, mode=mode, overlap_k=overlap_k, **fields)
+
+
+def study_rename(*, study: Study, slug: str) -> Study:
+    """Give a study a new address (the way out for one stored under an address no page can
+    open: the ``annotations.W001`` check lists them). Stored image paths keep their old folder;
+    only links change. A taken address is refused."""
+    slug = study_address_checked(slug)
+    with transaction.atomic():
+        if Study.objects.filter(slug=slug).exclude(pk=study.pk).exists():
+            raise StudyAddressInvalid(f"study address {slug!r} is taken by another study")
+        try:
+            with transaction.atomic():
+                Study.objects.filter(pk=study.pk).update(slug=slug)
+        except IntegrityError:  # taken by a study made at the same moment
+            raise StudyAddressInvalid(f"study address {slug!r} is taken by another study") from None
+    study.slug = slug
+    return study
 
 
 def attribute_value_get_or_create(
