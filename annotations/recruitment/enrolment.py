@@ -4,13 +4,17 @@
 from __future__ import annotations
 
 import numpy as np
+from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils.translation import gettext_noop
 
-from .. import policies
+from .. import policies, services
 from ..models import Annotator, Assignment, Batch, Item, Study
 from .consent import consent_current
-from .rules import RecruitmentError, enrolment_items
+from .rules import RecruitmentError, enrolment_items, new_secret
+
+# Tries at a free account name before a link gives up (a random suffix never collides in practice).
+NAME_TRIES = 5
 
 
 def recruitment_batch_create(
@@ -48,6 +52,25 @@ def recruitment_batch_create(
             "recruitment": {"items_per_annotator": items_per_annotator},
         },
     )
+
+
+def recruit_annotator_create(*, username: str, group: str) -> Annotator:
+    """A new annotator (no password) for a person who arrived by link, named ``username``, or
+    ``username-<random>`` when an account already has that name (staff made one like it, say):
+    a taken name never fails the link, nor tells a panel participant they are enrolled.
+
+    Runs inside the caller's transaction; each try is a savepoint, so a clash leaves the
+    transaction usable.
+    """
+    base = username[:140]
+    for attempt in range(NAME_TRIES):
+        name = base if attempt == 0 else f"{base}-{new_secret()[:8]}"
+        try:
+            with transaction.atomic():
+                return services.annotator_create(username=name, group=group)
+        except IntegrityError:
+            continue
+    raise RecruitmentError(gettext_noop("No account could be made for you just now; try again."))
 
 
 def _batch_item_pool(batch: Batch):

@@ -181,7 +181,13 @@ def _panel_cookie(link: PanelLink) -> str:
 
 @require_http_methods(["GET", "POST"])
 def panel_entry(request, slug: str):
-    """The study link given to the panel: enrol once (after consent), resume afterwards."""
+    """The study link given to the panel: enrol once (after consent), resume afterwards.
+
+    Whoever holds the link cannot tell an enrolled participant id from a new one: a visit that
+    may not resume that id (another browser, another link) gets the same answer as a new id,
+    the consent page (or the closed-link refusal); only agreeing then says the id is taken, and
+    agreeing with a new id enrols it, which staff see (docs/annotation.md, threat model).
+    """
     link = get_object_or_404(PanelLink.objects.select_related("batch__study"), slug=slug)
     params = panels.panel_params(link)
     try:
@@ -189,14 +195,20 @@ def panel_entry(request, slug: str):
     except RecruitmentError as exc:
         return _refused(request, exc, 400)
     participant = panels.panel_participant_find(link=link, participant_id=entry.participant_id)
+    taken = None  # why this visit may not use an enrolled id (kept until the person agrees)
     if participant is not None:
-        return _panel_resume(request, link, participant)
+        try:
+            return _panel_resume(request, link, participant)
+        except RecruitmentError as exc:
+            taken = exc
     if link.closed_at is not None:
         error = RecruitmentError(gettext_noop("This study link is closed to new participants."))
         return _refused(request, error, 410)
     error = ""
     if request.method == "POST":
         if _agreed(request):
+            if taken is not None:
+                return _refused(request, taken, 403)
             try:
                 participant, key = panels.panel_enrol(
                     link=link, entry=entry, consent_id=request.POST.get("consent_id")
@@ -222,15 +234,13 @@ def panel_entry(request, slug: str):
 
 
 def _panel_resume(request, link, participant: PanelParticipant):
-    try:
-        new_key = panels.panel_resume(
-            participant=participant,
-            link=link,
-            browser_key=request.COOKIES.get(_panel_cookie(link)),
-            user=request.user,
-        )
-    except RecruitmentError as exc:
-        return _refused(request, exc, 403)
+    """Back into their queue; ``RecruitmentError`` (changing nothing) when this visit may not."""
+    new_key = panels.panel_resume(
+        participant=participant,
+        link=link,
+        browser_key=request.COOKIES.get(_panel_cookie(link)),
+        user=request.user,
+    )
     response = _start(request, participant.annotator, link.batch_id)
     if new_key:
         _set_panel_cookie(response, link, new_key, request)
