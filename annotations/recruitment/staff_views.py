@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations.common.permissions import staff_required
@@ -107,6 +108,7 @@ def staff_batch_create(request, slug: str):
 
 @staff_required
 @require_POST
+@never_cache  # the answer shows the only copy of fresh invite links: no cache may keep it
 def staff_invites_create(request, slug: str):
     study = _study(slug)
 

@@ -564,3 +564,12 @@ def test_a_panel_link_answers_an_enrolled_and_a_new_id_the_same_way(panel, conse
     new = Client().get(_panel_url(panel, pid="someone-new"))
     assert enrolled.status_code == new.status_code == (410 if closed else 200)
     assert _page_text(enrolled, PID) == _page_text(new, "someone-new")
+
+
+def test_the_page_with_fresh_invite_links_is_never_cached(staff_client, open_batch):
+    made = staff_client.post(
+        reverse("recruitment:staff_invites_create", args=[open_batch.study.slug]),
+        {"batch": open_batch.pk, "group": "US", "count": 2, "days": 7},
+    )
+    assert made.status_code == 200 and made.content.count(b"/join/") == 2
+    assert "no-store" in made["Cache-Control"]
