@@ -26,9 +26,21 @@ def recruitment_batch_create(
     items_per_annotator: int | None,
     gold_per_annotator: int = 0,
     seed: int | None = None,
+    request_key: str = "",
     created_by=None,
 ) -> Batch:
-    """A batch with no annotators yet: recruits join it one by one (all non-gold items)."""
+    """A batch with no annotators yet: recruits join it one by one (all non-gold items).
+
+    A batch name is used once per study. ``request_key`` (a staff form's one-time key) makes
+    the request idempotent: the same form sent again, or four times at once, gets the batch the
+    first one made. The study row is locked while the name is checked and the batch written,
+    so simultaneous requests take turns (PostgreSQL; SQLite writes one at a time anyway).
+    """
+    name = (name or "").strip()
+    if not name:
+        raise RecruitmentError("the batch needs a name")
+    if len(request_key) > 64:
+        raise RecruitmentError("the form's request key is too long: reload the page")
     if policy not in (Batch.Policy.K_OVERLAP, Batch.Policy.EXPERTISE):
         raise RecruitmentError(f"policy must be k_overlap or expertise (got {policy!r})")
     if overlap_k < 1:
@@ -40,18 +52,30 @@ def recruitment_batch_create(
     if not Item.objects.filter(study=study, is_gold=False).exists():
         raise RecruitmentError(f"study {study.slug!r} has no items to label yet")
     seed = int(np.random.SeedSequence().entropy % 2**62) if seed is None else int(seed)
-    return Batch.objects.create(
-        study=study,
-        name=name,
-        policy=policy,
-        overlap_k=overlap_k,
-        seed=seed,
-        created_by=created_by,
-        params={
-            "gold_per_annotator": gold_per_annotator,
-            "recruitment": {"items_per_annotator": items_per_annotator},
-        },
-    )
+    params = {
+        "gold_per_annotator": gold_per_annotator,
+        "recruitment": {"items_per_annotator": items_per_annotator},
+    }
+    if request_key:
+        params["request_key"] = request_key
+    with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).first()
+        same_name = Batch.objects.filter(study=study, name=name).first()
+        if same_name is not None:
+            if request_key and (same_name.params or {}).get("request_key") == request_key:
+                return same_name  # this form, sent again: the batch it already made
+            raise RecruitmentError(
+                f"study {study.slug!r} already has a batch named {name!r}: choose another name"
+            )
+        return Batch.objects.create(
+            study=study,
+            name=name,
+            policy=policy,
+            overlap_k=overlap_k,
+            seed=seed,
+            created_by=created_by,
+            params=params,
+        )
 
 
 def recruit_annotator_create(*, username: str, group: str) -> Annotator:

@@ -573,3 +573,19 @@ def test_the_page_with_fresh_invite_links_is_never_cached(staff_client, open_bat
     )
     assert made.status_code == 200 and made.content.count(b"/join/") == 2
     assert "no-store" in made["Cache-Control"]
+
+
+def test_the_batch_form_carries_a_one_time_key_and_a_resubmit_makes_no_second_batch(
+    staff_client, imported_study, consent
+):
+    page = staff_client.get(reverse("recruitment:staff_page", args=[imported_study.slug]))
+    key = re.search(rb'name="request_key" value="([^"]+)" id="id_request_key"', page.content)
+    url = reverse("recruitment:staff_batch_create", args=[imported_study.slug])
+    data = {"name": "open", "policy": "k_overlap", "overlap_k": 2, "gold_per_annotator": 0}
+    for _ in range(2):
+        sent = staff_client.post(url, {**data, "request_key": key.group(1).decode()})
+        assert sent.status_code == 302
+    assert Batch.objects.filter(name="open").count() == 1
+    other_tab = staff_client.post(url, {**data, "request_key": "another-form"})
+    assert other_tab.status_code == 400 and b"already has a batch named" in other_tab.content
+    assert Batch.objects.filter(name="open").count() == 1
