@@ -1,5 +1,7 @@
+from django import forms
 from django.contrib import admin
 
+from annotations.common.study_address import study_address_problem
 from annotations.qualification import admin as qualification_admin  # noqa: F401  (registers its tables)
 from annotations.recruitment import admin as recruitment_admin  # noqa: F401  (registers its tables)
 
@@ -17,8 +19,18 @@ from .models import (
 )
 
 
+class StudyAdminForm(forms.ModelForm):
+    def clean_slug(self):
+        # The one study-address rule (annotations/common/study_address.py), here too.
+        slug = self.cleaned_data["slug"]
+        if problem := study_address_problem(slug):
+            raise forms.ValidationError(problem)
+        return slug
+
+
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
+    form = StudyAdminForm
     list_display = [
         "slug",
         "name",

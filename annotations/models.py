@@ -400,6 +400,9 @@ class Annotation(models.Model):
         blank=True,
         help_text="the language the survey was shown in for this revision; empty: imported",
     )
+    # The study's consent version the annotator had agreed to when giving this revision (null:
+    # the study had no consent text, an imported label, or an answer older than this field).
+    consent_version = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -425,6 +428,7 @@ class AnnotationHistory(models.Model):
     note = models.TextField(blank=True)
     broken_image = models.BooleanField(default=False)
     language = models.CharField(max_length=10, blank=True)
+    consent_version = models.PositiveIntegerField(null=True, blank=True)
     recorded_at = models.DateTimeField()
     recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
 

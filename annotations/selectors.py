@@ -27,9 +27,11 @@ from .models import (
     Assignment,
     AutomatedJudgment,
     Batch,
+    ConsentRecord,
     Item,
     ItemReview,
     Study,
+    StudyConsent,
 )
 from .policies import judge_uncertainty
 
@@ -146,6 +148,24 @@ def assignment_for_annotator(
         return rows.get(pk=assignment_id)
     except Assignment.DoesNotExist:
         raise Http404("no such assignment") from None
+
+
+def consent_state(*, annotator_id: int, study_id: int) -> tuple[int | None, bool]:
+    """(the study's current consent version, whether the annotator agreed to that version), in
+    one query; (None, True) for a study without consent text. The survey's answers are taken
+    only when it is agreed (docs/annotation.md#consent-and-instructions)."""
+    row = (
+        StudyConsent.objects.filter(study_id=study_id)
+        .order_by("-version")
+        .annotate(
+            agreed=Exists(
+                ConsentRecord.objects.filter(annotator_id=annotator_id, consent=OuterRef("pk"))
+            )
+        )
+        .values_list("version", "agreed")
+        .first()
+    )
+    return (row[0], bool(row[1])) if row else (None, True)
 
 
 def batch_for_annotator(*, annotator: Annotator | None, batch_id: int) -> Batch:
@@ -471,6 +491,7 @@ def annotation_rows(
         "revision",
         "source",
         "language",
+        "consent_version",
     ).order_by("assignment__item__item_id", "assignment__annotator__user__username")
     out = []
     for row in rows:

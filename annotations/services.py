@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy
 from annotations.batches import request as batch_rules
 from annotations.batches.request import BatchRequest, BatchRequestInvalid, StudyFacts
 from annotations.common.media import image_store
+from annotations.common.study_address import StudyAddressInvalid, study_address_checked
 from annotations.imports.manifest import ImageInvalid, ImageLimits, check_image
 from annotations.labels import NEUTRAL, LabelError, parse_cue_label
 from annotations.qualification import attempts as qualification
@@ -40,7 +41,7 @@ from .models import (
     ItemReview,
     Study,
 )
-from .selectors import item_judge_uncertainty, items_per_attribute_value
+from .selectors import consent_state, item_judge_uncertainty, items_per_attribute_value
 
 
 def image_limits() -> ImageLimits:
@@ -53,7 +54,27 @@ def image_limits() -> ImageLimits:
 
 
 def study_create(*, name: str, slug: str, mode: str = "t2i", overlap_k: int = 2, **fields) -> Study:
+    """A new study; an address no page could be reached at is refused (``StudyAddressInvalid``,
+    a ValueError naming it) before anything is written."""
+    slug = study_address_checked(slug)
     return Study.objects.create(name=name, slug=slug, mode=mode, overlap_k=overlap_k, **fields)
+
+
+def study_rename(*, study: Study, slug: str) -> Study:
+    """Give a study a new address (the way out for one stored under an address no page can
+    open: the ``annotations.W001`` check lists them). Stored image paths keep their old folder;
+    only links change. A taken address is refused."""
+    slug = study_address_checked(slug)
+    with transaction.atomic():
+        if Study.objects.filter(slug=slug).exclude(pk=study.pk).exists():
+            raise StudyAddressInvalid(f"study address {slug!r} is taken by another study")
+        try:
+            with transaction.atomic():
+                Study.objects.filter(pk=study.pk).update(slug=slug)
+        except IntegrityError:  # taken by a study made at the same moment
+            raise StudyAddressInvalid(f"study address {slug!r} is taken by another study") from None
+    study.slug = slug
+    return study
 
 
 def attribute_value_get_or_create(
@@ -563,6 +584,27 @@ def _refuse_imported(assignment: Assignment) -> None:
         raise ValidationError("imported labels are records and never take answers")
 
 
+class ConsentPending(ValidationError):
+    """The study published a consent version the annotator has not agreed to: no answer is
+    taken until they do (the survey shows the consent page; docs/annotation.md)."""
+
+
+CONSENT_FIRST = gettext_lazy(
+    "This study's consent text has a new version: read it and agree before your next answer."
+)
+
+
+def _consent_version_agreed(assignment: Assignment) -> int | None:
+    """The consent version this answer is given under (None: the study has no consent text);
+    refused when the annotator has not agreed to the study's current version."""
+    version, agreed = consent_state(
+        annotator_id=assignment.annotator_id, study_id=assignment.batch.study_id
+    )
+    if not agreed:
+        raise ConsentPending(CONSENT_FIRST)
+    return version
+
+
 def _refuse_locked(assignment: Assignment) -> None:
     """A batch's items are closed to an annotator who has not passed its qualification round."""
     if qualification_status.batch_item_locked(assignment=assignment):
@@ -607,6 +649,9 @@ def annotation_submit(
 
     A qualification item's answer is stored the same way; its last one finishes the attempt, and
     after that its answers are final. A batch item is refused until its annotator qualified.
+
+    Every answer, on every path, needs the study's current consent version agreed
+    (``ConsentPending`` otherwise) and records that version (``consent_version``).
     """
     try:
         cue = parse_cue_label(cue_label, hard_refusal=hard_refusal) or ""
@@ -614,18 +659,19 @@ def annotation_submit(
         raise ValidationError(str(exc)) from None
     note = (note or "").strip()[:5000]
     _refuse_imported(assignment)
+    consent_version = _consent_version_agreed(assignment)
     _refuse_locked(assignment)
     answer = (hard_refusal, cue, note, broken_image)
     if assignment.qualification_attempt_id is None:
-        return _annotation_write(assignment, answer, user, language)
+        return _annotation_write(assignment, answer, user, language, consent_version)
     with transaction.atomic():
         attempt = qualification.attempt_lock_open(assignment=assignment)
-        annotation = _annotation_write(assignment, answer, user, language)
+        annotation = _annotation_write(assignment, answer, user, language, consent_version)
         qualification.attempt_finish_if_complete(attempt=attempt)
     return annotation
 
 
-def _annotation_write(assignment, answer, user, language) -> Annotation:
+def _annotation_write(assignment, answer, user, language, consent_version) -> Annotation:
     hard_refusal, cue, note, broken_image = answer
     now = timezone.now()
     with transaction.atomic():
@@ -636,7 +682,14 @@ def _annotation_write(assignment, answer, user, language) -> Annotation:
             try:
                 with transaction.atomic():
                     annotation = _annotation_create(
-                        assignment, hard_refusal, cue, note, broken_image, now, language
+                        assignment,
+                        hard_refusal,
+                        cue,
+                        note,
+                        broken_image,
+                        now,
+                        language,
+                        consent_version,
                     )
             except IntegrityError:  # a concurrent request created it first: treat ours as an edit
                 existing = _answer_locked(assignment)
@@ -657,6 +710,7 @@ def _annotation_write(assignment, answer, user, language) -> Annotation:
             broken_image,
         )
         existing.language = language
+        existing.consent_version = consent_version
         existing.revision += 1
         existing.updated_at = now
         existing.save()
@@ -679,7 +733,7 @@ def _answer_locked(assignment: Assignment) -> Annotation | None:
 
 
 def _annotation_create(
-    assignment, hard_refusal, cue, note, broken_image, now, language=""
+    assignment, hard_refusal, cue, note, broken_image, now, language="", consent_version=None
 ) -> Annotation:
     served = assignment.served_at
     seconds = (now - served).total_seconds() if served else None
@@ -705,6 +759,7 @@ def _annotation_create(
         seconds_to_answer=seconds,
         too_fast=too_fast,
         language=language,
+        consent_version=consent_version,
     )
 
 
@@ -717,6 +772,7 @@ def history_write(annotation: Annotation, user, now) -> None:
         note=annotation.note,
         broken_image=annotation.broken_image,
         language=annotation.language,
+        consent_version=annotation.consent_version,
         recorded_at=now,
         recorded_by=user,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
+from annotations.common.study_address import study_address_problem
 from generation.prompts import DEFAULT_HARMFUL_SHARE, OVERT_MINI_PATH, load_taxonomy
 
 BASE_PROMPT_SOURCES = [
@@ -72,6 +73,12 @@ class PlanForm(forms.Form):
         f"{DEFAULT_HARMFUL_SHARE}.",
     )
     harmful_seed = forms.IntegerField(initial=0, required=False, label="Harmful-control seed")
+
+    def clean_slug(self):
+        slug = self.cleaned_data["slug"]
+        if problem := study_address_problem(slug):
+            raise forms.ValidationError(problem)
+        return slug
 
     def harmful_choice(self) -> tuple[float | None, int]:
         """(share or None, seed) for ``study_plan_draft``."""

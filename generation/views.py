@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotations import services as annotation_services
 from annotations.common.media import image_response
 from annotations.common.permissions import staff_required
+from annotations.common.study_address import study_addresses_split
 from annotations.models import BackgroundJob, Study
 from generation import selectors, services, tasks
 from generation.faces import services as face_services
@@ -26,7 +27,13 @@ from generation.prompts.rephrase import RECORD_FORMATS, RephraseError
 @staff_required
 @require_GET
 def overview(request):
-    context = {"studies": selectors.studies_with_plans(), "face_sets": selectors.face_set_list()}
+    # A study stored under a bad address cannot be linked to: listed apart, with its rename.
+    studies, unlinkable = study_addresses_split(selectors.studies_with_plans())
+    context = {
+        "studies": studies,
+        "unlinkable_studies": unlinkable,
+        "face_sets": selectors.face_set_list(),
+    }
     return render(request, "generation/overview.html", context)
 
 

@@ -82,7 +82,10 @@ def _suffix(dest: str) -> str:
 def scenarios(parser, files, study: str) -> list[list[str]]:
     """Argument lists: each a different hostile input, the other options plausible."""
     actions = [a for a in parser._actions if a.dest not in SKIPPED_DESTS]
-    kinds = ["latin1", "deep", "existing-out", "missing-out", "non-utf8", "huge-int", "negative"]
+    kinds = [
+        *("latin1", "deep", "existing-out", "missing-out", "non-utf8", "huge-int", "negative"),
+        "bad-address",  # spaces and brackets where a study address goes (issue 36 §1)
+    ]
     runs = []
     for kind in kinds:
         argv = []
@@ -102,7 +105,7 @@ def scenarios(parser, files, study: str) -> list[list[str]]:
             elif action.type is float:
                 value = {"huge-int": "1e400", "negative": "-5"}.get(kind, "0.5")
             else:
-                value = NON_UTF8 if kind == "non-utf8" else study
+                value = {"non-utf8": NON_UTF8, "bad-address": "a b (x)"}.get(kind, study)
             argv.extend([value] if not action.option_strings else [action.option_strings[0], value])
         runs.append(argv)
     return runs

@@ -104,6 +104,14 @@ ANNOTATION_ROW = RowTable(
             "the survey's language for this answer (`en`, `fr`; blank: imported)",
         ),
         Field(
+            "consent_version",
+            "int64",
+            "the study's consent version the annotator had agreed to when giving this answer "
+            "(its last edit); null: the study had no consent text, an imported label, or an "
+            "answer given before versions were recorded",
+            True,
+        ),
+        Field(
             "annotator_labels_excluded",
             "bool",
             "staff excluded this annotator's labels: kept here, left out of every statistic",

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
@@ -18,19 +17,31 @@ from .rules import RecruitmentError
 def consent_publish(
     *, study: Study, consent_text: str, instructions: str = "", created_by=None
 ) -> StudyConsent:
-    """Add the next consent version of a study (earlier versions and their records stay)."""
+    """Add the next consent version of a study (earlier versions and their records stay).
+
+    The text of the current version again (a double-clicked form, a command run twice) makes no
+    new version and returns the current one: every version is a change annotators must agree to
+    before their next answer, so an identical one would ask them again for nothing.
+    """
     consent_text = (consent_text or "").strip()
+    instructions = (instructions or "").strip()
     if not consent_text:
         raise RecruitmentError("the consent text is empty")
     with transaction.atomic():
-        # Lock the study row so two publishers cannot both take the same next version.
+        # Lock the study row so two publishers cannot both take the same next version, and a
+        # second identical request waits for the first and then finds its version.
         Study.objects.select_for_update().filter(pk=study.pk).first()
-        latest = study.consent_versions.aggregate(v=Max("version"))["v"] or 0
+        current = consent_current(study_id=study.pk)
+        if current is not None and (current.consent_text, current.instructions) == (
+            consent_text,
+            instructions,
+        ):
+            return current
         return StudyConsent.objects.create(
             study=study,
-            version=latest + 1,
+            version=(current.version if current else 0) + 1,
             consent_text=consent_text,
-            instructions=(instructions or "").strip(),
+            instructions=instructions,
             created_by=created_by,
         )
 
@@ -40,13 +51,24 @@ def consent_current(*, study_id: int) -> StudyConsent | None:
 
 
 def consent_pending(*, annotator: Annotator, study_id: int) -> StudyConsent | None:
-    """The consent version the annotator must agree to before any item, or None."""
+    """The consent version the annotator must agree to before their next item or answer: the
+    study's current one, unless they agreed to that very version; None when nothing is asked."""
     current = consent_current(study_id=study_id)
     if current is None:
         return None
-    if ConsentRecord.objects.filter(annotator=annotator, study_id=study_id).exists():
+    if ConsentRecord.objects.filter(annotator=annotator, consent=current).exists():
         return None
     return current
+
+
+def consent_last_agreed(*, annotator: Annotator, study_id: int) -> int | None:
+    """The latest consent version of the study the annotator agreed to, or None."""
+    return (
+        ConsentRecord.objects.filter(annotator=annotator, study_id=study_id)
+        .order_by("-version")
+        .values_list("version", flat=True)
+        .first()
+    )
 
 
 def consent_text_digest(consent: StudyConsent) -> str:
@@ -58,9 +80,9 @@ def consent_record(*, annotator: Annotator, consent: StudyConsent) -> ConsentRec
     """Record agreement to this version; agreeing again (a retried POST) keeps the first record."""
     record, _ = ConsentRecord.objects.get_or_create(
         annotator=annotator,
-        study_id=consent.study_id,
+        consent=consent,
         defaults={
-            "consent": consent,
+            "study_id": consent.study_id,
             "version": consent.version,
             "text_sha256": consent_text_digest(consent),
             "agreed_at": timezone.now(),
@@ -70,10 +92,21 @@ def consent_record(*, annotator: Annotator, consent: StudyConsent) -> ConsentRec
 
 
 def consent_shown(*, study: Study, consent_id) -> StudyConsent:
-    """The version the person was shown (posted back by the form), checked against the study."""
+    """The version the person was shown (posted back by the form), checked against the study;
+    refused when a newer version was published while the page was open (they agreed to a
+    text that is no longer the study's)."""
     try:
-        return StudyConsent.objects.get(pk=int(consent_id), study=study)
+        shown = StudyConsent.objects.get(pk=int(consent_id), study=study)
     except (TypeError, ValueError, StudyConsent.DoesNotExist):
         raise RecruitmentError(
             gettext_noop("The consent form was incomplete; reload the page.")
         ) from None
+    current = consent_current(study_id=study.pk)
+    if current is not None and current.pk != shown.pk:
+        raise RecruitmentError(
+            gettext_noop(
+                "The consent text changed while this page was open: reload the page, read the "
+                "new version and agree again."
+            )
+        )
+    return shown

@@ -8,11 +8,14 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils.translation import gettext_noop
 
-from .. import policies
+from .. import policies, services
 from ..batches import request as batch_rules
 from ..models import Annotator, Assignment, Batch, Item, Study
 from .consent import consent_current
-from .rules import RecruitmentError, enrolment_items
+from .rules import RecruitmentError, enrolment_items, new_secret
+
+# Tries at a free account name before a link gives up (a random suffix never collides in practice).
+NAME_TRIES = 5
 
 
 def recruitment_batch_create(
@@ -24,9 +27,21 @@ def recruitment_batch_create(
     items_per_annotator: int | None,
     gold_per_annotator: int = 0,
     seed: int | None = None,
+    request_key: str = "",
     created_by=None,
 ) -> Batch:
-    """A batch with no annotators yet: recruits join it one by one (all non-gold items)."""
+    """A batch with no annotators yet: recruits join it one by one (all non-gold items).
+
+    A batch name is used once per study. ``request_key`` (a staff form's one-time key) makes
+    the request idempotent: the same form sent again, or four times at once, gets the batch the
+    first one made. The study row is locked while the name is checked and the batch written,
+    so simultaneous requests take turns (PostgreSQL; SQLite writes one at a time anyway).
+    """
+    name = (name or "").strip()
+    if not name:
+        raise RecruitmentError("the batch needs a name")
+    if len(request_key) > 64:
+        raise RecruitmentError("the form's request key is too long: reload the page")
     if policy not in (Batch.Policy.K_OVERLAP, Batch.Policy.EXPERTISE):
         raise RecruitmentError(f"policy must be k_overlap or expertise (got {policy!r})")
     if overlap_k < 1:
@@ -37,28 +52,55 @@ def recruitment_batch_create(
         raise RecruitmentError("gold items per annotator cannot be negative")
     if not Item.objects.filter(study=study, is_gold=False).exists():
         raise RecruitmentError(f"study {study.slug!r} has no items to label yet")
-    name = name.strip()
-    taken = Batch.objects.filter(study=study, name=name).exists()
-    problems = batch_rules.name_problems(name, taken=taken)
+    problems = batch_rules.name_problems(name, taken=False)  # a taken name: checked under the lock
     if problems:
         raise RecruitmentError(problems[0])
     seed = int(np.random.SeedSequence().entropy % 2**62) if seed is None else int(seed)
-    try:
-        with transaction.atomic():
-            return Batch.objects.create(
-                study=study,
-                name=name,
-                policy=policy,
-                overlap_k=overlap_k,
-                seed=seed,
-                created_by=created_by,
-                params={
-                    "gold_per_annotator": gold_per_annotator,
-                    "recruitment": {"items_per_annotator": items_per_annotator},
-                },
-            )
-    except IntegrityError:  # the same form sent twice at once: the first one made it
-        raise RecruitmentError(batch_rules.name_problems(name, taken=True)[0]) from None
+    params = {
+        "gold_per_annotator": gold_per_annotator,
+        "recruitment": {"items_per_annotator": items_per_annotator},
+    }
+    if request_key:
+        params["request_key"] = request_key
+    with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).first()
+        same_name = Batch.objects.filter(study=study, name=name).first()
+        if same_name is not None:
+            if request_key and (same_name.params or {}).get("request_key") == request_key:
+                return same_name  # this form, sent again: the batch it already made
+            raise RecruitmentError(batch_rules.name_problems(name, taken=True)[0])
+        try:
+            with transaction.atomic():
+                return Batch.objects.create(
+                    study=study,
+                    name=name,
+                    policy=policy,
+                    overlap_k=overlap_k,
+                    seed=seed,
+                    created_by=created_by,
+                    params=params,
+                )
+        except IntegrityError:  # the database's unique name, should another path race us
+            raise RecruitmentError(batch_rules.name_problems(name, taken=True)[0]) from None
+
+
+def recruit_annotator_create(*, username: str, group: str) -> Annotator:
+    """A new annotator (no password) for a person who arrived by link, named ``username``, or
+    ``username-<random>`` when an account already has that name (staff made one like it, say):
+    a taken name never fails the link, nor tells a panel participant they are enrolled.
+
+    Runs inside the caller's transaction; each try is a savepoint, so a clash leaves the
+    transaction usable.
+    """
+    base = username[:140]
+    for attempt in range(NAME_TRIES):
+        name = base if attempt == 0 else f"{base}-{new_secret()[:8]}"
+        try:
+            with transaction.atomic():
+                return services.annotator_create(username=name, group=group)
+        except IntegrityError:
+            continue
+    raise RecruitmentError(gettext_noop("No account could be made for you just now; try again."))
 
 
 def _batch_item_pool(batch: Batch):

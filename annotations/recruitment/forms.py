@@ -32,6 +32,14 @@ class RecruitmentBatchForm(forms.Form):
     )
     gold_per_annotator = forms.IntegerField(min_value=0, initial=0)
     seed = forms.IntegerField(required=False, min_value=0)
+    # A one-time key per rendered form: a resubmit (a double click, a retried POST) makes no
+    # second batch (``enrolment.recruitment_batch_create``).
+    request_key = forms.CharField(max_length=64, required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            self.initial["request_key"] = new_secret()
 
 
 def _batch_field(study):

@@ -12,7 +12,7 @@ from django.utils import timezone
 from .. import services
 from ..models import Annotator, Batch
 from .consent import consent_record, consent_shown
-from .enrolment import batch_enrol, check_batch_takes_recruits
+from .enrolment import batch_enrol, check_batch_takes_recruits, recruit_annotator_create
 from .models import InviteLink
 from .rules import (
     DEFAULT_INVITE_DAYS,
@@ -154,7 +154,7 @@ def invite_redeem(*, token: str, consent_id, language: str = "") -> tuple[Annota
             state = invite_lookup(token=token)[1]  # taken meanwhile: say why, as a lookup would
             raise (state if state.message else UNKNOWN_INVITE).error()
         consent = consent_shown(study=link.batch.study, consent_id=consent_id)
-        annotator = services.annotator_create(username=f"invite-{link.pk}", group=link.group)
+        annotator = recruit_annotator_create(username=f"invite-{link.pk}", group=link.group)
         InviteLink.objects.filter(pk=link.pk).update(annotator=annotator)
         if language in [code for code, _ in settings.LANGUAGES]:
             services.annotator_language_set(annotator=annotator, language=language)

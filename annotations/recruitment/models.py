@@ -41,7 +41,8 @@ class StudyConsent(models.Model):
 
 
 class ConsentRecord(models.Model):
-    """An annotator agreed to one consent version of a study (once per study)."""
+    """An annotator agreed to one consent version of a study (once per version: a new version
+    is asked for again before the annotator's next answer, docs/annotation.md)."""
 
     annotator = models.ForeignKey(
         "annotations.Annotator", on_delete=models.CASCADE, related_name="consents"
@@ -59,7 +60,7 @@ class ConsentRecord(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["annotator", "study"], name="one_consent_per_annotator_study"
+                fields=["annotator", "consent"], name="one_consent_record_per_version"
             )
         ]
 

@@ -9,10 +9,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from .. import services
 from ..models import Annotator, Assignment, Batch
 from .consent import consent_record, consent_shown
-from .enrolment import batch_enrol, check_batch_takes_recruits
+from .enrolment import batch_enrol, check_batch_takes_recruits, recruit_annotator_create
 from .models import PanelLink, PanelParticipant
 from .rules import (
     PanelEntry,
@@ -97,8 +96,8 @@ def panel_enrol(*, link: PanelLink, entry: PanelEntry, consent_id) -> tuple[Pane
     try:
         with transaction.atomic():
             consent = consent_shown(study=link.batch.study, consent_id=consent_id)
-            annotator = services.annotator_create(
-                username=f"panel-{link.pk}-{entry.participant_id}"[:150], group=link.group
+            annotator = recruit_annotator_create(
+                username=f"panel-{link.pk}-{entry.participant_id}", group=link.group
             )
             participant = PanelParticipant.objects.create(
                 panel_link=link,

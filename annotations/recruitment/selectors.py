@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from ..common.study_address import study_addresses_split
 from ..models import Batch, Study
 from .consent import consent_current
 from .models import ConsentRecord, InviteLink, PanelLink, PanelParticipant, StudyConsent
@@ -73,15 +74,16 @@ def people_invites_overview() -> dict:
     invites = InviteLink.objects.select_related("batch__study", "annotator__user").order_by(
         "-created_at"
     )[:PEOPLE_INVITES_SHOWN]
+    # Studies under an address no page can open are left out here (the page lists them apart).
     return {
         "invite_batches": batches,
-        "studies_without_consent": list(
+        "studies_without_consent": study_addresses_split(
             Study.objects.exclude(pk__in=with_consent).order_by("name")
-        ),
-        "studies_without_batch": list(
+        )[0],
+        "studies_without_batch": study_addresses_split(
             Study.objects.filter(pk__in=with_consent)
             .exclude(pk__in={batch.study_id for batch in batches})
             .order_by("name")
-        ),
+        )[0],
         "invite_rows": _with_states(invites),
     }

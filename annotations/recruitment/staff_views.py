@@ -9,13 +9,14 @@ from __future__ import annotations
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations.common.permissions import staff_required
 
 from ..models import Study
 from . import enrolment, invites, panels
-from .consent import consent_publish
+from .consent import consent_current, consent_publish
 from .forms import ConsentPublishForm, InviteCreateForm, PanelLinkForm, RecruitmentBatchForm
 from .models import InviteLink, PanelLink, PanelParticipant
 from .rules import PanelParams, RecruitmentError
@@ -76,8 +77,13 @@ def staff_consent_publish(request, slug: str):
     study = _study(slug)
 
     def publish(data):
+        before = consent_current(study_id=study.pk)
         consent = consent_publish(study=study, created_by=request.user, **data)
-        messages.success(request, f"Consent version {consent.version} published.")
+        if before is not None and consent.pk == before.pk:
+            # The current text again (a resubmitted form): no version annotators must re-agree to.
+            messages.info(request, f"Consent version {consent.version} already has this text.")
+        else:
+            messages.success(request, f"Consent version {consent.version} published.")
         return redirect("recruitment:staff_page", slug=slug)
 
     return _staff_form_post(
@@ -102,6 +108,7 @@ def staff_batch_create(request, slug: str):
 
 @staff_required
 @require_POST
+@never_cache  # the answer shows the only copy of fresh invite links: no cache may keep it
 def staff_invites_create(request, slug: str):
     study = _study(slug)
 

@@ -19,14 +19,22 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from ..selectors import annotator_for_user, batch_for_annotator
 from . import invites, panels
-from .consent import consent_current, consent_pending, consent_record, consent_shown
+from .consent import (
+    consent_current,
+    consent_last_agreed,
+    consent_pending,
+    consent_record,
+    consent_shown,
+)
 from .models import PanelLink, PanelParticipant
 from .rules import RecruitmentError, parse_panel_entry
 
 # The authentication backend used for people who arrive by link (they have no password).
 LINK_LOGIN_BACKEND = "annotations.common.auth.UserWithAnnotatorBackend"
-# Studies whose consent this session has seen done (or not needed): the survey's hot path then
-# checks consent without a query. A consent published later is asked at the next login.
+# Studies whose consent this session has seen done (or not needed): the survey's pages then
+# check consent without a query. A version published later is still asked before the next
+# answer: the answer service checks the current version on every answer (``ConsentPending``),
+# and ``consent_asked`` then forgets the study here and shows the consent page.
 CONSENT_SESSION_KEY = "recruitment_consent_ok"
 PANEL_COOKIE_DAYS = 60
 
@@ -69,6 +77,19 @@ def consent_gate(request, *, annotator, batch_id: int, study_id: int):
     if consent_pending(annotator=annotator, study_id=study_id) is None:
         request.session[CONSENT_SESSION_KEY] = [*done, study_id]
         return None
+    return _consent_redirect(request, batch_id)
+
+
+def consent_asked(request, *, batch_id: int, study_id: int):
+    """The consent page, when an answer was refused for a consent version not agreed yet (one
+    published while this session was open); the study is forgotten as done for this session."""
+    done = request.session.get(CONSENT_SESSION_KEY, [])
+    if study_id in done:
+        request.session[CONSENT_SESSION_KEY] = [s for s in done if s != study_id]
+    return _consent_redirect(request, batch_id)
+
+
+def _consent_redirect(request, batch_id: int):
     url = reverse("recruitment:consent", args=[batch_id])
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
@@ -96,7 +117,14 @@ def consent_page(request, batch_id: int):
                 return _refused(request, exc, 400)
             return redirect("annotations:batch_next", batch_id=batch.pk)
         error = gettext("Tick the box to agree before you start.")
-    context = {"consent": consent, "batch": batch, "study": batch.study, "error": error}
+    context = {
+        "consent": consent,
+        "batch": batch,
+        "study": batch.study,
+        "error": error,
+        # Agreed to an earlier version: the page says the text changed.
+        "agreed_version": consent_last_agreed(annotator=annotator, study_id=batch.study_id),
+    }
     return render(request, "recruitment/consent.html", context, status=400 if error else 200)
 
 
@@ -153,7 +181,13 @@ def _panel_cookie(link: PanelLink) -> str:
 
 @require_http_methods(["GET", "POST"])
 def panel_entry(request, slug: str):
-    """The study link given to the panel: enrol once (after consent), resume afterwards."""
+    """The study link given to the panel: enrol once (after consent), resume afterwards.
+
+    Whoever holds the link cannot tell an enrolled participant id from a new one: a visit that
+    may not resume that id (another browser, another link) gets the same answer as a new id,
+    the consent page (or the closed-link refusal); only agreeing then says the id is taken, and
+    agreeing with a new id enrols it, which staff see (docs/annotation.md, threat model).
+    """
     link = get_object_or_404(PanelLink.objects.select_related("batch__study"), slug=slug)
     params = panels.panel_params(link)
     try:
@@ -161,14 +195,20 @@ def panel_entry(request, slug: str):
     except RecruitmentError as exc:
         return _refused(request, exc, 400)
     participant = panels.panel_participant_find(link=link, participant_id=entry.participant_id)
+    taken = None  # why this visit may not use an enrolled id (kept until the person agrees)
     if participant is not None:
-        return _panel_resume(request, link, participant)
+        try:
+            return _panel_resume(request, link, participant)
+        except RecruitmentError as exc:
+            taken = exc
     if link.closed_at is not None:
         error = RecruitmentError(gettext_noop("This study link is closed to new participants."))
         return _refused(request, error, 410)
     error = ""
     if request.method == "POST":
         if _agreed(request):
+            if taken is not None:
+                return _refused(request, taken, 403)
             try:
                 participant, key = panels.panel_enrol(
                     link=link, entry=entry, consent_id=request.POST.get("consent_id")
@@ -194,15 +234,13 @@ def panel_entry(request, slug: str):
 
 
 def _panel_resume(request, link, participant: PanelParticipant):
-    try:
-        new_key = panels.panel_resume(
-            participant=participant,
-            link=link,
-            browser_key=request.COOKIES.get(_panel_cookie(link)),
-            user=request.user,
-        )
-    except RecruitmentError as exc:
-        return _refused(request, exc, 403)
+    """Back into their queue; ``RecruitmentError`` (changing nothing) when this visit may not."""
+    new_key = panels.panel_resume(
+        participant=participant,
+        link=link,
+        browser_key=request.COOKIES.get(_panel_cookie(link)),
+        user=request.user,
+    )
     response = _start(request, participant.annotator, link.batch_id)
     if new_key:
         _set_panel_cookie(response, link, new_key, request)

@@ -16,6 +16,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations.common.permissions import staff_required
+from annotations.common.study_address import study_addresses_split
 from annotations.models import Annotator, Study
 from annotations.qualification import status as qualification
 from annotations.quality import actions as quality_actions
@@ -56,9 +57,11 @@ def _list_page(request, form, status=200, *, invite_form=None, new_invites=(), t
         rounds = qualification.people_rows()
         for annotator in annotators:
             annotator.qualification_rounds = rounds.get(annotator.pk, [])
+        studies, unlinkable = study_addresses_split(Study.objects.order_by("name"))
         context |= {
             "annotators": annotators,
-            "studies": Study.objects.order_by("name"),
+            "studies": studies,
+            "unlinkable_studies": unlinkable,
             "pause_form": PauseForm(),
         }
     return render(request, template or "staff/people.html", context, status=status)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from django import forms
 from django.utils.text import slugify
 
+from annotations.common.study_address import study_address_problem
 from annotations.models import Study
 
-# /staff/studies/new/ is this page, so no study may be called "new".
-RESERVED_SLUGS = frozenset({"new"})
 # Read whole into memory: 20 MB is some 100,000 rows, more than any study's images.
 MAX_ATTRIBUTES_BYTES = 20 * 1024 * 1024
 
@@ -84,8 +83,8 @@ class StudyNewForm(forms.Form):
         slug = self.cleaned_data.get("slug") or slugify(self.data.get("name", ""))[:100]
         if not slug:
             raise forms.ValidationError("give the study a name with letters or digits")
-        if slug in RESERVED_SLUGS:
-            raise forms.ValidationError(f"{slug!r} is taken by a page; choose another address")
+        if problem := study_address_problem(slug):
+            raise forms.ValidationError(problem)
         if Study.objects.filter(slug=slug).exists():
             raise forms.ValidationError(f"a study with the address {slug!r} already exists")
         return slug

@@ -22,6 +22,7 @@ from annotations import selectors, services
 from annotations.common import jobs
 from annotations.common.http import download_response
 from annotations.common.permissions import staff_required
+from annotations.common.study_address import study_addresses_split
 from annotations.exports import datasets as export_datasets
 from annotations.exports import writers as export_writers
 from annotations.imports import importers
@@ -47,8 +48,11 @@ from annotations.tasks import batch_create_task, import_items_task
 @staff_required
 @require_GET
 def study_list(request):
-    studies = [(study, selectors.study_counts(study=study)) for study in Study.objects.all()]
-    return render(request, "staff/study_list.html", {"studies": studies})
+    # A study stored under a bad address cannot be linked to: listed apart, with its rename.
+    linkable, unlinkable = study_addresses_split(Study.objects.all())
+    studies = [(study, selectors.study_counts(study=study)) for study in linkable]
+    context = {"studies": studies, "unlinkable_studies": unlinkable}
+    return render(request, "staff/study_list.html", context)
 
 
 @staff_required

@@ -24,7 +24,11 @@ from annotations.common.answers import answer_title
 from annotations.common.media import image_response
 from annotations.qualification import attempts as qualification_attempts
 from annotations.qualification import status as qualification
-from annotations.recruitment.views import consent_gate, panel_completion_redirect
+from annotations.recruitment.views import (
+    consent_asked,
+    consent_gate,
+    panel_completion_redirect,
+)
 from annotations.survey.forms import AnswerForm
 from annotations.survey.language import language_codes
 
@@ -188,6 +192,11 @@ def assignment_answer(request, pk: int):
                 user=request.user,
                 language=translation.get_language(),
                 **form.submitted_answer(),
+            )
+        except services.ConsentPending:
+            # A consent version published since this session checked: agree first.
+            return consent_asked(
+                request, batch_id=assignment.batch_id, study_id=assignment.batch.study_id
             )
         except ValidationError as exc:
             form.add_error(None, exc)

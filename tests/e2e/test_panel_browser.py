@@ -1,6 +1,7 @@
 """A real headless Chromium takes the panel route end to end: the study link with Prolific's
 parameters -> consent -> three items by keyboard -> the completion URL; a return visit
-resumes; another browser with the same participant id is refused.
+resumes; another browser with the same participant id sees the consent page, as a new id
+would, and is refused when it agrees.
 
 Set ACRB_SCREENSHOTS=<folder> to keep screenshots at 1280x720 and 390x844.
 """
@@ -92,6 +93,10 @@ def test_panel_participant_consents_labels_and_reaches_completion(
 
     stranger = _page(chromium, size)
     stranger.goto(study_url)
+    # The link does not say whether the id is enrolled: the consent page, as for a new id.
+    assert stranger.get_by_role("heading", name="Consent (version 1)").is_visible()
+    stranger.get_by_label("I have read the consent text").check()
+    stranger.get_by_role("button", name="Agree and start").click()
     refusal = stranger.locator("#refused")
     assert "already started this study in another browser" in refusal.inner_text()
     _shot(stranger, f"panel-refused-{size}")

@@ -2,10 +2,12 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from django.core.management.base import CommandError
 from django.db import transaction
 from tqdm import tqdm
 
 from annotations import services
+from annotations.common.study_address import study_address_problem
 from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
 from annotations.imports.uploads import UploadInvalid, unpack_upload
@@ -21,7 +23,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("manifest", type=Path)
-        parser.add_argument("--study", required=True, help="study slug")
+        parser.add_argument(
+            "--study", required=True, help="study address (letters, digits, - and _)"
+        )
         parser.add_argument(
             "--create", action="store_true", help="create the study if it does not exist"
         )
@@ -31,6 +35,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, manifest, study, create, name, mode, overlap_k, **options):
         manifest = Path(manifest)
+        if create and (problem := study_address_problem(study)):
+            raise CommandError(f"--study: {problem}; nothing imported")
         if not manifest.is_file():
             raise file_error(str(manifest), "no such file")
         # One transaction: a study made by --create is rolled back with a failed import, so

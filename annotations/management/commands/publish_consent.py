@@ -1,14 +1,15 @@
 """python manage.py publish_consent --study SLUG --text-file consent.txt [--instructions-file F]
 
 The consent text annotators agree to before invite or panel links work: the same
-``consent_publish`` as the study's Recruitment page (each call adds the next version)."""
+``consent_publish`` as the study's Recruitment page (each changed text adds the next version,
+which every annotator agrees to before their next answer; the current text again adds none)."""
 
 from pathlib import Path
 
 from django.core.management.base import CommandError
 
 from annotations.management.helpers import BaseCommand, study_or_error
-from annotations.recruitment.consent import consent_publish
+from annotations.recruitment.consent import consent_current, consent_publish
 from annotations.recruitment.rules import RecruitmentError
 
 
@@ -28,7 +29,8 @@ def _read(path: Path | None, option: str) -> str:
 class Command(BaseCommand):
     help = (
         "Publish a study's consent text (and optional instructions) as its next version; "
-        "invite and panel links show it before an annotator starts (docs/annotation.md)."
+        "invite and panel links show it before an annotator starts, and every annotator "
+        "agrees to a new version before their next answer (docs/annotation.md)."
     )
 
     def add_arguments(self, parser):
@@ -42,10 +44,17 @@ class Command(BaseCommand):
         target = study_or_error(study)
         text = _read(text_file, "--text-file")
         instructions = _read(instructions_file, "--instructions-file")
+        before = consent_current(study_id=target.pk)
         try:
             consent = consent_publish(study=target, consent_text=text, instructions=instructions)
         except RecruitmentError as error:
             raise CommandError(f"--text-file {text_file}: {error}") from None
+        if before is not None and consent.pk == before.pk:
+            self.stdout.write(
+                f"consent version {consent.version} of {target.slug} already has this text: "
+                "nothing published"
+            )
+            return
         self.stdout.write(
             self.style.SUCCESS(f"published consent version {consent.version} of {target.slug}")
         )

@@ -4,6 +4,7 @@ from django.core.management.base import CommandError
 from django.db import transaction
 
 from annotations import services as annotation_services
+from annotations.common.study_address import study_address_problem
 from annotations.management.helpers import BaseCommand
 from annotations.models import Study
 from generation import selectors, services
@@ -15,7 +16,9 @@ class Command(BaseCommand):
     help = "Build and store the prompt plan of a study (taxonomy × base prompts)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--study", required=True, help="study slug")
+        parser.add_argument(
+            "--study", required=True, help="study address (letters, digits, - and _)"
+        )
         parser.add_argument(
             "--create", action="store_true", help="create the study if it does not exist"
         )
@@ -46,6 +49,8 @@ class Command(BaseCommand):
         record = Study.objects.filter(slug=study).first()
         if record is None and not create:
             raise CommandError(f"unknown study {study!r} (add --create to make it)")
+        if record is None and (problem := study_address_problem(study)):
+            raise CommandError(f"--study: {problem}; nothing written")
         try:
             # Drafted first: rephrasing calls the rewriter, and a failure must write nothing.
             draft = services.study_plan_draft(

@@ -21,6 +21,11 @@ def test_publish_consent_then_invites_from_commands_alone(make_manifest, tmp_pat
     call_command("publish_consent", "--study", "my-study", "--text-file", str(consent), stdout=out)
     assert "published consent version 1 of my-study" in out.getvalue()
     call_command("publish_consent", "--study", "my-study", "--text-file", str(consent), stdout=out)
+    # The same text again is no new version: annotators would be asked to agree for nothing.
+    assert "already has this text: nothing published" in out.getvalue()
+    consent.write_text("I agree to label images, and to a follow-up.\n", encoding="utf-8")
+    call_command("publish_consent", "--study", "my-study", "--text-file", str(consent), stdout=out)
+    assert "published consent version 2 of my-study" in out.getvalue()
     assert list(StudyConsent.objects.values_list("version", flat=True).order_by("version")) == [
         1,
         2,

@@ -1,6 +1,7 @@
 """Recruitment through the Django test client and the services: invite links, panel links,
 consent before any item, completion, staff pages. Every refusal changes nothing."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -299,7 +300,8 @@ def test_someone_else_with_the_same_participant_id_is_refused(panel, consent):
     _enrol(Client(), panel, consent)
     stranger = Client()
     response = stranger.get(_panel_url(panel))
-    assert response.status_code == 403 and b"another browser" in response.content
+    # The link's holder cannot tell an enrolled id from a new one: the same consent page.
+    assert response.status_code == 200 and b"another browser" not in response.content
     assert "_auth_user_id" not in stranger.session
     posted = _agree(
         stranger,
@@ -311,15 +313,26 @@ def test_someone_else_with_the_same_participant_id_is_refused(panel, consent):
     assert posted.status_code == 403 and "_auth_user_id" not in stranger.session
     assert PanelParticipant.objects.count() == 1 and Annotator.objects.count() == 1
 
+    assert b"another browser" in posted.content
     panels.panel_participant_release(participant=PanelParticipant.objects.get())
     assert stranger.get(_panel_url(panel)).status_code == 302  # released: this browser binds
-    assert Client().get(_panel_url(panel)).status_code == 403  # ...and then only this one
+    assert (
+        _agree(  # ...and then only this one
+            Client(),
+            reverse("recruitment:panel_entry", args=[panel.slug]),
+            consent,
+            PROLIFIC_PID=PID,
+            STUDY_ID="STUDY1",
+        ).status_code
+        == 403
+    )
 
 
 def test_same_participant_cannot_enrol_twice_through_another_link(panel, consent, open_batch):
     other = panels.panel_link_create(batch=open_batch, name="wave 2", completion_code="C2")
     _enrol(Client(), panel, consent)
-    response = Client().get(_panel_url(other))
+    assert Client().get(_panel_url(other)).status_code == 200  # the consent page, as for anyone
+    response = _enrol(Client(), other, consent)
     assert response.status_code == 403 and b"through another link" in response.content
     with pytest.raises(RecruitmentError, match="already enrolled"):
         panels.panel_enrol(
@@ -511,3 +524,70 @@ def test_create_invites_command_prints_links_and_errors_in_one_line(open_batch):
                 "create_invites", "--study", open_batch.study.slug, "--base-url", "http://x", *argv
             )
     assert InviteLink.objects.count() == 2
+
+
+# --- issue 36 §1: names that cannot collide, ids that cannot be probed ---------------------
+
+
+def test_an_invite_whose_account_name_is_taken_still_works(open_batch, consent, django_user_model):
+    link, token = _invite(open_batch)
+    squatter = django_user_model.objects.create_user(username=f"invite-{link.pk}", is_staff=True)
+    url = reverse("recruitment:invite", args=[token])
+    response = _agree(Client(), url, consent)
+    assert response.status_code == 302, response.content[:300]
+    annotator = Annotator.objects.get(invite_link=link)
+    assert annotator.user.username.startswith(f"invite-{link.pk}-")
+    assert annotator.user != squatter and not Annotator.objects.filter(user=squatter).exists()
+
+
+def test_a_panel_participant_whose_account_name_is_taken_is_enrolled(
+    panel, consent, django_user_model
+):
+    django_user_model.objects.create_user(username=f"panel-{panel.pk}-{PID}")
+    response = _enrol(Client(), panel, consent)
+    assert response.status_code == 302 and b"already enrolled" not in response.content
+    participant = PanelParticipant.objects.get()
+    assert participant.annotator.user.username.startswith(f"panel-{panel.pk}-{PID}-")
+
+
+def _page_text(response, pid):
+    """The page as the visitor sees it, with their own id and the per-response tokens (CSRF,
+    CSP nonce) taken out."""
+    text = response.content.decode().replace(pid, "PID")
+    return re.sub(r'("inlineStyleNonce": |"X-CSRFToken": |value=)"[^"]*"', r'\1""', text)
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_a_panel_link_answers_an_enrolled_and_a_new_id_the_same_way(panel, consent, closed):
+    _enrol(Client(), panel, consent)
+    if closed:
+        panels.panel_link_close(link=panel)
+    enrolled = Client().get(_panel_url(panel))
+    new = Client().get(_panel_url(panel, pid="someone-new"))
+    assert enrolled.status_code == new.status_code == (410 if closed else 200)
+    assert _page_text(enrolled, PID) == _page_text(new, "someone-new")
+
+
+def test_the_page_with_fresh_invite_links_is_never_cached(staff_client, open_batch):
+    made = staff_client.post(
+        reverse("recruitment:staff_invites_create", args=[open_batch.study.slug]),
+        {"batch": open_batch.pk, "group": "US", "count": 2, "days": 7},
+    )
+    assert made.status_code == 200 and made.content.count(b"/join/") == 2
+    assert "no-store" in made["Cache-Control"]
+
+
+def test_the_batch_form_carries_a_one_time_key_and_a_resubmit_makes_no_second_batch(
+    staff_client, imported_study, consent
+):
+    page = staff_client.get(reverse("recruitment:staff_page", args=[imported_study.slug]))
+    key = re.search(rb'name="request_key" value="([^"]+)" id="id_request_key"', page.content)
+    url = reverse("recruitment:staff_batch_create", args=[imported_study.slug])
+    data = {"name": "open", "policy": "k_overlap", "overlap_k": 2, "gold_per_annotator": 0}
+    for _ in range(2):
+        sent = staff_client.post(url, {**data, "request_key": key.group(1).decode()})
+        assert sent.status_code == 302
+    assert Batch.objects.filter(name="open").count() == 1
+    other_tab = staff_client.post(url, {**data, "request_key": "another-form"})
+    assert other_tab.status_code == 400 and b"already has a batch named" in other_tab.content
+    assert Batch.objects.filter(name="open").count() == 1
