@@ -147,6 +147,11 @@ class LabelImportRepeated(Exception):
         )
 
 
+# Rows per INSERT: a dozen columns each stays far below PostgreSQL's 65,535 parameters a
+# statement (SQLite's lower limit makes Django split further by itself).
+BULK_ROWS = 2000
+
+
 @dataclass(frozen=True)
 class LabelPlan:
     """What step 3 writes: the records, and the keys the check step found for their names."""
@@ -189,23 +194,25 @@ def annotations_import(
         create_annotators=create_annotators,
         allow_staff_annotators=allow_staff_annotators,
     )
+    write = functools.partial(
+        _labels_write,
+        study=study,
+        source_name=source_name,
+        created_by=created_by,
+        request_key=request_key,
+    )
     # 2. Check: every problem at once, or the plan of what to write.
     plan = check()
     # 3. Write, in bulk and in one transaction.
     try:
-        _labels_write(
-            study=study,
-            plan=plan,
-            source_name=source_name,
-            created_by=created_by,
-            request_key=request_key,
-        )
+        write(plan=plan)
     except IntegrityError:
-        # Another import wrote at the same moment: the same form (its key is now taken), or
-        # the same labels (the check now finds them). Either is one clear answer.
+        # Another import wrote at the same moment: the same form (its key is now taken), the
+        # same labels (the check now finds them and says so), or an account this one was about
+        # to create (the new plan uses it). A second collision is raised.
         _labels_not_repeated(study=study, request_key=request_key)
-        check()
-        raise
+        plan = check()
+        write(plan=plan)
     return len(plan.records)
 
 
@@ -319,29 +326,36 @@ def _labels_write(
         for name, group in plan.accounts_missing.items():
             annotator_pks[name] = services.annotator_create(username=name, group=group).pk
         assignments = Assignment.objects.bulk_create(
-            Assignment(
-                batch=batch,
-                item_id=plan.item_pks[r.item_id],
-                annotator_id=annotator_pks[r.annotator],
-                position=position,
-                answered_at=now,
-            )
-            for position, r in enumerate(plan.records)
+            (
+                Assignment(
+                    batch=batch,
+                    item_id=plan.item_pks[r.item_id],
+                    annotator_id=annotator_pks[r.annotator],
+                    position=position,
+                    answered_at=now,
+                )
+                for position, r in enumerate(plan.records)
+            ),
+            batch_size=BULK_ROWS,
         )
         # bulk_create sets the primary keys (RETURNING on PostgreSQL and SQLite ≥ 3.35).
         annotations = Annotation.objects.bulk_create(
-            Annotation(
-                assignment=assignment,
-                hard_refusal=r.hard_refusal,
-                cue_label=r.cue or "",
-                submitted_at=now,
-                updated_at=now,
-                source="import",
-            )
-            for assignment, r in zip(assignments, plan.records, strict=True)
+            (
+                Annotation(
+                    assignment=assignment,
+                    hard_refusal=r.hard_refusal,
+                    cue_label=r.cue or "",
+                    submitted_at=now,
+                    updated_at=now,
+                    source="import",
+                )
+                for assignment, r in zip(assignments, plan.records, strict=True)
+            ),
+            batch_size=BULK_ROWS,
         )
         AnnotationHistory.objects.bulk_create(
-            services.history_row(annotation, created_by, now) for annotation in annotations
+            (services.history_row(annotation, created_by, now) for annotation in annotations),
+            batch_size=BULK_ROWS,
         )
     return batch
 

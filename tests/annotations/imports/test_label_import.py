@@ -255,3 +255,20 @@ def test_the_same_labels_imported_twice_at_once_import_once(imported_study, anno
     refused = [r for r in results if r != 6]
     assert all(isinstance(r, LabelsInvalid) and "already has an answer" in str(r) for r in refused)
     assert Batch.objects.count() == 1 and Annotation.objects.count() == 6
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_files_creating_one_new_annotator_at_once_both_import(imported_study):
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite serialises writers: the race needs PostgreSQL (DATABASE_URL)")
+    files = [HEADER + f"item-{i},zoe,US,true,\nitem-{i},ann-{i},US,true,\n" for i in range(4)]
+    results = run_together(
+        [
+            lambda text=text: importers.annotations_import(
+                study=imported_study, csv_text=text, create_annotators=True
+            )
+            for text in files
+        ]
+    )
+    assert results == [2, 2, 2, 2], results
+    assert Annotation.objects.filter(assignment__annotator__user__username="zoe").count() == 4
