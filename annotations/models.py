@@ -302,10 +302,18 @@ class Batch(models.Model):
         related_name="batch",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # The one-time key of the staff form that made the batch (the label import's): the unique
+    # constraint below makes a form sent twice (a double click, four POSTs at once) one batch.
+    request_key = models.CharField(max_length=64, blank=True, editable=False)
 
     class Meta:
         verbose_name_plural = "batches"
         constraints = [
+            models.UniqueConstraint(
+                fields=["request_key"],
+                condition=~Q(request_key=""),
+                name="one_batch_per_request_key",
+            ),
             models.CheckConstraint(
                 condition=Q(qualification_items=0)
                 | Q(qualification_pass_mark__gt=0, qualification_pass_mark__lte=1),

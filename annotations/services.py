@@ -764,7 +764,13 @@ def _annotation_create(
 
 
 def history_write(annotation: Annotation, user, now) -> None:
-    AnnotationHistory.objects.create(
+    history_row(annotation, user, now).save()
+
+
+def history_row(annotation: Annotation, user, now) -> AnnotationHistory:
+    """The history row of ``annotation``'s current revision, unsaved (a bulk import saves many
+    at once); ``history_write`` saves one."""
+    return AnnotationHistory(
         annotation=annotation,
         revision=annotation.revision,
         hard_refusal=annotation.hard_refusal,

@@ -50,20 +50,41 @@ class ManifestInvalid(ValueError):
         return lines
 
 
-class UnknownAnnotators(ManifestInvalid):
-    """A labels file names annotators the app does not know; importing would create users."""
+class LabelsInvalid(ManifestInvalid):
+    """A labels file that cannot be imported, every problem listed. ``unknown_annotators`` and
+    ``staff_annotators`` name the accounts an option would let through (creating unknown names,
+    allowing staff accounts), each listed on one line of ``errors``; ``with_remedies`` adds to
+    that line how the caller's command or page spells the option."""
 
-    def __init__(self, names: list[str], first_lines: dict[str, int]):
-        self.names = sorted(names)
-        listed = ", ".join(self.names)
-        super().__init__(
-            [
-                RecordError(
-                    min(first_lines.values()),
-                    "annotator",
-                    f"{len(self.names)} unknown annotator(s): {listed}; nothing was imported",
-                )
-            ]
+    def __init__(
+        self,
+        errors: list[RecordError],
+        *,
+        unknown: RecordError | None = None,
+        staff: RecordError | None = None,
+        unknown_annotators: list[str] = (),
+        staff_annotators: list[str] = (),
+    ):
+        self.unknown, self.staff = unknown, staff
+        self.unknown_annotators = sorted(unknown_annotators)
+        self.staff_annotators = sorted(staff_annotators)
+        everything = [*errors, *(e for e in (unknown, staff) if e is not None)]
+        super().__init__(sorted(everything, key=lambda error: error.line))
+
+    def with_remedies(self, *, unknown: str, staff: str) -> LabelsInvalid:
+        """The same problems, the unknown and the staff names' lines ending with ``(remedy)``."""
+        remedied = {
+            id(error): RecordError(error.line, error.field, f"{error.message} ({remedy})")
+            for error, remedy in ((self.unknown, unknown), (self.staff, staff))
+            if error is not None
+        }
+        kept = [e for e in self.errors if id(e) not in remedied]
+        return LabelsInvalid(
+            kept,
+            unknown=remedied.get(id(self.unknown)),
+            staff=remedied.get(id(self.staff)),
+            unknown_annotators=self.unknown_annotators,
+            staff_annotators=self.staff_annotators,
         )
 
 
@@ -392,26 +413,57 @@ class AnnotationRecord:
 ANNOTATION_COLUMNS = ("item_id", "annotator", "annotator_group", "hard_refusal", "cue")
 
 
-def parse_annotation_csv(text: str, *, check=None) -> list[AnnotationRecord]:
-    """Every row parsed, or ManifestInvalid listing every problem; ``check(record)`` adds a
-    valid row's problems against the study (an unknown item_id), listed with the rest."""
+def parse_annotation_csv(text: str) -> list[AnnotationRecord]:
+    """Every row parsed, or ManifestInvalid listing every problem."""
+    records, errors = annotation_csv_records(text)
+    if errors:
+        raise ManifestInvalid(errors)
+    return records
+
+
+def annotation_csv_records(text: str) -> tuple[list[AnnotationRecord], list[RecordError]]:
+    """The rows of a labels CSV as typed records, and each row that is not one as a problem.
+
+    A problem with the file as a whole (no header, a missing column, no rows, broken CSV) is
+    ManifestInvalid with that one line, before any row is judged: a missing column is not
+    worth one line per row.
+    """
     reader = csv.DictReader(io.StringIO(text))
     try:
-        return _annotation_records(reader, check)
+        _check_annotation_header(reader.fieldnames)
+        records, errors = _annotation_records(reader)
     except csv.Error as exc:  # e.g. a NUL byte or an unclosed quote
         raise ManifestInvalid([RecordError(reader.line_num, "(csv)", str(exc))]) from None
+    if not records and not errors:
+        raise ManifestInvalid(
+            [RecordError(1, "(file)", "no label rows: the file is a header only")]
+        )
+    return records, errors
 
 
-def _annotation_records(reader: csv.DictReader, check=None) -> list[AnnotationRecord]:
-    missing = [c for c in ANNOTATION_COLUMNS if c not in (reader.fieldnames or [])]
-    if missing:
-        raise ManifestInvalid([RecordError(1, c, "column is missing") for c in missing])
+def _check_annotation_header(fieldnames: list[str] | None) -> None:
+    expected = ", ".join(ANNOTATION_COLUMNS)
+    if not fieldnames:
+        raise ManifestInvalid(
+            [RecordError(1, "(file)", f"the file is empty; expected a CSV with columns {expected}")]
+        )
+    missing = [c for c in ANNOTATION_COLUMNS if c not in fieldnames]
+    if not missing:
+        return
+    message = f"missing column(s) {', '.join(missing)}; expected {expected}"
+    if len(fieldnames) == 1 and any(sep in fieldnames[0] for sep in ";\t"):
+        message += " separated by commas"
+    raise ManifestInvalid([RecordError(1, "(header)", message)])
+
+
+def _annotation_records(reader: csv.DictReader) -> tuple[list[AnnotationRecord], list[RecordError]]:
     records, errors, seen = [], [], {}
     for row in reader:
         line = reader.line_num
         try:
             item_id = (row["item_id"] or "").strip()
             annotator = (row["annotator"] or "").strip()
+            group = (row["annotator_group"] or "").strip()
             if not item_id:
                 raise LabelError("item_id: must not be empty")
             if not annotator:
@@ -421,7 +473,7 @@ def _annotation_records(reader: csv.DictReader, check=None) -> list[AnnotationRe
             for name, value in (
                 ("item_id", item_id),
                 ("annotator", annotator),
-                ("annotator_group", (row["annotator_group"] or "").strip()),
+                ("annotator_group", group),
             ):
                 checked_text(value, name)
         except LabelError as exc:
@@ -442,12 +494,5 @@ def _annotation_records(reader: csv.DictReader, check=None) -> list[AnnotationRe
             )
             continue
         seen[key] = line
-        record = AnnotationRecord(
-            line, item_id, annotator, (row["annotator_group"] or "").strip(), refusal, cue
-        )
-        if check is not None:
-            errors.extend(check(record))
-        records.append(record)
-    if errors:
-        raise ManifestInvalid(errors)
-    return records
+        records.append(AnnotationRecord(line, item_id, annotator, group, refusal, cue))
+    return records, errors

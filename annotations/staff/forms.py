@@ -1,3 +1,4 @@
+import secrets
 from dataclasses import fields as dataclass_fields
 
 from django import forms
@@ -82,6 +83,21 @@ class ManifestUploadForm(forms.Form):
     manifest = forms.FileField(
         help_text="A .jsonl manifest, or a .zip holding one manifest and the images it names."
     )
+
+
+class LabelImportForm(forms.Form):
+    """Labels from another tool (``importers.annotations_import``). ``request_key`` is a
+    one-time key per rendered form, so a form sent twice imports once."""
+
+    labels = forms.FileField(allow_empty_file=True)
+    create_annotators = forms.BooleanField(required=False)
+    allow_staff_annotators = forms.BooleanField(required=False)
+    request_key = forms.CharField(max_length=64, required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            self.initial["request_key"] = secrets.token_urlsafe(32)
 
 
 class ItemExcludeForm(forms.Form):

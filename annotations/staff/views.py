@@ -26,7 +26,7 @@ from annotations.common.study_address import study_addresses_split
 from annotations.exports import datasets as export_datasets
 from annotations.exports import writers as export_writers
 from annotations.imports import importers
-from annotations.imports.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
+from annotations.imports.manifest import LabelsInvalid, ManifestInvalid, decode_utf8
 from annotations.models import BackgroundJob, Batch, Item, Study
 from annotations.policies import PolicyError
 from annotations.qualification import status as qualification
@@ -38,6 +38,7 @@ from annotations.staff.forms import (
     ItemExcludeForm,
     ItemImageReplaceForm,
     ItemReviewNoteForm,
+    LabelImportForm,
     ManifestUploadForm,
     ReassignForm,
     StudyAuditContextForm,
@@ -69,6 +70,7 @@ def study_detail(request, slug: str):
         "jobs": study.jobs.all()[:10],
         "audit_context_missing": study_settings.audit_context_missing(study=study),
         "export_writers": export_writers.WRITERS.values(),
+        "label_import_form": LabelImportForm(),
     }
     return render(request, "staff/study_detail.html", context)
 
@@ -299,29 +301,36 @@ def export_annotations(request, slug: str, fmt: str):
 @require_POST
 def annotations_upload(request, slug: str):
     study = get_object_or_404(Study, slug=slug)
-    upload = request.FILES.get("labels")
-    if upload is None:
-        messages.error(request, "Choose a CSV file of labels.")
-    else:
-        try:
-            count = importers.annotations_import(
-                study=study,
-                csv_text=decode_utf8(upload.read()),
-                source_name=upload.name,
-                created_by=request.user,
-                create_annotators=request.POST.get("create_annotators") == "on",
+    form = LabelImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        problem = "Choose a CSV file of labels." if "labels" in form.errors else "Reload the page."
+        messages.error(request, f"Nothing was imported. {problem}")
+        return redirect("staff:study_detail", slug=study.slug)
+    upload = form.cleaned_data["labels"]
+    try:
+        count = importers.annotations_import(
+            study=study,
+            csv_text=decode_utf8(upload.read()),
+            source_name=upload.name,
+            created_by=request.user,
+            create_annotators=form.cleaned_data["create_annotators"],
+            allow_staff_annotators=form.cleaned_data["allow_staff_annotators"],
+            request_key=form.cleaned_data["request_key"],
+        )
+    except importers.LabelImportRepeated as repeated:
+        messages.info(request, f"{upload.name}: {repeated}.")
+    except ManifestInvalid as exc:
+        if isinstance(exc, LabelsInvalid):
+            exc = exc.with_remedies(
+                unknown="tick 'Create unknown annotators' to import them as new accounts",
+                staff="tick 'Allow staff accounts as annotators' to import their labels",
             )
-        except ManifestInvalid as exc:
-            # One message per problem, each naming the user's file.
-            messages.error(request, f"Nothing was imported from {upload.name}.")
-            for line in exc.lines_for(upload.name, limit=20):
-                messages.error(request, line)
-            if isinstance(exc, UnknownAnnotators):
-                messages.error(
-                    request, "Tick 'Create unknown annotators' to import them as new accounts."
-                )
-        else:
-            messages.success(request, f"Imported {count} labels from {upload.name}.")
+        # One message per problem, each naming the user's file.
+        messages.error(request, f"Nothing was imported from {upload.name}.")
+        for line in exc.lines_for(upload.name, limit=20):
+            messages.error(request, line)
+    else:
+        messages.success(request, f"Imported {count} labels from {upload.name}.")
     return redirect("staff:study_detail", slug=study.slug)
 
 

@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from annotations.imports import importers
-from annotations.imports.manifest import ManifestInvalid, UnknownAnnotators, decode_utf8
+from annotations.imports.manifest import LabelsInvalid, ManifestInvalid, decode_utf8
 from annotations.management.helpers import BaseCommand, file_error, study_or_error
 
 
@@ -20,8 +20,14 @@ class Command(BaseCommand):
             help="create accounts (without a password) for annotator names the app does not "
             "know; without it such a file is refused and the names listed",
         )
+        parser.add_argument(
+            "--allow-staff-annotators",
+            action="store_true",
+            help="import labels under staff accounts' names (they get an annotator profile); "
+            "without it such a file is refused and the names listed",
+        )
 
-    def handle(self, *args, csv_file, study, create_annotators, **options):
+    def handle(self, *args, csv_file, study, create_annotators, allow_staff_annotators, **options):
         target = study_or_error(study)
         csv_file = Path(csv_file)
         if not csv_file.is_file():
@@ -32,11 +38,14 @@ class Command(BaseCommand):
                 csv_text=decode_utf8(csv_file.read_bytes()),
                 source_name=csv_file.name,
                 create_annotators=create_annotators,
+                allow_staff_annotators=allow_staff_annotators,
             )
-        except UnknownAnnotators as exc:
-            raise file_error(
-                str(csv_file), f"{exc.errors[0]} (pass --create-annotators to create them)"
-            ) from None
+        except LabelsInvalid as exc:
+            remedied = exc.with_remedies(
+                unknown="pass --create-annotators to create them",
+                staff="pass --allow-staff-annotators to import their labels",
+            )
+            raise file_error(str(csv_file), remedied) from None
         except ManifestInvalid as exc:
             raise file_error(str(csv_file), exc) from None
         except OSError as exc:

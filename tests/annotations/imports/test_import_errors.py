@@ -18,7 +18,7 @@ from django.urls import reverse
 
 from annotations import services
 from annotations.imports import importers
-from annotations.imports.manifest import UnknownAnnotators
+from annotations.imports.manifest import LabelsInvalid
 from annotations.models import Annotation, BackgroundJob, Batch, Item
 from tests.support.celery_worker import worker_database_url
 from tests.support.django_fixtures import client_for, manifest_line, write_image, write_manifest
@@ -145,9 +145,9 @@ def test_a_real_process_exits_1_with_one_line_and_no_traceback(command, tmp_path
 
 def test_unknown_annotators_are_refused_with_their_names(imported_study, annotators):
     csv_text = HEADER + "item-0,zoe,,true,\nitem-1,ann0,,false,erased\nitem-2,yan,,true,\n"
-    with pytest.raises(UnknownAnnotators) as exc_info:
+    with pytest.raises(LabelsInvalid) as exc_info:
         importers.annotations_import(study=imported_study, csv_text=csv_text)
-    assert exc_info.value.names == ["yan", "zoe"]
+    assert exc_info.value.unknown_annotators == ["yan", "zoe"]
     assert "yan, zoe" in str(exc_info.value)
     assert not get_user_model().objects.filter(username__in=["yan", "zoe"]).exists()
     assert Annotation.objects.count() == 0 and Batch.objects.count() == 0

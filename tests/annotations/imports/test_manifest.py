@@ -153,6 +153,10 @@ def test_annotation_csv_parses_and_rejects_bad_rows():
     ]
 
 
-def test_annotation_csv_missing_columns():
-    with pytest.raises(ManifestInvalid, match="cue: column is missing"):
-        parse_annotation_csv("item_id,annotator,annotator_group,hard_refusal\n")
+def test_annotation_csv_missing_columns_are_one_line():
+    with pytest.raises(ManifestInvalid) as info:
+        parse_annotation_csv("item_id,annotator,hard_refusal\nx1,alice,true\nx2,bob,false\n")
+    assert [str(e) for e in info.value.errors] == [
+        "line 1: (header): missing column(s) annotator_group, cue; "
+        "expected item_id, annotator, annotator_group, hard_refusal, cue"
+    ]
