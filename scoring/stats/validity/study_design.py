@@ -165,9 +165,10 @@ def _item_rate(human_rate: float, noise: float) -> float:
     return float(np.clip((human_rate - noise) / (1.0 - 2.0 * noise), 0.0, 1.0))
 
 
-def _judge_designs(annotations, judgments, attributes) -> tuple[dict, dict]:
-    """Per judge and attribute, its error rates against the human majority (the judge-error
-    reference of the study export: more than half of the item's labels; ties left out)."""
+def _judge_designs(annotations, judgments, attributes: dict) -> tuple[dict, dict]:
+    """Per judge and attribute (``attributes``: name → the design's values), its error rates
+    against the human majority (the judge-error reference of the study export: more than half
+    of the item's labels; ties left out)."""
     if ANSWERS_REFUSAL in judgments.columns:
         judgments = judgments[judgments[ANSWERS_REFUSAL]]
     designs, skipped = {}, {}
@@ -177,9 +178,9 @@ def _judge_designs(annotations, judgments, attributes) -> tuple[dict, dict]:
         scored = items[items["f"].notna() & reference.notna()].assign(
             judge=lambda rows: rows["f"] > 0.5, reference=reference.astype(float) > 0.5
         )
-        for attribute in attributes:
+        for attribute, values in attributes.items():
             rows = scored[scored["attribute"] == attribute]
-            entry = _judge_attribute(rows)
+            entry = _judge_attribute(rows, values)
             if isinstance(entry, str):
                 skipped[f"{judge} · {attribute}"] = entry
             else:
@@ -187,10 +188,18 @@ def _judge_designs(annotations, judgments, attributes) -> tuple[dict, dict]:
     return designs, skipped
 
 
-def _judge_attribute(rows: pd.DataFrame) -> dict | str:
+def _judge_attribute(rows: pd.DataFrame, design_values: list) -> dict | str:
     values = sorted(rows["attribute_value"].unique().tolist())
     if len(values) < 2 or len(rows) < 2 * len(values):
         return "fewer than two human-labelled items per value with a majority label"
+    # The simulation draws every value of the attribute's design: a value whose human-labelled
+    # items all tie (no majority) has no judge error to measure.
+    missing = [value for value in design_values if value not in values]
+    if missing:
+        return (
+            f"no item of {', '.join(map(str, missing))} has both a judge label and a human "
+            "majority (its labels tie)"
+        )
     positive, judged = rows["reference"].to_numpy(), rows["judge"].to_numpy()
     by_value = rows.groupby("attribute_value")["reference"].agg(["size", "mean"])
 
@@ -231,7 +240,9 @@ def study_design(annotations: pd.DataFrame, judgments: pd.DataFrame | None = Non
     if not attributes:
         reasons = "; ".join(f"{a}: {why}" for a, why in skipped.items()) or "no attribute"
         raise DesignUndefined(f"no attribute has two values with human labels ({reasons})")
-    judges, skipped_judges = _judge_designs(annotations, judgments, list(attributes))
+    judges, skipped_judges = _judge_designs(
+        annotations, judgments, {name: figures["values"] for name, figures in attributes.items()}
+    )
     n_base_prompts = int(annotations["base_prompt_id"].nunique())
     n_domains = int(annotations["domain"].nunique())
     generators = sorted(annotations["generator"].unique().tolist())
