@@ -21,6 +21,7 @@ from scoring.stats.agreement_multirater import (
     pairwise_cohen_kappa,
 )
 from scoring.stats.delta_interval import simultaneous_delta_interval
+from scoring.stats.disparity import ClusterResample, delta_summary, disparity_report
 from scoring.stats.hypothesis_tests import (
     benjamini_hochberg_adjust,
     holm_adjust,
@@ -47,6 +48,9 @@ __all__ = [
     "holm_adjust",
     "benjamini_hochberg_adjust",
     # Rates per attribute value and their disparity Δ.
+    "disparity_report",
+    "ClusterResample",
+    "delta_summary",
     "simultaneous_delta_interval",
     # Agreement between raters.
     "percent_agreement",

@@ -88,6 +88,17 @@ def test_importing_the_face_imports_no_django():
     assert out.strip() == "[]"
 
 
+def _frame(n=4):
+    return pd.DataFrame(
+        {
+            "attribute": ["gender"] * n,
+            "attribute_value": ["female", "male"] * (n // 2),
+            "base_prompt_id": [f"bp{k}" for k in range(n)],
+            "domain": ["violence"] * n,
+        }
+    )
+
+
 def _value_design():
     return stats.ValueDesign(uniform=[0.5, 0.5], validate=[0.5, 0.5], uncertainty=[1.0, 1.0])
 
@@ -109,6 +120,9 @@ BAD_PARAMETERS = [
     (lambda: stats.holm_adjust([0.2, 1.5]), ValueError, "p_values"),
     (lambda: stats.holm_adjust([[0.1, 0.2]]), ValueError, "p_values"),
     (lambda: stats.benjamini_hochberg_adjust(["x"]), TypeError, "p_values"),
+    (lambda: stats.delta_summary([0.1, 0.2]), TypeError, "rates"),
+    (lambda: stats.delta_summary({"a": 0.1, "b": "high"}), TypeError, "rates['b']"),
+    (lambda: stats.delta_summary({"a": 0.1, "b": float("nan")}), ValueError, "rates['b']"),
     (
         lambda: stats.simultaneous_delta_interval([0.1, 0.2], np.zeros((10, 3))),
         ValueError,
@@ -118,6 +132,40 @@ BAD_PARAMETERS = [
         lambda: stats.simultaneous_delta_interval([0.1, 0.2], np.zeros((10, 2)), confidence=0),
         ValueError,
         "confidence",
+    ),
+    (
+        lambda: stats.ClusterResample(_frame(), n_resamples=-1, rng=np.random.default_rng(0)),
+        ValueError,
+        "n_resamples",
+    ),
+    (lambda: stats.ClusterResample(_frame(), n_resamples=10, rng=0), TypeError, "rng"),
+    (
+        lambda: stats.ClusterResample(
+            _frame().drop(columns="domain"), n_resamples=10, rng=np.random.default_rng(0)
+        ),
+        ValueError,
+        "frame",
+    ),
+    (lambda: stats.disparity_report(_frame(), [True] * 3, [True] * 4), ValueError, "success"),
+    (
+        lambda: stats.disparity_report(_frame(), [True] * 4, [True] * 4, confidence=2),
+        ValueError,
+        "confidence",
+    ),
+    (
+        lambda: stats.disparity_report(_frame(), [True] * 4, [True] * 4, resample=5),
+        TypeError,
+        "resample",
+    ),
+    (
+        lambda: stats.disparity_report(
+            _frame(),
+            [True] * 4,
+            [True] * 4,
+            resample=stats.ClusterResample(_frame(6), n_resamples=5, rng=np.random.default_rng(0)),
+        ),
+        ValueError,
+        "resample",
     ),
     (lambda: stats.percent_agreement(["a", "b"], ["a"]), ValueError, "labels_a and labels_b"),
     (lambda: stats.cohen_kappa(["a", "b"], ["a"]), ValueError, "labels_a and labels_b"),
