@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from scoring.stats.parameters import check_choice, check_confidence, check_same_length
 from scoring.stats.proportions import z_value
 from scoring.stats.result import Stat, ci_reason, has_zero_width, undefined
 
@@ -51,7 +52,40 @@ def confusion_matrix_dict(
 
 
 def percent_agreement(labels_a, labels_b) -> Stat:
-    """Share of items on which the two raters give the same label."""
+    """Share of items on which the two raters give the same label.
+
+    docs/metrics.md, "Two-rater agreement". Chance agreement is not removed: read it beside
+    ``cohen_kappa``.
+
+    Parameters
+    ----------
+    labels_a, labels_b : array-like
+        One label per item from each rater, the same length; position i is item i.
+
+    Returns
+    -------
+    Stat
+        ``value`` the share of items with equal labels and ``n`` the number of items; undefined
+        with a reason when there is no item.
+
+    Raises
+    ------
+    ValueError
+        If ``labels_a`` and ``labels_b`` differ in length or are not one-dimensional.
+
+    References
+    ----------
+    .. [1] R. Artstein and M. Poesio, "Inter-coder agreement for computational linguistics",
+       *Computational Linguistics* 34(4):555-596, 2008, §2.2 (observed agreement).
+
+    Examples
+    --------
+    >>> from scoring.stats import percent_agreement
+    >>> stat = percent_agreement(["x", "y", "y", "x"], ["x", "y", "x", "x"])
+    >>> stat.value, stat.n
+    (0.75, 4)
+    """
+    check_same_length(labels_a=labels_a, labels_b=labels_b)
     labels_a, labels_b, _ = _paired(labels_a, labels_b, [])
     if labels_a.size == 0:
         return undefined("no paired ratings", n=0)
@@ -108,7 +142,63 @@ def kappa_from_confusion(matrix, *, weights: str | None = None, confidence: floa
 def cohen_kappa(
     labels_a, labels_b, *, labels=None, weights: str | None = None, confidence: float = 0.95
 ) -> Stat:
-    """Cohen's kappa of two raters' labels; ``labels`` fixes the (ordinal) order for weighting."""
+    """Cohen's kappa of two raters' labels, unweighted or weighted, with its large-sample CI.
+
+    docs/metrics.md, "Two-rater agreement". κ = (p_o − p_e) / (1 − p_e), with p_o the observed
+    and p_e the chance agreement from the raters' marginals; the standard error is the non-null
+    one of Fleiss, Cohen & Everitt (1969). The point estimate equals scikit-learn's
+    ``cohen_kappa_score``.
+
+    Parameters
+    ----------
+    labels_a, labels_b : array-like
+        One label per item from each rater, the same length.
+    labels : list, optional
+        The label set and its order (the order matters for weighting); pairs with a label
+        outside it are ignored. Default: every label seen, sorted.
+    weights : {None, "linear", "quadratic"}, default None
+        Disagreement weighting for ordered labels; None counts only exact agreement.
+    confidence : float, default 0.95
+        Two-sided confidence level of the interval, in (0, 1).
+
+    Returns
+    -------
+    Stat
+        ``value`` κ with ``ci_low``/``ci_high`` and ``n`` the items; ``extra`` holds
+        ``standard_error``, ``p_observed`` and ``p_expected``. Undefined with a reason without
+        items or when chance agreement is 1 (both raters used one and the same label); the
+        interval is null with ``extra["ci_reason"]`` when its standard error is 0.
+
+    Raises
+    ------
+    ValueError
+        If the label arrays differ in length, ``weights`` is not one of the three, or
+        ``confidence`` is outside (0, 1).
+
+    References
+    ----------
+    .. [1] J. Cohen, "A coefficient of agreement for nominal scales", *Educational and
+       Psychological Measurement* 20(1):37-46, 1960.
+    .. [2] J. L. Fleiss, J. Cohen and B. S. Everitt, "Large sample standard errors of kappa and
+       weighted kappa", *Psychological Bulletin* 72(5):323-327, 1969.
+    .. [3] scikit-learn ``sklearn.metrics.cohen_kappa_score`` (the tests' reference).
+
+    Examples
+    --------
+    scikit-learn's worked example gives κ = 0.6875:
+
+    >>> from scoring.stats import cohen_kappa
+    >>> a = ["negative", "positive", "negative", "neutral", "positive"]
+    >>> b = ["negative", "positive", "negative", "neutral", "negative"]
+    >>> kappa = cohen_kappa(a, b)
+    >>> round(kappa.value, 4), round(kappa.ci_low, 4), kappa.ci_high, kappa.n
+    (0.6875, 0.156, 1.0, 5)
+    >>> round(cohen_kappa([1, 2, 3, 3, 2], [1, 2, 3, 2, 2], weights="quadratic").value, 4)
+    0.8
+    """
+    check_same_length(labels_a=labels_a, labels_b=labels_b)
+    check_choice(weights, "weights", WEIGHTINGS)
+    check_confidence(confidence)
     matrix, _ = confusion_counts(labels_a, labels_b, labels=labels)
     return kappa_from_confusion(matrix, weights=weights, confidence=confidence)
 

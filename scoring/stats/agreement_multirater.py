@@ -14,6 +14,7 @@ import pandas as pd
 
 from scoring.stats import bootstrap
 from scoring.stats.agreement import kappa_from_confusion
+from scoring.stats.parameters import check_integer, check_same_length
 from scoring.stats.result import SINGLE_LABEL_REASON, Stat, undefined
 
 
@@ -24,7 +25,49 @@ def _categories(labels, categories):
 
 
 def item_label_counts(items, labels, *, categories=None) -> tuple[list, np.ndarray, list]:
-    """(item ids, items × categories count matrix, categories); labels outside ``categories`` are dropped."""
+    """The items × categories count matrix of long-format ratings, as Fleiss' kappa and Gwet's
+    AC1 take it.
+
+    docs/metrics.md, "Inter-annotator agreement". Labels outside ``categories`` are dropped.
+
+    Parameters
+    ----------
+    items : array-like
+        The item of each rating.
+    labels : array-like
+        The label of each rating, the same length as ``items``.
+    categories : list, optional
+        The label set and its order (the matrix's columns). Default: every label seen, sorted.
+
+    Returns
+    -------
+    item_ids : list
+        The items, in the order of the matrix's rows (sorted).
+    counts : numpy.ndarray
+        ``counts[i, k]``: how many ratings of item i carry category k.
+    categories : list
+        The categories, in the order of the matrix's columns.
+
+    Raises
+    ------
+    ValueError
+        If ``items`` and ``labels`` differ in length.
+
+    References
+    ----------
+    .. [1] J. L. Fleiss, "Measuring nominal scale agreement among many raters", *Psychological
+       Bulletin* 76(5):378-382, 1971 (the n_ij table).
+
+    Examples
+    --------
+    >>> from scoring.stats import item_label_counts
+    >>> ids, counts, categories = item_label_counts(
+    ...     ["u1", "u1", "u1", "u2", "u2", "u3"], ["a", "a", "b", "b", "b", "a"]
+    ... )
+    >>> ids, counts.tolist(), categories
+    (['u1', 'u2', 'u3'], [[2, 1], [0, 2], [1, 0]], ['a', 'b'])
+    """
+    check_same_length(items=items, labels=labels)
     categories = _categories(labels, categories)
     position = {label: i for i, label in enumerate(categories)}
     label_codes = np.array(
@@ -51,10 +94,54 @@ def percent_agreement_items(counts) -> Stat:
 def fleiss_kappa(counts) -> Stat:
     """Fleiss (1971) kappa over items that all carry the same number m ≥ 2 of ratings.
 
-    Degenerate input never raises (docs/metrics.md, "Inter-annotator agreement"): unequal
-    counts, one rating per item, fewer than two items or a single label in use give an
-    undefined Stat with its reason.
+    docs/metrics.md, "Inter-annotator agreement". κ = (P̄ − P̄_e) / (1 − P̄_e), with P̄ the mean
+    share of agreeing rater pairs per item and P̄_e the sum of squared category shares.
+    Degenerate input never raises: unequal counts, one rating per item, fewer than two items or
+    a single label in use give an undefined Stat with its reason (``study_metrics`` uses the
+    items with the most common count, ``fleiss_kappa_modal``).
+
+    Parameters
+    ----------
+    counts : array-like of shape (n_items, n_categories)
+        ``counts[i, k]``: how many raters put item i in category k (``item_label_counts``
+        builds it from long-format ratings).
+
+    Returns
+    -------
+    Stat
+        ``value`` κ, ``n`` the items and ``extra["ratings_per_item"]``; undefined with a reason
+        for degenerate input.
+
+    Raises
+    ------
+    TypeError
+        If ``counts`` is not numeric.
+    ValueError
+        If ``counts`` is not a two-dimensional matrix or holds a negative count.
+
+    References
+    ----------
+    .. [1] J. L. Fleiss, "Measuring nominal scale agreement among many raters", *Psychological
+       Bulletin* 76(5):378-382, 1971.
+    .. [2] statsmodels ``statsmodels.stats.inter_rater.fleiss_kappa`` (the tests' reference).
+
+    Examples
+    --------
+    Ten items, fourteen raters, five categories (the worked example of Wikipedia's "Fleiss'
+    kappa" article), κ = 0.210:
+
+    >>> import numpy as np
+    >>> counts = np.array([
+    ...     [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0],
+    ...     [2, 2, 8, 1, 1], [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2],
+    ...     [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+    ... ])
+    >>> from scoring.stats import fleiss_kappa
+    >>> stat = fleiss_kappa(counts)
+    >>> round(stat.value, 3), stat.n, stat.extra["ratings_per_item"]
+    (0.21, 10, 14)
     """
+    _check_count_matrix(counts)
     counts = np.asarray(counts, dtype=float)
     if counts.ndim != 2 or counts.shape[0] == 0:
         return undefined("no items", n=0)
@@ -101,14 +188,69 @@ def fleiss_kappa_modal(counts) -> Stat:
 
 
 def gwet_ac1(counts, *, n_categories: int | None = None) -> Stat:
-    """Gwet's AC1 for many raters with missing ratings (Gwet 2008, eq. 14–15; Handbook of
-    Inter-Rater Reliability, 4th ed., ch. 4; irrCAC ``gwet.ac1.raw``).
+    """Gwet's AC1 for many raters with missing ratings.
 
-    p_a = mean over items with ≥ 2 ratings of Σ r_ik(r_ik − 1) / r_i(r_i − 1);
-    π_k = mean over items with ≥ 1 rating of r_ik / r_i; p_e = Σ π_k(1 − π_k) / (Q − 1),
-    Q = number of categories. Undefined, with κ's and α's reason, when every rating on the
-    pairable items is the same label.
+    docs/metrics.md, "Inter-annotator agreement". p_a = mean over items with ≥ 2 ratings of
+    Σ r_ik(r_ik − 1) / r_i(r_i − 1); π_k = mean over items with ≥ 1 rating of r_ik / r_i;
+    p_e = Σ π_k(1 − π_k) / (Q − 1), Q = number of categories; AC1 = (p_a − p_e) / (1 − p_e).
+    Undefined, with κ's and α's reason, when every rating on the pairable items is the same
+    label.
+
+    Parameters
+    ----------
+    counts : array-like of shape (n_items, n_categories)
+        ``counts[i, k]``: how many raters put item i in category k; items may carry different
+        numbers of ratings (``item_label_counts``).
+    n_categories : int, optional
+        Q, the size of the label scheme, when it has categories nobody used (at least the
+        matrix's number of columns). Default: the number of columns.
+
+    Returns
+    -------
+    Stat
+        ``value`` AC1 and ``n`` the items with two or more ratings; ``extra`` holds
+        ``p_observed`` and ``p_expected``. Undefined with a reason when no item has two ratings,
+        one label is in use, or Q < 2.
+
+    Raises
+    ------
+    TypeError
+        If ``counts`` is not numeric or ``n_categories`` is not an integer.
+    ValueError
+        If ``counts`` is not a two-dimensional matrix, holds a negative count, or
+        ``n_categories`` is smaller than its number of columns.
+
+    References
+    ----------
+    .. [1] K. L. Gwet, "Computing inter-rater reliability and its variance in the presence of
+       high agreement", *British Journal of Mathematical and Statistical Psychology*
+       61(1):29-48, 2008, eq. 14-15.
+    .. [2] K. L. Gwet, *Handbook of Inter-Rater Reliability*, 4th ed., 2014, ch. 4; the R
+       package irrCAC, ``gwet.ac1.raw`` (the tests' reference).
+
+    Examples
+    --------
+    Krippendorff's four observers of twelve units, one rating missing here and there (irrCAC's
+    ``cac.raw4raters``: AC1 = 0.77544):
+
+    >>> from scoring.stats import gwet_ac1, item_label_counts
+    >>> units = [
+    ...     [1, 1, None, 1], [2, 2, 3, 2], [3, 3, 3, 3], [3, 3, 3, 3], [2, 2, 2, 2],
+    ...     [1, 2, 3, 4], [4, 4, 4, 4], [1, 1, 2, 1], [2, 2, 2, 2], [None, 5, 5, 5],
+    ...     [None, None, 1, 1], [None, None, 3, None],
+    ... ]
+    >>> cells = [(u, v) for u, row in enumerate(units) for v in row if v is not None]
+    >>> _, counts, _ = item_label_counts(
+    ...     [u for u, _ in cells], [v for _, v in cells], categories=[1, 2, 3, 4, 5]
+    ... )
+    >>> stat = gwet_ac1(counts)
+    >>> round(stat.value, 5), round(stat.extra["p_observed"], 6), stat.n
+    (0.77544, 0.818182, 11)
     """
+    _check_count_matrix(counts)
+    if n_categories is not None:
+        columns = np.shape(counts)[1] if np.ndim(counts) == 2 else 1
+        check_integer(n_categories, "n_categories", minimum=columns)
     counts = np.asarray(counts, dtype=float)
     q = counts.shape[1] if n_categories is None else int(n_categories)
     m = counts.sum(axis=1) if counts.size else np.zeros(0)
@@ -133,6 +275,21 @@ def gwet_ac1(counts, *, n_categories: int | None = None) -> Stat:
     )
 
 
+def _check_count_matrix(counts) -> None:
+    """An items × categories matrix of counts: empty, or two-dimensional and not negative."""
+    try:
+        values = np.asarray(counts, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"counts must be a matrix of numbers, got {counts!r}") from None
+    if values.size and values.ndim != 2:
+        raise ValueError(
+            f"counts must be an items × categories matrix (two-dimensional), got shape "
+            f"{values.shape}"
+        )
+    if np.any(values < 0):
+        raise ValueError("counts must not be negative")
+
+
 def rating_matrix(items, raters, labels, *, categories=None) -> tuple[list, list, np.ndarray, list]:
     """(rater ids, item ids, raters × items matrix of category codes with −1 for missing, categories).
 
@@ -155,9 +312,54 @@ def rating_matrix(items, raters, labels, *, categories=None) -> tuple[list, list
 def pairwise_cohen_kappa(items, raters, labels, *, categories=None, min_items: int = 10) -> Stat:
     """Mean of Cohen's kappa over rater pairs sharing ≥ ``min_items`` items; the pairs are listed.
 
-    Pairs whose kappa is undefined (e.g. one shared label only) are listed with their reason and
-    left out of the mean.
+    docs/metrics.md, "Inter-annotator agreement". Pairs whose kappa is undefined (e.g. one
+    shared label only) are listed with their reason and left out of the mean. A rater's repeated
+    rating of one item keeps the last one.
+
+    Parameters
+    ----------
+    items, raters, labels : array-like
+        Long-format ratings: the item, the rater and the label of each rating, the same length.
+    categories : list, optional
+        The label set and its order. Default: every label seen, sorted.
+    min_items : int, default 10
+        The fewest shared items a pair needs to enter the mean (at least 1).
+
+    Returns
+    -------
+    Stat
+        ``value`` the mean κ over the qualifying pairs and ``n`` their number; ``extra`` lists
+        every ``pairs`` entry (``rater_a``, ``rater_b``, ``n_items``, ``kappa``) and
+        ``n_pairs_below_min_items``. Undefined with a reason when no pair qualifies.
+
+    Raises
+    ------
+    TypeError
+        If ``min_items`` is not an integer.
+    ValueError
+        If the three arrays differ in length or ``min_items`` is below 1.
+
+    References
+    ----------
+    .. [1] R. J. Light, "Measures of response agreement for qualitative data: some
+       generalizations and alternatives", *Psychological Bulletin* 76(5):365-377, 1971 (the
+       mean of pairwise kappas).
+    .. [2] K. A. Hallgren, "Computing inter-rater reliability for observational data: an
+       overview and tutorial", *Tutorials in Quantitative Methods for Psychology* 8(1):23-34,
+       2012.
+
+    Examples
+    --------
+    >>> from scoring.stats import pairwise_cohen_kappa
+    >>> items = [1, 2, 3, 4, 5, 6] * 3
+    >>> raters = ["r1"] * 6 + ["r2"] * 6 + ["r3"] * 6
+    >>> labels = list("ynyynn") + list("ynnynn") + list("yyyynn")
+    >>> stat = pairwise_cohen_kappa(items, raters, labels, min_items=5)
+    >>> round(stat.value, 4), [round(pair["kappa"], 4) for pair in stat.extra["pairs"]]
+    (0.5778, [0.6667, 0.6667, 0.4])
     """
+    check_same_length(items=items, raters=raters, labels=labels)
+    check_integer(min_items, "min_items", minimum=1)
     rater_ids, _, matrix, categories = rating_matrix(items, raters, labels, categories=categories)
     k = len(categories)
     pairs, too_few = [], 0

@@ -18,6 +18,7 @@ import numpy as np
 from scipy.special import chdtrc
 from scipy.stats import fisher_exact
 
+from scoring.stats.parameters import check_counts, check_real
 from scoring.stats.proportions import z_value
 from scoring.stats.result import Stat, finite_or_none, undefined
 
@@ -27,8 +28,53 @@ MIN_EXPECTED_FOR_CHI_SQUARE = 5.0
 def two_proportion_test(successes_a: float, n_a: float, successes_b: float, n_b: float) -> Stat:
     """p-value for equal proportions in a 2×2 table; chi-square or Fisher by expected cell size.
 
+    docs/metrics.md, "Pairwise tests". Pearson's chi-square without continuity correction when
+    every expected cell count is at least 5 (Cochran's rule), Fisher's exact test otherwise.
     Counts may be effective (non-integer) sample sizes of clustered labels: chi-square takes
-    them as they are, Fisher's exact test takes them rounded to whole labels."""
+    them as they are, Fisher's exact test takes them rounded to whole labels.
+
+    Parameters
+    ----------
+    successes_a, n_a : float
+        Successes and observations of group a, ``0 <= successes_a <= n_a``.
+    successes_b, n_b : float
+        The same for group b.
+
+    Returns
+    -------
+    Stat
+        ``value`` the two-sided p-value, ``n`` the total, ``extra["test"]`` the test used
+        ("chi-square" with its ``statistic``, or "fisher-exact"); undefined with a reason when a
+        group has no observations.
+
+    Raises
+    ------
+    TypeError
+        If a count is not a number.
+    ValueError
+        If a count is negative or a group's successes exceed its observations.
+
+    References
+    ----------
+    .. [1] W. G. Cochran, "Some methods for strengthening the common χ² tests", *Biometrics*
+       10(4):417-451, 1954.
+    .. [2] scipy ``scipy.stats.chi2_contingency(correction=False)`` and
+       ``scipy.stats.fisher_exact`` (the tests' references).
+
+    Examples
+    --------
+    >>> from scoring.stats import two_proportion_test
+    >>> test = two_proportion_test(30, 100, 45, 100)
+    >>> test.extra["test"], round(test.value, 4), test.extra["statistic"]
+    ('chi-square', 0.0285, 4.8)
+    >>> small = two_proportion_test(1, 10, 6, 10)
+    >>> small.extra["test"], round(small.value, 4)
+    ('fisher-exact', 0.0573)
+    """
+    for successes, n, group in ((successes_a, n_a, "a"), (successes_b, n_b, "b")):
+        check_real(successes, f"successes_{group}")
+        check_real(n, f"n_{group}")
+        check_counts(successes, n, successes_name=f"successes_{group}", n_name=f"n_{group}")
     table = np.array(
         [[successes_a, n_a - successes_a], [successes_b, n_b - successes_b]], dtype=float
     )
@@ -73,11 +119,57 @@ def _adjust_defined(p_values, adjust_sorted) -> np.ndarray:
     return out
 
 
+def _check_p_values(p_values) -> None:
+    try:
+        values = np.asarray(p_values, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"p_values must be numbers, got {p_values!r}") from None
+    if values.ndim != 1:
+        raise ValueError(f"p_values must be one-dimensional, got shape {values.shape}")
+    outside = (values < 0) | (values > 1)
+    if outside.any():
+        raise ValueError(f"p_values must lie in [0, 1], got {float(values[outside][0])!r}")
+
+
 def holm_adjust(p_values) -> np.ndarray:
     """Holm (1979) step-down adjusted p-values: max over j ≤ i of (m − j + 1) p_(j), capped at 1.
 
-    NaN p-values are left out of m and returned as NaN.
+    docs/metrics.md, "Pairwise tests" (family-wise error). NaN p-values are left out of m and
+    returned as NaN.
+
+    Parameters
+    ----------
+    p_values : array-like of float
+        One-dimensional p-values in [0, 1]; NaN (or None) for an undefined test.
+
+    Returns
+    -------
+    numpy.ndarray
+        The adjusted p-values, in the input's order.
+
+    Raises
+    ------
+    TypeError
+        If a p-value is not a number.
+    ValueError
+        If ``p_values`` is not one-dimensional or a p-value lies outside [0, 1].
+
+    References
+    ----------
+    .. [1] S. Holm, "A simple sequentially rejective multiple test procedure", *Scandinavian
+       Journal of Statistics* 6(2):65-70, 1979.
+    .. [2] statsmodels ``statsmodels.stats.multitest.multipletests(method="holm")`` (the
+       tests' reference).
+
+    Examples
+    --------
+    >>> from scoring.stats import holm_adjust
+    >>> holm_adjust([0.01, 0.04, 0.03, 0.20]).round(4).tolist()
+    [0.04, 0.09, 0.09, 0.2]
+    >>> holm_adjust([0.01, float("nan"), 0.04]).tolist()
+    [0.02, nan, 0.04]
     """
+    _check_p_values(p_values)
 
     def step_down(ordered):
         m = ordered.size
@@ -89,8 +181,40 @@ def holm_adjust(p_values) -> np.ndarray:
 def benjamini_hochberg_adjust(p_values) -> np.ndarray:
     """Benjamini–Hochberg (1995) adjusted p-values: min over j ≥ i of m p_(j) / j, capped at 1.
 
-    NaN p-values are left out of m and returned as NaN.
+    docs/metrics.md, "Pairwise tests" (false discovery rate). NaN p-values are left out of m and
+    returned as NaN.
+
+    Parameters
+    ----------
+    p_values : array-like of float
+        One-dimensional p-values in [0, 1]; NaN (or None) for an undefined test.
+
+    Returns
+    -------
+    numpy.ndarray
+        The adjusted p-values, in the input's order.
+
+    Raises
+    ------
+    TypeError
+        If a p-value is not a number.
+    ValueError
+        If ``p_values`` is not one-dimensional or a p-value lies outside [0, 1].
+
+    References
+    ----------
+    .. [1] Y. Benjamini and Y. Hochberg, "Controlling the false discovery rate: a practical and
+       powerful approach to multiple testing", *J. R. Statist. Soc. B* 57(1):289-300, 1995.
+    .. [2] statsmodels ``statsmodels.stats.multitest.multipletests(method="fdr_bh")`` (the
+       tests' reference).
+
+    Examples
+    --------
+    >>> from scoring.stats import benjamini_hochberg_adjust
+    >>> benjamini_hochberg_adjust([0.01, 0.04, 0.03, 0.20]).round(4).tolist()
+    [0.04, 0.0533, 0.0533, 0.2]
     """
+    _check_p_values(p_values)
 
     def step_up(ordered):
         m = ordered.size

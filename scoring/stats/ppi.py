@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from scoring.stats.parameters import check_confidence, check_real, check_same_length
 from scoring.stats.proportions import z_value
 from scoring.stats.result import CI_REASONS
 
@@ -147,10 +148,68 @@ def _single_class(y, f) -> bool:
 def ppi_mean(
     y_labelled, f_labelled, f_unlabelled, *, confidence: float = 0.95, lam: float | None = None
 ) -> dict:
-    """PPI++ mean and its normal interval under uniform sampling (docs/metrics.md,
-    "Prediction-powered rates"): ``{estimate, ci_low, ci_high, lambda, n_labelled, n_unlabelled,
-    se}``; ``estimate`` null with ``reason`` with fewer than two labelled items or no unlabelled
-    item, the interval null with ``ci_reason(_code)`` when every label is one class."""
+    """PPI++ mean and its normal interval under uniform sampling.
+
+    docs/metrics.md, "Prediction-powered rates". A judge labels every item (``f``); humans
+    label a uniform sample (``y``). θ = mean_L(y) + λ (mean_U(f) − mean_L(f)), with the
+    power-tuning λ in [0, 1] chosen to minimise the variance (λ = 1 is classic PPI, λ = 0 the
+    human-only mean); exactly ``ppi_py.ppi_mean_pointestimate`` and ``ppi_mean_ci``.
+
+    Parameters
+    ----------
+    y_labelled : array-like of float
+        The human reference of each labelled item (0/1 for a rate).
+    f_labelled : array-like of float
+        The judge's label of the same items, the same length.
+    f_unlabelled : array-like of float
+        The judge's label of every item without a human label.
+    confidence : float, default 0.95
+        Two-sided confidence level of the normal interval, in (0, 1).
+    lam : float, optional
+        A fixed λ in [0, 1]; None tunes it as ppi_py's ``_calc_lam_glm`` does for a mean.
+
+    Returns
+    -------
+    dict
+        ``{estimate, ci_low, ci_high, lambda, n_labelled, n_unlabelled, se}``; ``estimate``
+        null with ``reason`` with fewer than two labelled items or no unlabelled item, the
+        interval null with ``ci_reason(_code)`` when every label is one class.
+
+    Raises
+    ------
+    TypeError
+        If ``lam`` is not a number.
+    ValueError
+        If ``y_labelled`` and ``f_labelled`` differ in length, ``lam`` is outside [0, 1], or
+        ``confidence`` is outside (0, 1).
+
+    References
+    ----------
+    .. [1] A. N. Angelopoulos, S. Bates, C. Fannjiang, M. I. Jordan and T. Zrnic,
+       "Prediction-powered inference", *Science* 382(6671):669-674, 2023.
+    .. [2] A. N. Angelopoulos, J. C. Duchi and T. Zrnic, "PPI++: Efficient prediction-powered
+       inference", arXiv:2311.01453, 2023.
+    .. [3] The ``ppi_py`` package, ``ppi_mean_pointestimate`` and ``ppi_mean_ci`` (the tests'
+       reference).
+
+    Examples
+    --------
+    >>> from scoring.stats import ppi_mean
+    >>> y = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1]
+    >>> f = [1, 0, 1, 0, 0, 0, 1, 1, 1, 1]
+    >>> f_unlabelled = [1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 0]
+    >>> result = ppi_mean(y, f, f_unlabelled)
+    >>> round(result["estimate"], 5), round(result["lambda"], 4), result["n_unlabelled"]
+    (0.56375, 0.3625, 20)
+    >>> round(result["ci_low"], 4), round(result["ci_high"], 4)
+    (0.2961, 0.8314)
+    >>> ppi_mean(y, f, f_unlabelled, lam=0.0)["estimate"]  # the human-only mean
+    0.6
+    """
+    check_same_length(y_labelled=y_labelled, f_labelled=f_labelled)
+    check_confidence(confidence)
+    if lam is not None:
+        check_real(lam, "lam", low=0.0, high=1.0)
     y = np.asarray(y_labelled, dtype=float)
     f = np.asarray(f_labelled, dtype=float)
     f_unlabelled = np.asarray(f_unlabelled, dtype=float)
@@ -175,19 +234,79 @@ def ppi_mean_weighted(
     confidence: float = 0.95,
     lam: float | None = None,
 ) -> dict:
-    """Active-inference PPI++ mean (Zrnic & Candès 2024) with inverse-probability weights.
+    """Active-inference PPI++ mean with inverse-probability weights.
 
-    ``f_all``: the judge's labels of every item of the population (labelled ones included);
-    ``inclusion_probability``: π_i of each labelled item, in (0, 1]. ``n_unlabelled`` counts the
-    population's items without a human label. Same return shape as ``ppi_mean``.
+    docs/metrics.md, "Prediction-powered rates". For a sample drawn with known inclusion
+    probabilities π (e.g. more human labels where the judges are unsure):
+    θ = λ mean_all(f) + Σ_L (y_i − λ f_i)/π_i / Σ_L 1/π_i over the M items of the population;
+    exactly ``ppi_py`` with every item as its "unlabelled" set and labelled weights 1/π_i.
+
+    Parameters
+    ----------
+    y_labelled : array-like of float
+        The human reference of each labelled item.
+    f_labelled : array-like of float
+        The judge's label of the same items, the same length.
+    f_all : array-like of float
+        The judge's labels of every item of the population, the labelled ones included.
+    inclusion_probability : array-like of float
+        π_i of each labelled item, in (0, 1], the same length as ``y_labelled``.
+    confidence : float, default 0.95
+        Two-sided confidence level of the normal interval, in (0, 1).
+    lam : float, optional
+        A fixed λ in [0, 1]; None tunes it.
+
+    Returns
+    -------
+    dict
+        The shape of ``ppi_mean``'s; ``n_unlabelled`` counts the population's items without a
+        human label.
+
+    Raises
+    ------
+    TypeError
+        If ``lam`` is not a number.
+    ValueError
+        If the labelled arrays differ in length, ``f_all`` is shorter than them, a probability
+        lies outside (0, 1], ``lam`` is outside [0, 1], or ``confidence`` is outside (0, 1).
+
+    References
+    ----------
+    .. [1] T. Zrnic and E. J. Candès, "Active statistical inference", *Proceedings of the 41st
+       International Conference on Machine Learning*, PMLR 235, 2024.
+    .. [2] A. N. Angelopoulos, J. C. Duchi and T. Zrnic, "PPI++: Efficient prediction-powered
+       inference", arXiv:2311.01453, 2023.
+
+    Examples
+    --------
+    >>> from scoring.stats import ppi_mean_weighted
+    >>> y = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1]
+    >>> f = [1, 0, 1, 0, 0, 0, 1, 1, 1, 1]
+    >>> f_all = f + [1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 0]
+    >>> pi = [0.5] * 5 + [0.25] * 5
+    >>> result = ppi_mean_weighted(y, f, f_all, pi)
+    >>> round(result["estimate"], 4), round(result["lambda"], 4), result["n_unlabelled"]
+    (0.5412, 0.441, 20)
     """
+    n_labelled = check_same_length(
+        y_labelled=y_labelled, f_labelled=f_labelled, inclusion_probability=inclusion_probability
+    )
+    if len(f_all) < n_labelled:
+        raise ValueError(
+            f"f_all must hold every item, the {n_labelled} labelled ones included; got {len(f_all)}"
+        )
+    check_confidence(confidence)
+    if lam is not None:
+        check_real(lam, "lam", low=0.0, high=1.0)
     y = np.asarray(y_labelled, dtype=float)
     f = np.asarray(f_labelled, dtype=float)
     f_all = np.asarray(f_all, dtype=float)
     pi = np.asarray(inclusion_probability, dtype=float)
     n, big_m = int(y.size), int(f_all.size)
     if np.any(~np.isfinite(pi)) or np.any(pi <= 0) or np.any(pi > 1):
-        raise ValueError("inclusion probabilities must lie in (0, 1]")
+        raise ValueError(
+            "inclusion_probability must lie in (0, 1] (inclusion probabilities are positive)"
+        )
     if n < 2:
         return undefined_entry(
             "fewer than two items with a human reference and a judge label", n, big_m - n

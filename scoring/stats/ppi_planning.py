@@ -29,15 +29,60 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from scoring.stats.parameters import (
+    check_confidence,
+    check_mapping,
+    check_real,
+    check_same_length,
+)
+
 DEFAULT_RATE = 0.5  # p(1 − p) is largest at 0.5: the widest, safest plan
 
 
 def correlation_from_accuracy(accuracy: float, rate: float = DEFAULT_RATE) -> float:
     """ρ between a binary human label with prevalence ``rate`` and a judge that is wrong with
-    probability 1 − ``accuracy`` on either class: (1 − 2e) √(p(1 − p) / (q(1 − q))), with
-    e = 1 − accuracy and q = p(1 − e) + (1 − p)e the judge's rate."""
-    if not 0.0 <= accuracy <= 1.0 or not 0.0 < rate < 1.0:
-        raise ValueError("accuracy must be in [0, 1] and the rate in (0, 1)")
+    probability 1 − ``accuracy`` on either class.
+
+    docs/metrics.md, "Planning the human budget". ρ = (1 − 2e) √(p(1 − p) / (q(1 − q))), with
+    e = 1 − accuracy and q = p(1 − e) + (1 − p)e the judge's rate: the correlation of two
+    binary variables (the phi coefficient) of this symmetric-error model.
+
+    Parameters
+    ----------
+    accuracy : float
+        The judge's accuracy, in [0, 1].
+    rate : float, default 0.5
+        The human label's prevalence p, in (0, 1).
+
+    Returns
+    -------
+    float
+        ρ, in [−1, 1].
+
+    Raises
+    ------
+    TypeError
+        If ``accuracy`` or ``rate`` is not a number.
+    ValueError
+        If ``accuracy`` is outside [0, 1] or ``rate`` outside (0, 1).
+
+    References
+    ----------
+    .. [1] K. Pearson, "On the correlation of characters not quantitatively measurable",
+       *Phil. Trans. R. Soc. A* 195:1-47, 1900 (the phi coefficient of a 2×2 table).
+
+    Examples
+    --------
+    >>> from scoring.stats import correlation_from_accuracy
+    >>> round(correlation_from_accuracy(0.9), 4)
+    0.8
+    >>> round(correlation_from_accuracy(0.9, rate=0.2), 4)
+    0.7295
+    """
+    accuracy = check_real(accuracy, "accuracy", low=0.0, high=1.0)
+    rate = check_real(rate, "rate")
+    if not 0.0 < rate < 1.0:
+        raise ValueError(f"rate must lie in (0, 1), got {rate!r}")
     error = 1.0 - accuracy
     judged = rate * (1 - error) + (1 - rate) * error
     return (1 - 2 * error) * math.sqrt(rate * (1 - rate) / (judged * (1 - judged)))
@@ -75,12 +120,51 @@ def delta_width(variances: Sequence[float], *, confidence: float = 0.95) -> floa
 
 @dataclass(frozen=True)
 class ValueDesign:
-    """One attribute value: its judged items' inclusion probabilities under the two designs,
-    and the judges' uncertainty on each."""
+    """One attribute value of a planned batch: its judged items' inclusion probabilities under
+    the two designs, and the judges' uncertainty on each (``budget_plan`` takes one per value).
+
+    docs/metrics.md, "Planning the human budget".
+
+    Parameters
+    ----------
+    uniform : sequence of float
+        Per judged item, its probability of a human label under a uniform sample, in [0, 1].
+    validate : sequence of float
+        The same under the validate-the-judge sample (more labels where the judges are
+        unsure).
+    uncertainty : sequence of float
+        Per item, the judges' uncertainty (any non-negative scale; only its shape matters).
+
+    Raises
+    ------
+    ValueError
+        If the three sequences differ in length or a probability lies outside [0, 1].
+
+    References
+    ----------
+    .. [1] T. Zrnic and E. J. Candès, "Active statistical inference", ICML 2024 (sampling by
+       uncertainty).
+
+    Examples
+    --------
+    >>> from scoring.stats import ValueDesign
+    >>> design = ValueDesign(uniform=[0.5, 0.5], validate=[0.8, 0.2], uncertainty=[0.9, 0.1])
+    >>> sum(design.validate)
+    1.0
+    """
 
     uniform: Sequence[float]
     validate: Sequence[float]
     uncertainty: Sequence[float]
+
+    def __post_init__(self):
+        check_same_length(
+            uniform=self.uniform, validate=self.validate, uncertainty=self.uncertainty
+        )
+        for name in ("uniform", "validate"):
+            values = np.asarray(getattr(self, name), dtype=float)
+            if np.any((values < 0) | (values > 1)):
+                raise ValueError(f"{name} must hold inclusion probabilities in [0, 1]")
 
 
 def budget_plan(
@@ -91,11 +175,79 @@ def budget_plan(
     confidence: float = 0.95,
 ) -> list[dict]:
     """Per attribute: the expected width of Δ's interval from human labels alone, from PPI with a
-    uniform sample, and from PPI with the validate-the-judge sample (informative uncertainty:
-    residual ∝ uncertainty; uninformative: Kish's design effect). A width is None with a
-    ``reason`` where a value expects no labelled item or the attribute has one value."""
-    if not -1.0 <= rho <= 1.0:
-        raise ValueError(f"ρ must be between −1 and 1 (got {rho})")
+    uniform sample, and from PPI with the validate-the-judge sample.
+
+    docs/metrics.md, "Planning the human budget"; the module docstring gives the variances.
+    The validate-the-judge design is planned twice: with informative uncertainty (residual ∝
+    uncertainty, ``ppi_validate``) and with uninformative (Kish's design effect,
+    ``ppi_validate_flat``). The plan ignores base-prompt clustering and assumes the same rate in
+    every value.
+
+    Parameters
+    ----------
+    attributes : mapping of str to mapping of str to ValueDesign
+        ``{attribute: {value: ValueDesign}}``.
+    rho : float
+        The judge–human correlation ρ, in [−1, 1] (``correlation_from_accuracy``).
+    rate : float, default 0.5
+        The assumed rate p in (0, 1); 0.5 gives the widest, safest plan.
+    confidence : float, default 0.95
+        The confidence level of Δ's interval, in (0, 1).
+
+    Returns
+    -------
+    list of dict
+        Per attribute (sorted): ``attribute``, ``n_values``, ``labelled`` (expected human
+        labels per value and design) and the expected widths ``human_uniform``,
+        ``ppi_uniform``, ``ppi_validate`` and ``ppi_validate_flat``; each None with a
+        ``reason`` where a value expects no labelled item or the attribute has one value.
+
+    Raises
+    ------
+    TypeError
+        If ``attributes`` is not a mapping of mappings of ``ValueDesign``, or a number is not
+        a number.
+    ValueError
+        If ``rho`` is outside [−1, 1], ``rate`` outside (0, 1), or ``confidence`` outside
+        (0, 1).
+
+    References
+    ----------
+    .. [1] A. N. Angelopoulos, J. C. Duchi and T. Zrnic, "PPI++: Efficient prediction-powered
+       inference", arXiv:2311.01453, 2023.
+    .. [2] L. Kish, *Survey Sampling*, Wiley, 1965 (the design effect of unequal weights).
+    .. [3] T. Zrnic and E. J. Candès, "Active statistical inference", ICML 2024.
+
+    Examples
+    --------
+    One attribute with two values of 100 judged items each, 20 human labels per value:
+
+    >>> from scoring.stats import ValueDesign, budget_plan, correlation_from_accuracy
+    >>> uncertainty = [0.9] * 20 + [0.1] * 80
+    >>> validate = [20 * u / sum(uncertainty) for u in uncertainty]
+    >>> value = ValueDesign(uniform=[0.2] * 100, validate=validate, uncertainty=uncertainty)
+    >>> [row] = budget_plan(
+    ...     {"gender": {"female": value, "male": value}}, rho=correlation_from_accuracy(0.9)
+    ... )
+    >>> round(row["human_uniform"], 3), round(row["ppi_uniform"], 3)
+    (0.62, 0.433)
+    >>> round(row["ppi_validate"], 3), round(row["ppi_validate_flat"], 3)
+    (0.433, 0.587)
+    """
+    check_mapping(attributes, "attributes")
+    for attribute, values in attributes.items():
+        check_mapping(values, f"attributes[{attribute!r}]")
+        for value, design in values.items():
+            if not isinstance(design, ValueDesign):
+                raise TypeError(
+                    f"attributes[{attribute!r}][{value!r}] must be a ValueDesign, got "
+                    f"{type(design).__name__}"
+                )
+    rho = check_real(rho, "rho", low=-1.0, high=1.0)
+    rate = check_real(rate, "rate")
+    if not 0.0 < rate < 1.0:
+        raise ValueError(f"rate must lie in (0, 1), got {rate!r}")
+    check_confidence(confidence)
     rows = []
     for attribute, values in sorted(attributes.items()):
         columns: dict[str, list[float]] = {

@@ -31,6 +31,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
+from scoring.stats.parameters import check_confidence, check_integer, check_same_length
 from scoring.stats.ppi import undefined_entry
 from scoring.stats.result import CI_REASONS
 
@@ -95,16 +96,94 @@ def ppi_ratio_fit(
     n_unlabelled: int | None = None,
     confidence: float = 0.95,
 ) -> RatioFit:
-    """The prediction-powered ratio Σ a / Σ d of one cell (module docstring).
+    """The prediction-powered ratio Σ a / Σ d of one cell, with a cross-fitted λ.
 
-    Arrays over the cell's items (any further items carry False masks): ``y_num``/``y_den`` the
-    human reference's shares (used where ``labelled``), ``f_num``/``f_den`` the judge's (used
-    where ``labelled`` or ``imputed``); ``weights`` 1/π of the labelled items (None: uniform).
-    ``lam`` None cross-fits λ; a number or a per-item array fixes it. ``n_unlabelled`` (default
-    |I|) is what the entry reports. Entry: ``{estimate, ci_low, ci_high, lambda (λ̄), n_labelled,
-    n_unlabelled, se}``; null with ``reason`` with fewer than two labelled items, no imputed item
-    or a denominator ≤ 0; interval null with ``ci_reason(_code)`` when it cannot vary.
+    docs/metrics.md, "Prediction-powered rates"; the module docstring gives the estimator and
+    its delta-method interval (θ̂ ± t_{n−1}·se). A rate whose denominator is itself uncertain
+    (erasure: erased among the labels that are not a refusal and carry a cue) is the ratio of
+    two prediction-powered means over the same items; with ``d`` = 1 it is a plain PPI++ mean.
+
+    Parameters
+    ----------
+    y_num, f_num : array-like of float
+        Per item, the human reference's and the judge's share of labels that mark the outcome
+        and count toward the rate (``a``). ``y`` is read where ``labelled``, ``f`` where
+        ``labelled`` or ``imputed``.
+    y_den, f_den : array-like of float
+        Per item, the human reference's and the judge's share of labels that count (``d``).
+    labelled : array-like of bool
+        The items with a human reference (all six arrays have one entry per item).
+    imputed : array-like of bool
+        The items whose judge labels form the imputed means: the unlabelled items under uniform
+        sampling, the whole population with inclusion probabilities.
+    weights : array-like of float, optional
+        1/π of the labelled items (None: uniform sampling).
+    lam : float or array-like, optional
+        A fixed λ in [0, 1] (or one per item); None cross-fits it (leave-one-out).
+    n_unlabelled : int, optional
+        What the entry reports as ``n_unlabelled`` (default: the imputed items).
+    confidence : float, default 0.95
+        Two-sided confidence level of the interval, in (0, 1).
+
+    Returns
+    -------
+    RatioFit
+        ``entry``: ``{estimate, ci_low, ci_high, lambda (λ̄), n_labelled, n_unlabelled, se}``,
+        null with ``reason`` with fewer than two labelled items, no imputed item or a
+        denominator ≤ 0, the interval null with ``ci_reason(_code)`` when it cannot vary; and
+        the per-item bootstrap terms of the numerator and denominator
+        (``ppi.resampled_means``).
+
+    Raises
+    ------
+    TypeError
+        If ``n_unlabelled`` is not an integer.
+    ValueError
+        If the per-item arrays differ in length, a weight is not positive, ``lam`` is outside
+        [0, 1], ``n_unlabelled`` is negative, or ``confidence`` is outside (0, 1).
+
+    References
+    ----------
+    .. [1] A. N. Angelopoulos, J. C. Duchi and T. Zrnic, "PPI++: Efficient prediction-powered
+       inference", arXiv:2311.01453, 2023 (the M-estimator and its power tuning).
+    .. [2] V. Chernozhukov et al., "Double/debiased machine learning for treatment and
+       structural parameters", *The Econometrics Journal* 21(1):C1-C68, 2018 (cross-fitting).
+    .. [3] T. Zrnic and E. J. Candès, "Active statistical inference", ICML 2024 (the inverse-
+       probability weights).
+
+    Examples
+    --------
+    Twenty judged items, the first eight with a human reference; ``d`` marks the labels that
+    count (not a refusal), ``a`` those that also mark the outcome:
+
+    >>> import numpy as np
+    >>> from scoring.stats import ppi_ratio_fit
+    >>> f_den = np.array([1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0, 1, 1.0])
+    >>> f_num = np.array([1, 0, 1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0, 1, 0, 0, 1.0])
+    >>> y_den = np.array([1, 1, 1, 0, 1, 1, 0, 1] + [0] * 12, dtype=float)
+    >>> y_num = np.array([1, 0, 1, 0, 0, 0, 0, 1] + [0] * 12, dtype=float)
+    >>> labelled = np.arange(20) < 8
+    >>> entry = ppi_ratio_fit(y_num, f_num, y_den, f_den, labelled, ~labelled).entry
+    >>> round(entry["estimate"], 4), round(entry["lambda"], 4), round(entry["se"], 4)
+    (0.4684, 0.3665, 0.1931)
+    >>> ppi_ratio_fit(y_num, f_num, y_den, f_den, labelled, ~labelled, lam=0.0).entry["estimate"]
+    0.5
     """
+    check_same_length(
+        y_num=y_num, f_num=f_num, y_den=y_den, f_den=f_den, labelled=labelled, imputed=imputed
+    )
+    if weights is not None:
+        check_same_length(labelled=labelled, weights=weights)
+        positive = np.asarray(weights, dtype=float)[np.asarray(labelled, dtype=bool)]
+        if np.any(positive[np.isfinite(positive)] <= 0):
+            raise ValueError("weights must be positive (1/π) on the labelled items")
+    if lam is not None:
+        lam_values = np.asarray(lam, dtype=float)
+        if np.any(~np.isfinite(lam_values) | (lam_values < 0) | (lam_values > 1)):
+            raise ValueError(f"lam must lie in [0, 1], got {lam!r}")
+    if n_unlabelled is not None:
+        check_integer(n_unlabelled, "n_unlabelled", minimum=0)
+    check_confidence(confidence)
     labelled = np.asarray(labelled, dtype=bool)
     imputed = np.asarray(imputed, dtype=bool)
     y_num, f_num, y_den, f_den = (
@@ -151,8 +230,6 @@ def ppi_ratio_fit(
         np.sqrt(_sample_variance(residual) / n + _sample_variance(imputed_part) / big_n)
         / denominator
     )
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     z = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1))
     entry = {
         "estimate": estimate,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numbers
 from statistics import NormalDist
 
 import numpy as np
 from scipy.stats import t as student_t
 
+from scoring.stats.parameters import check_confidence, check_counts, check_real
 from scoring.stats.result import Stat, finite_or_none, undefined
 
 
@@ -22,9 +24,51 @@ def wilson_bounds(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised Wilson score interval; entries with n == 0 come back NaN.
 
-    Wilson (1927); identical to statsmodels ``proportion_confint(method="wilson")``. ``z``
-    replaces the normal quantile of ``confidence`` (a Student-t one, for template clusters).
+    docs/metrics.md, "Rates and Wilson intervals". Identical to statsmodels
+    ``proportion_confint(method="wilson")``; at 0 and n successes the bound is pinned to exactly
+    0 or 1, so rounding never excludes the estimate.
+
+    Parameters
+    ----------
+    successes : array-like of float
+        Successes per cell (may be effective, non-integer counts).
+    n : array-like of float
+        Observations per cell, the same shape as ``successes``; ``0 <= successes <= n``.
+    confidence : float, default 0.95
+        Two-sided confidence level, in (0, 1).
+    z : float, optional
+        Replaces the normal quantile of ``confidence`` (a Student-t one, for template clusters).
+
+    Returns
+    -------
+    low, high : numpy.ndarray
+        The bounds per cell; NaN where n == 0.
+
+    Raises
+    ------
+    ValueError
+        If a count is negative, ``successes`` exceeds ``n``, the shapes differ, or
+        ``confidence`` is outside (0, 1).
+
+    References
+    ----------
+    .. [1] E. B. Wilson, "Probable inference, the law of succession, and statistical
+       inference", *J. Amer. Statist. Assoc.* 22(158):209-212, 1927.
+    .. [2] statsmodels ``statsmodels.stats.proportion.proportion_confint`` (the tests'
+       reference).
+
+    Examples
+    --------
+    >>> from scoring.stats import wilson_bounds
+    >>> low, high = wilson_bounds([0, 3, 10], [10, 10, 10])
+    >>> [round(float(x), 4) for x in low], [round(float(x), 4) for x in high]
+    ([0.0, 0.1078, 0.7225], [0.2775, 0.6032, 1.0])
     """
+    check_counts(successes, n)
+    if z is None:
+        check_confidence(confidence)
+    else:
+        check_real(z, "z", low=0.0)
     successes = np.asarray(successes, dtype=float)
     n = np.asarray(n, dtype=float)
     z = z_value(confidence) if z is None else float(z)
@@ -44,8 +88,52 @@ def wilson_bounds(
 
 
 def proportion(successes: int, n: int, *, confidence: float = 0.95) -> Stat:
-    """A rate successes / n with its Wilson interval; undefined when n == 0."""
-    successes, n = int(successes), int(n)
+    """A rate successes / n with its Wilson interval; undefined when n == 0.
+
+    docs/metrics.md, "Rates and Wilson intervals".
+
+    Parameters
+    ----------
+    successes : int
+        Number of successes, ``0 <= successes <= n``.
+    n : int
+        Number of observations (not negative).
+    confidence : float, default 0.95
+        Two-sided confidence level of the interval, in (0, 1).
+
+    Returns
+    -------
+    Stat
+        ``value`` the rate, ``ci_low``/``ci_high`` its Wilson interval, ``n``, and
+        ``extra["successes"]``; with ``n == 0``, ``value`` is None with a ``reason``.
+
+    Raises
+    ------
+    TypeError
+        If a count is not a whole number.
+    ValueError
+        If a count is negative, ``successes`` exceeds ``n``, or ``confidence`` is outside
+        (0, 1).
+
+    References
+    ----------
+    .. [1] E. B. Wilson, "Probable inference, the law of succession, and statistical
+       inference", *J. Amer. Statist. Assoc.* 22(158):209-212, 1927.
+    .. [2] A. Agresti and B. A. Coull, "Approximate is better than 'exact' for interval
+       estimation of binomial proportions", *The American Statistician* 52(2):119-126, 1998.
+
+    Examples
+    --------
+    >>> from scoring.stats import proportion
+    >>> stat = proportion(8, 20)
+    >>> stat.value, round(stat.ci_low, 4), round(stat.ci_high, 4)
+    (0.4, 0.2188, 0.6134)
+    >>> proportion(0, 0).reason
+    'no observations (n = 0)'
+    """
+    successes = _whole(successes, "successes")
+    n = _whole(n, "n")
+    check_confidence(confidence)
     if n < 0 or successes < 0 or successes > n:
         raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
     if n == 0:
@@ -58,6 +146,14 @@ def proportion(successes: int, n: int, *, confidence: float = 0.95) -> Stat:
         n=n,
         extra={"successes": successes},
     )
+
+
+def _whole(value, name: str) -> int:
+    """A count given as an integer or a whole float (a count read from a frame); else TypeError."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        if float(value).is_integer():
+            return int(value)
+    raise TypeError(f"{name} must be a whole number, got {value!r}")
 
 
 def rate_ratio(numerator_rate: float | None, denominator_rate: float | None) -> Stat:

@@ -22,10 +22,13 @@ from scoring.stats.agreement_multirater import (
     percent_agreement_items,
 )
 from scoring.stats.krippendorff_alpha import krippendorff_alpha
+from scoring.stats.parameters import check_columns, check_confidence, check_integer
 from scoring.stats.result import Stat
 from scoring.stats.study_rates import ANSWERS_REFUSAL
 
 REFUSAL_LABELS = ["false", "true"]
+# What ``inter_annotator_agreement`` reads from each annotation row.
+ANNOTATION_COLUMNS = ("item_id", "annotator", "hard_refusal", "cue")
 QUESTIONS = {"hard_refusal": REFUSAL_LABELS, "cue": list(CUE_LABELS)}
 
 
@@ -105,7 +108,88 @@ def inter_annotator_agreement(
     confidence: float,
     seed: int,
 ) -> dict:
-    """Per question, over items with ≥ 2 annotations answering it."""
+    """Every inter-annotator agreement statistic of a study, per question, over the items with
+    two or more annotations answering it.
+
+    docs/metrics.md, "Inter-annotator agreement" and "Study export: agreement"; the
+    ``agreement.inter_annotator`` section of ``study_metrics``. For the refusal question
+    (labels "true"/"false") and the cue question (over annotations not marking refusal that
+    carry a cue): percent agreement, the mean pairwise Cohen's kappa, Fleiss' kappa (items with
+    the most common number of annotations), Krippendorff's alpha with its item bootstrap, and
+    Gwet's AC1.
+
+    Parameters
+    ----------
+    annotations : pandas.DataFrame
+        One row per annotation with ``item_id``, ``annotator``, ``hard_refusal`` (True/False)
+        and ``cue`` (a cue label, or None).
+    min_pair_items : int
+        The fewest shared items a pair of annotators needs to enter the mean pairwise kappa
+        (at least 1).
+    n_resamples : int
+        Bootstrap resamples for Krippendorff's alpha's interval (0: none).
+    confidence : float
+        Two-sided confidence level of the intervals, in (0, 1).
+    seed : int
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    dict
+        ``{"hard_refusal": {...}, "cue": {...}}``: per question ``n_items``, ``n_annotations``,
+        ``n_annotators``, ``percent_agreement``, ``cohen_kappa_pairwise_mean`` with its
+        ``cohen_kappa_pairs``, ``fleiss_kappa``, ``krippendorff_alpha`` with its interval, and
+        ``gwet_ac1``; an undefined statistic is None beside ``<name>_reason``.
+
+    Raises
+    ------
+    TypeError
+        If ``annotations`` is not a DataFrame or a count is not an integer.
+    ValueError
+        If a column is missing, ``hard_refusal`` holds anything but True/False,
+        ``min_pair_items`` is below 1, ``n_resamples`` is negative, or ``confidence`` is
+        outside (0, 1).
+
+    References
+    ----------
+    .. [1] J. L. Fleiss, "Measuring nominal scale agreement among many raters", *Psychological
+       Bulletin* 76(5):378-382, 1971.
+    .. [2] K. Krippendorff, *Content Analysis: An Introduction to Its Methodology*, 4th ed.,
+       Sage, 2018, ch. 12.
+    .. [3] K. L. Gwet, "Computing inter-rater reliability and its variance in the presence of
+       high agreement", *British Journal of Mathematical and Statistical Psychology*
+       61(1):29-48, 2008.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from scoring.stats import inter_annotator_agreement
+    >>> annotations = pd.DataFrame({
+    ...     "item_id": [f"item-{k}" for k in range(6) for _ in range(2)],
+    ...     "annotator": ["ann-1", "ann-2"] * 6,
+    ...     "hard_refusal": [True, True, False, False, False, True,
+    ...                      False, False, True, True, False, False],
+    ...     "cue": [None, None, "erased", "erased", "retained", None,
+    ...             "retained", "substituted", None, None, "erased", "erased"],
+    ... })
+    >>> agreement = inter_annotator_agreement(
+    ...     annotations, min_pair_items=2, n_resamples=0, confidence=0.95, seed=0
+    ... )
+    >>> refusal = agreement["hard_refusal"]
+    >>> refusal["n_items"], round(refusal["percent_agreement"], 4)
+    (6, 0.8333)
+    >>> round(refusal["fleiss_kappa"], 4), round(refusal["krippendorff_alpha"], 4)
+    (0.6571, 0.6857)
+    >>> round(agreement["cue"]["gwet_ac1"], 4)
+    0.5556
+    """
+    check_columns(annotations, "annotations", ANNOTATION_COLUMNS)
+    if not set(pd.unique(annotations["hard_refusal"]).tolist()) <= {True, False}:
+        raise ValueError("annotations: hard_refusal must be true or false on every row")
+    check_integer(min_pair_items, "min_pair_items", minimum=1)
+    check_integer(n_resamples, "n_resamples", minimum=0)
+    check_confidence(confidence)
+    check_integer(seed, "seed")
     return {
         question: _inter_annotator_question(
             question_labels(annotations, question),

@@ -27,6 +27,7 @@ import pandas as pd
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.disparity import NEUTRAL, disparity_report
 from scoring.stats.judge_error import DEFAULT_N_PERMUTATIONS
+from scoring.stats.parameters import check_integer
 from scoring.stats.ppi_study import judge_items, majority_reference
 from scoring.stats.safety_utility import BENIGN, rows_of_intent
 from scoring.stats.study_metrics import validated_frames
@@ -165,9 +166,10 @@ def _item_rate(human_rate: float, noise: float) -> float:
     return float(np.clip((human_rate - noise) / (1.0 - 2.0 * noise), 0.0, 1.0))
 
 
-def _judge_designs(annotations, judgments, attributes) -> tuple[dict, dict]:
-    """Per judge and attribute, its error rates against the human majority (the judge-error
-    reference of the study export: more than half of the item's labels; ties left out)."""
+def _judge_designs(annotations, judgments, attributes: dict) -> tuple[dict, dict]:
+    """Per judge and attribute (``attributes``: name → the design's values), its error rates
+    against the human majority (the judge-error reference of the study export: more than half
+    of the item's labels; ties left out)."""
     if ANSWERS_REFUSAL in judgments.columns:
         judgments = judgments[judgments[ANSWERS_REFUSAL]]
     designs, skipped = {}, {}
@@ -177,9 +179,9 @@ def _judge_designs(annotations, judgments, attributes) -> tuple[dict, dict]:
         scored = items[items["f"].notna() & reference.notna()].assign(
             judge=lambda rows: rows["f"] > 0.5, reference=reference.astype(float) > 0.5
         )
-        for attribute in attributes:
+        for attribute, values in attributes.items():
             rows = scored[scored["attribute"] == attribute]
-            entry = _judge_attribute(rows)
+            entry = _judge_attribute(rows, values)
             if isinstance(entry, str):
                 skipped[f"{judge} · {attribute}"] = entry
             else:
@@ -187,10 +189,18 @@ def _judge_designs(annotations, judgments, attributes) -> tuple[dict, dict]:
     return designs, skipped
 
 
-def _judge_attribute(rows: pd.DataFrame) -> dict | str:
+def _judge_attribute(rows: pd.DataFrame, design_values: list) -> dict | str:
     values = sorted(rows["attribute_value"].unique().tolist())
     if len(values) < 2 or len(rows) < 2 * len(values):
         return "fewer than two human-labelled items per value with a majority label"
+    # The simulation draws every value of the attribute's design: a value whose human-labelled
+    # items all tie (no majority) has no judge error to measure.
+    missing = [value for value in design_values if value not in values]
+    if missing:
+        return (
+            f"no item of {', '.join(map(str, missing))} has both a judge label and a human "
+            "majority (its labels tie)"
+        )
     positive, judged = rows["reference"].to_numpy(), rows["judge"].to_numpy()
     by_value = rows.groupby("attribute_value")["reference"].agg(["size", "mean"])
 
@@ -231,7 +241,9 @@ def study_design(annotations: pd.DataFrame, judgments: pd.DataFrame | None = Non
     if not attributes:
         reasons = "; ".join(f"{a}: {why}" for a, why in skipped.items()) or "no attribute"
         raise DesignUndefined(f"no attribute has two values with human labels ({reasons})")
-    judges, skipped_judges = _judge_designs(annotations, judgments, list(attributes))
+    judges, skipped_judges = _judge_designs(
+        annotations, judgments, {name: figures["values"] for name, figures in attributes.items()}
+    )
     n_base_prompts = int(annotations["base_prompt_id"].nunique())
     n_domains = int(annotations["domain"].nunique())
     generators = sorted(annotations["generator"].unique().tolist())
@@ -348,13 +360,68 @@ def validate_study_design(
     n_resamples: int = N_RESAMPLES,
     progress: Progress = None,
 ) -> dict:
-    """The quick validity suite at this study's own design: ``summarise``'s dict (mode quick,
-    every check, ``failing`` against the quick targets) with ``design``, ``settings``,
-    ``verdict`` ("calibrated", "not calibrated" or "cannot validate"), ``verdict_text``,
-    ``verdict_reasons`` (each failing check in words) and ``not_measured`` (checks defined in
-    too few simulated studies to judge; ``design_verdict.MIN_DEFINED``)."""
-    if replications < 1:
-        raise ValueError(f"replications must be at least 1, got {replications}")
+    """The quick validity suite at this study's own design: are its intervals and tests
+    calibrated for a study shaped like this one?
+
+    docs/metrics.md, "Validate your own design". ``study_design`` reads the design from the
+    records (values, items per value, labels per item, base prompts and domains, label noise,
+    each judge's error rates); the human and judge scenarios then simulate studies of that
+    design through the app's own statistics, and ``design_verdict`` words the result.
+
+    Parameters
+    ----------
+    annotations : pandas.DataFrame
+        The human annotations, in ``study_metrics``' shape.
+    judgments : pandas.DataFrame, optional
+        The automated judgments, in ``study_metrics``' shape (None: no judge scenarios).
+    replications : int, default ``core.QUICK_REPLICATIONS``
+        Simulated studies per scenario (at least 1).
+    seed : int, default 20261128
+        Seed of the simulations (the suite's).
+    n_resamples : int, default ``HumanDesign``'s
+        Cluster-bootstrap resamples per simulated study (not negative).
+    progress : callable, optional
+        Called as ``progress(scenarios_done, scenarios_total)``.
+
+    Returns
+    -------
+    dict
+        ``summarise``'s dict (mode quick, every check, ``failing`` against the quick targets)
+        with ``design``, ``settings``, ``verdict`` ("calibrated", "not calibrated" or "cannot
+        validate"), ``verdict_text``, ``verdict_reasons`` (each failing check in words) and
+        ``not_measured`` (checks defined in too few simulated studies to judge).
+
+    Raises
+    ------
+    TypeError
+        If a frame is not a DataFrame, ``replications``, ``seed`` or ``n_resamples`` is not
+        an integer, or ``progress`` is not callable.
+    ValueError
+        If a frame misses a column, ``replications`` is below 1, or ``n_resamples`` is
+        negative.
+
+    References
+    ----------
+    .. [1] T. P. Morris, I. R. White and M. J. Crowther, "Using simulation studies to evaluate
+       statistical methods", *Statistics in Medicine* 38(11):2074-2102, 2019.
+
+    Examples
+    --------
+    >>> from scoring.stats import validate_study_design
+    >>> from scoring.stats.synthetic_study import synthetic_study
+    >>> annotations, judgments = synthetic_study(n_items=300, n_annotated_items=60, seed=1)
+    >>> result = validate_study_design(annotations, judgments, replications=5)
+    >>> result["verdict"], result["mode"], result["design"]["annotators_per_item"]["value"]
+    ('calibrated', 'quick', 2)
+    """
+    for name, frame in (("annotations", annotations), ("judgments", judgments)):
+        if frame is not None and not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
+    check_integer(replications, "replications", minimum=1)
+    check_integer(seed, "seed")
+    check_integer(n_resamples, "n_resamples", minimum=0)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable, got {type(progress).__name__}")
     started = time.perf_counter()
     settings = _settings(replications, seed, n_resamples)
     try:

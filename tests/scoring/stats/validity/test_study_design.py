@@ -6,6 +6,7 @@ import math
 import pandas as pd
 import pytest
 
+from scoring.stats.synthetic_study import synthetic_study
 from scoring.stats.validity.core import Check
 from scoring.stats.validity.design_verdict import (
     CALIBRATED,
@@ -129,6 +130,20 @@ def test_no_human_label_or_one_value_is_a_verdict_with_its_reason_not_a_crash():
     assert "fewer than two values" in result["verdict_text"]
     with pytest.raises(DesignUndefined):
         study_design(one_value)
+
+
+def test_a_judge_missing_a_value_of_the_design_is_left_out_with_its_reason_not_a_crash():
+    # Every human-labelled item of culture=US ties (one refusal, one not): the judge has no
+    # majority to be scored against there, and the simulation, which draws every value, used
+    # to fail with KeyError: 'US'.
+    annotations, judgments = synthetic_study(n_items=300, n_annotated_items=60, seed=1)
+    design = study_design(annotations, judgments)
+    assert "US" in design["attributes"]["culture"]["values"]
+    assert "culture" not in design["judges"]["clip-refusal@1"]
+    reason = design["judges_left_out"]["clip-refusal@1 · culture"]
+    assert "no item of US has both a judge label and a human majority" in reason
+    judged = [name for name, _ in design_scenarios(design) if "judge" in name]
+    assert judged and not any(name.startswith("culture:") for name in judged)
 
 
 def _check(statistic, kind, hits, replications, undefined=0):
