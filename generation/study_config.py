@@ -9,17 +9,14 @@ this reads; ``scoring.audit_config`` reads the ``study:`` part of a ``run_audit`
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from annotations.common.study_address import study_address_checked
 from generation.backends.registry import ConfigProblems, configs_by_name
 from generation.prompts.controls import DEFAULT_HARMFUL_SHARE, harmful_share_checked
 from generation.prompts.expansion import MISSING_SLOT_POLICIES
-
-# A study's address in the app's URLs (/studies/<slug>/): Django's slug characters.
-SLUG = re.compile(r"[-a-zA-Z0-9_]+\Z")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,10 +118,8 @@ def text(value) -> str:
 
 
 def slug(value) -> str:
-    if not isinstance(value, str) or not SLUG.match(value):
-        shown = repr(value) if isinstance(value, str) else _kind(value)
-        raise ValueError(f"must be a slug (letters, digits, '-' and '_'), not {shown}")
-    return value
+    """The study address, by the one rule every path checks (annotations.common.study_address)."""
+    return study_address_checked(value)
 
 
 def whole_number(value, *, minimum: int = 0) -> int:

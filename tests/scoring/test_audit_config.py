@@ -98,12 +98,13 @@ def test_a_list_where_text_belongs_is_refused(tmp_path):
     # The study's address (/studies/<slug>/) given as a YAML list, and a lone attribute name
     # that would otherwise be read letter by letter.
     assert problems_of(tmp_path, "study: {slug: [a, b], name: [x], attributes: culture}\n") == [
-        "study.slug: must be a slug (letters, digits, '-' and '_'), not list",
+        "study.slug: a study address is text, not list ['a', 'b']",
         "study.name: must be text, not list",
         "study.attributes: must be a list of names (e.g. [culture]), not 'culture'",
     ]
     assert problems_of(tmp_path, "study: {slug: my audit}\n") == [
-        "study.slug: must be a slug (letters, digits, '-' and '_'), not 'my audit'"
+        "study.slug: study address 'my audit' may hold only ASCII letters, digits, '-' and '_'"
+        " (no spaces, brackets or other signs), e.g. 'my-study-2026'"
     ]
 
 
@@ -188,7 +189,7 @@ def test_the_command_prints_every_problem_and_writes_nothing(tmp_path):
         call_command("run_audit", "--config", str(path))
     assert str(refused.value).splitlines() == [
         f"{path}: nothing written; 3 problems:",
-        "study.slug: must be a slug (letters, digits, '-' and '_'), not list",
+        "study.slug: a study address is text, not list ['never', 'made']",
         "study.seeds: must be a list of whole numbers (e.g. [0, 1]), not 0",
         "judges: no judge named 'nope'; configured: rules",
     ]
@@ -209,6 +210,6 @@ def test_the_command_run_by_a_user_shows_no_traceback(tmp_path):
     assert "Traceback" not in started.stderr
     assert started.stderr.strip().splitlines() == [
         f"CommandError: {path}: nothing written; 2 problems:",
-        "study.slug: must be a slug (letters, digits, '-' and '_'), not list",
+        "study.slug: a study address is text, not list ['a', 'b']",
         "n_resamples: must be a whole number ≥ 0, not 'many'",
     ]
