@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import numbers
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from django.db import transaction
 
 from annotations import services as annotation_services
 from annotations.common import jobs
+from annotations.common.bounds import MAX_SEED
 from annotations.common.jobs import Progress
 from annotations.models import BackgroundJob, Study
 from generation import backends
@@ -195,11 +197,26 @@ def study_setup(*, config: StudyConfig) -> Study:
 
 
 def sampled_base_prompts(prompts: list, *, size: int | None, seed: int) -> list:
-    """``size`` prompts drawn without replacement by ``seed``, in their file order."""
+    """``size`` prompts drawn without replacement by ``seed``, in their file order.
+
+    A size below 1 would plan an empty study, and a negative seed ends in numpy's own words:
+    both are one ValueError here, whatever the caller (command, form, ``run_audit``'s YAML)."""
+    if size is not None and not (_whole(size) and size >= 1):
+        raise ValueError(f"the sample size must be a whole number of at least 1, got {size!r}")
+    if not (_whole(seed) and 0 <= seed <= MAX_SEED):
+        raise ValueError(
+            f"the sample seed must be a whole number from 0 to {MAX_SEED:,}, got {seed!r}"
+        )
+    if not prompts:
+        raise ValueError("the base prompts file holds no prompts")
     if size is None or size >= len(prompts):
         return list(prompts)
     rng = np.random.default_rng(seed)
     return [prompts[i] for i in sorted(rng.choice(len(prompts), size=size, replace=False))]
+
+
+def _whole(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 @dataclasses.dataclass(frozen=True)

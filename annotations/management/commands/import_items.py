@@ -9,7 +9,7 @@ from annotations import services
 from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
 from annotations.imports.uploads import UploadInvalid, unpack_upload
-from annotations.management.helpers import BaseCommand, file_error, study_or_error
+from annotations.management.helpers import OVERLAP_K, BaseCommand, file_error, study_or_error
 from annotations.models import Study
 
 
@@ -27,7 +27,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--name", help="study name when creating")
         parser.add_argument("--mode", choices=[m for m, _ in Study.Mode.choices], default="t2i")
-        parser.add_argument("--overlap-k", type=int, default=2)
+        parser.add_argument(
+            "--overlap-k",
+            type=OVERLAP_K,
+            default=2,
+            help=f"annotators per item of a created study ({OVERLAP_K.range})",
+        )
 
     def handle(self, *args, manifest, study, create, name, mode, overlap_k, **options):
         manifest = Path(manifest)

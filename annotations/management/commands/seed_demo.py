@@ -13,7 +13,7 @@ from annotations import services
 from annotations.adjudication import disputes as adjudication
 from annotations.imports import importers
 from annotations.management import demo
-from annotations.management.helpers import BaseCommand
+from annotations.management.helpers import SEED, BaseCommand
 from annotations.models import Annotator, Assignment, Batch, Item, Study
 from annotations.recruitment import consent, enrolment, invites, panels
 
@@ -35,7 +35,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--seed", type=int, default=7)
+        parser.add_argument("--seed", type=SEED, default=7)
         parser.add_argument(
             "--reset", action="store_true", help="delete the demo study and build it again"
         )

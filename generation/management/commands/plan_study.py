@@ -4,7 +4,7 @@ from django.core.management.base import CommandError
 from django.db import transaction
 
 from annotations import services as annotation_services
-from annotations.management.helpers import BaseCommand
+from annotations.management.helpers import SAMPLE_SIZE, SEED, BaseCommand
 from annotations.models import Study
 from generation import selectors, services
 from generation.management.arguments import add_harmful_control_arguments
@@ -22,8 +22,12 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="", help="name of a created study")
         parser.add_argument("--taxonomy", help="taxonomy JSON (default: the shipped one)")
         parser.add_argument("--base", help="base prompts file (default: the shipped 108)")
-        parser.add_argument("--sample-size", type=int)
-        parser.add_argument("--sample-seed", type=int, default=0)
+        parser.add_argument(
+            "--sample-size",
+            type=SAMPLE_SIZE,
+            help=f"draw this many base prompts ({SAMPLE_SIZE.range}; default: all)",
+        )
+        parser.add_argument("--sample-seed", type=SEED, default=0)
         parser.add_argument("--attributes", nargs="*", default=None, help="only these attributes")
         parser.add_argument("--missing-slot", choices=("skip", "append"), default="skip")
         parser.add_argument(
