@@ -4,6 +4,7 @@ bottom layer; docs/architecture.md)."""
 import argparse
 import math
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import yaml
 from django.core.management import base
@@ -176,3 +177,24 @@ OVERLAP_K = bounded_int(1, 50)
 SAMPLE_SIZE = bounded_int(1, MAX_SAMPLE_SIZE)
 # Seconds a command waits for its background job: at most 30 days.
 TIMEOUT = bounded_float(0, 30 * 24 * 3600, low_open=True)
+
+
+def http_base_url(text: str) -> str:
+    """An argparse ``type``: where the app is served, an absolute http(s) URL with a host and no
+    space, query or fragment. Printed links start with it, so ``javascript:alert(1)`` or a URL
+    with a space would hand people a link that does something else, or nothing."""
+    shown = text[:60]
+    if any(c.isspace() or not c.isprintable() for c in text):
+        raise argparse.ArgumentTypeError(f"{shown!r} holds a space or a control character")
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{shown!r} is not a URL") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(
+            f"{shown!r} is not an http:// or https:// address, e.g. https://acrb.example.org"
+        )
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise argparse.ArgumentTypeError(f"{shown!r}: give the address without ?, # or a login")
+    return text.rstrip("/")

@@ -1,7 +1,13 @@
 from django.conf import settings
 from django.core.management.base import CommandError
 
-from annotations.management.helpers import BaseCommand, bounded_float, bounded_int, study_or_error
+from annotations.management.helpers import (
+    BaseCommand,
+    bounded_float,
+    bounded_int,
+    http_base_url,
+    study_or_error,
+)
 from annotations.recruitment.invites import (
     MAX_INVITE_DAYS,
     MAX_INVITES_PER_REQUEST,
@@ -42,6 +48,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--base-url",
             required=True,
+            type=http_base_url,
             help="where the app is served, e.g. https://acrb.example.org",
         )
 

@@ -13,7 +13,7 @@ from annotations import services
 from annotations.adjudication import disputes as adjudication
 from annotations.imports import importers
 from annotations.management import demo
-from annotations.management.helpers import SEED, BaseCommand
+from annotations.management.helpers import SEED, BaseCommand, http_base_url
 from annotations.models import Annotator, Assignment, Batch, Item, Study
 from annotations.recruitment import consent, enrolment, invites, panels
 
@@ -42,6 +42,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--base-url",
             default="http://127.0.0.1:8000",
+            type=http_base_url,
             help="where the demo is served, for the printed invite and panel links",
         )
 
