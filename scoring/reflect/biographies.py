@@ -85,9 +85,14 @@ class BiographyRecord:
 
 
 class BiographyFileError(ValueError):
+    path: str | None = None  # the file it is about, where several are read
+
     def __init__(self, errors: list[str]):
         self.errors = errors
-        super().__init__("biography file rejected:\n  " + "\n  ".join(errors[:50]))
+        if len(errors) == 1:
+            super().__init__(f"biography file rejected: {errors[0]}")
+        else:
+            super().__init__("biography file rejected:\n  " + "\n  ".join(errors[:50]))
 
 
 def leakage_flags(text: str, *, extra_names: Iterable[str] = ()) -> list[LeakageFlag]:
@@ -123,7 +128,7 @@ def read_biographies(
     errors: list[str] = []
     records: list[BiographyRecord] = []
     seen: set[tuple[str, str]] = set()
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    lines = _text_lines(Path(path).read_bytes())
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -152,3 +157,20 @@ def read_biographies(
     if errors:
         raise BiographyFileError(errors)
     return records
+
+
+def _text_lines(data: bytes) -> list[str]:
+    """The file's lines; a binary or empty file is one error naming what it is, not a JSON
+    error per line or zero biographies imported in silence."""
+    expected = "a JSONL file of biographies is expected, one JSON object per line"
+    if b"\x00" in data:
+        raise BiographyFileError([f"a binary file, not text: {expected}"])
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise BiographyFileError(
+            [f"not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start}): {expected}"]
+        ) from None
+    if not text.strip():
+        raise BiographyFileError([f"the file is empty: {expected}"])
+    return text.splitlines()
