@@ -1,5 +1,4 @@
 import tempfile
-import zipfile
 from pathlib import Path
 
 from django.db import transaction
@@ -60,8 +59,13 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"imported {count} items into {target.slug}"))
 
     def _import(self, study: Study, manifest: Path, workdir: Path, verbosity: int) -> int:
-        if zipfile.is_zipfile(manifest):  # the same bundle the web upload takes
-            manifest = unpack_upload(manifest, workdir, display_name=str(manifest))
+        # The same bundle the web upload takes; a CSV or any other file is one line saying so.
+        manifest = unpack_upload(
+            manifest,
+            workdir,
+            display_name=str(manifest),
+            max_member_bytes=services.image_limits().max_bytes,
+        )
         bars = []  # started at the first item written: a file refused while parsing shows none
 
         def progress(done, total):
