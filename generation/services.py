@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from annotations import services as annotation_services
-from annotations.common import jobs
+from annotations.common import form_keys, jobs
 from annotations.common.bounds import MAX_SEED
 from annotations.common.jobs import Progress
 from annotations.models import BackgroundJob, Study
@@ -303,6 +303,39 @@ def study_plan_store(*, study: Study, draft: PlanDraft) -> StudyPlan:
             },
         )
     return plan
+
+
+def study_plan_create(
+    *, slug: str, name: str, draft: PlanDraft, form_key: str = "", user=None
+) -> Study:
+    """The New plan page's write: the study (created if new) and its plan, in one transaction.
+
+    ``form_key`` (the form's one-time key) makes a resubmit of the same form store nothing a
+    second time: it answers with the study the first submit planned. ValueError (one line) when
+    another request created a study at this address meanwhile.
+    """
+    with transaction.atomic():
+        try:
+            submission, first = form_keys.form_key_claim(
+                key=form_key, purpose="study_plan", user=user
+            )
+        except form_keys.FormKeyMismatch as mismatch:
+            raise ValueError(str(mismatch)) from None
+        if not first:
+            return Study.objects.get(slug=submission.result["slug"])
+        study = Study.objects.filter(slug=slug).first()
+        if study is None:
+            try:
+                with transaction.atomic():
+                    study = annotation_services.study_create(name=name or slug, slug=slug)
+            except IntegrityError:
+                raise ValueError(
+                    f"a study with the address {slug!r} was created a moment ago by another "
+                    "request; open it, or choose another address"
+                ) from None
+        study_plan_store(study=study, draft=draft)
+        form_keys.form_key_done(submission, {"slug": study.slug})
+    return study
 
 
 def study_plan_build(*, study: Study, **draft_options) -> StudyPlan:

@@ -198,3 +198,12 @@ def http_base_url(text: str) -> str:
     if parts.query or parts.fragment or parts.username or parts.password:
         raise argparse.ArgumentTypeError(f"{shown!r}: give the address without ?, # or a login")
     return text.rstrip("/")
+
+
+def text_within(value: str, model, field_name: str, option: str) -> str:
+    """``value`` if it fits the column it is written to; else one line naming the option.
+    SQLite stores a value past ``max_length`` where PostgreSQL refuses it: the app checks."""
+    limit = model._meta.get_field(field_name).max_length
+    if limit is not None and len(value) > limit:
+        raise CommandError(f"{option}: {len(value)} characters, over the limit of {limit}")
+    return value

@@ -7,12 +7,14 @@ from annotations.management.helpers import (
     bounded_int,
     http_base_url,
     study_or_error,
+    text_within,
 )
 from annotations.recruitment.invites import (
     MAX_INVITE_DAYS,
     MAX_INVITES_PER_REQUEST,
     invite_links_create,
 )
+from annotations.recruitment.models import InviteLink
 from annotations.recruitment.rules import DEFAULT_INVITE_DAYS, RecruitmentError
 
 
@@ -53,6 +55,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, study, batch, group, count, days, note, language, base_url, **options):
+        text_within(group.strip(), InviteLink, "group", "--group")
+        text_within(note.strip(), InviteLink, "note", "--note")
         target = study_or_error(study)
         batches = target.batches.all()
         chosen = batches.filter(pk=int(batch)).first() if batch.isdigit() else None

@@ -8,7 +8,13 @@ from annotations import services
 from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
 from annotations.imports.uploads import UploadInvalid, unpack_upload
-from annotations.management.helpers import OVERLAP_K, BaseCommand, file_error, study_or_error
+from annotations.management.helpers import (
+    OVERLAP_K,
+    BaseCommand,
+    file_error,
+    study_or_error,
+    text_within,
+)
 from annotations.models import Study
 
 
@@ -35,6 +41,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, manifest, study, create, name, mode, overlap_k, **options):
         manifest = Path(manifest)
+        text_within(name or study, Study, "name", "--name")
         if not manifest.is_file():
             raise file_error(str(manifest), "no such file")
         # One transaction: a study made by --create is rolled back with a failed import, so

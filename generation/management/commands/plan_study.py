@@ -4,7 +4,7 @@ from django.core.management.base import CommandError
 from django.db import transaction
 
 from annotations import services as annotation_services
-from annotations.management.helpers import SAMPLE_SIZE, SEED, BaseCommand
+from annotations.management.helpers import SAMPLE_SIZE, SEED, BaseCommand, text_within
 from annotations.models import Study
 from generation import selectors, services
 from generation.management.arguments import add_harmful_control_arguments
@@ -47,6 +47,7 @@ class Command(BaseCommand):
         add_harmful_control_arguments(parser)
 
     def handle(self, *args, study, create, name, **options):
+        text_within(name or study, Study, "name", "--name")
         record = Study.objects.filter(slug=study).first()
         if record is None and not create:
             raise CommandError(f"unknown study {study!r} (add --create to make it)")
