@@ -84,6 +84,11 @@ class BiographyRecord:
     flags: tuple[LeakageFlag, ...] = field(default=())
 
 
+# The longest occupation and id a biography keeps: its columns' max_length (a test compares
+# them), checked here so that SQLite does not store what PostgreSQL refuses.
+MAX_TEXT = 100
+
+
 class BiographyFileError(ValueError):
     path: str | None = None  # the file it is about, where several are read
 
@@ -147,6 +152,14 @@ def read_biographies(
             continue
         if not job:
             errors.append(f"line {number}: needs an 'occupation' (or pass one for the file)")
+            continue
+        long = [(f, v) for f, v in (("occupation", str(job)), ("id", key)) if len(v) > MAX_TEXT]
+        if long:
+            field_name, value = long[0]
+            errors.append(
+                f"line {number}: {field_name!r} is {len(value)} characters, over the limit of "
+                f"{MAX_TEXT}"
+            )
             continue
         if (job, key) in seen:
             errors.append(f"line {number}: duplicate id {key!r} for {job}")

@@ -104,3 +104,23 @@ def test_import_biographies_takes_every_file_or_none(face_set, tmp_path):
         "import_biographies", str(good), "--set", face_set.name, "--occupation", "CEO", verbosity=0
     )
     assert Biography.objects.count() == 1
+
+
+def test_an_occupation_or_id_longer_than_its_column_is_a_line_of_the_report(tmp_path):
+    from scoring.reflect.biographies import MAX_TEXT
+    from scoring.reflect.models import Biography
+
+    assert MAX_TEXT == Biography._meta.get_field("occupation").max_length
+    assert MAX_TEXT == Biography._meta.get_field("key").max_length
+    path = tmp_path / "bios.jsonl"
+    lines = [
+        {"id": "b1", "text": "Ten years in finance.", "occupation": "o" * 101},
+        {"id": "i" * 130, "text": "Ten years in finance.", "occupation": "CEO"},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(BiographyFileError) as caught:
+        read_biographies(path)
+    assert caught.value.errors == [
+        "line 1: 'occupation' is 101 characters, over the limit of 100",
+        "line 2: 'id' is 130 characters, over the limit of 100",
+    ]
