@@ -3,7 +3,9 @@ from django.contrib.auth import views as auth_views
 from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
+
+from annotations.api.schema import SchemaView
 
 
 def favicon(request):
@@ -16,7 +18,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("favicon.ico", favicon, name="favicon"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/schema/", SchemaView.as_view(), name="api-schema"),
     path(
         "api/docs/",
         SpectacularSwaggerSplitView.as_view(

@@ -487,6 +487,22 @@ class BackgroundJob(models.Model):
         )
 
 
+class FormSubmission(models.Model):
+    """A staff form's one-time key, recorded by the first submit that used it, in the same
+    transaction as its work. A second submit of the same rendered form (a double click, a
+    retry, four identical POSTs at once) meets the unique key, waits for the first to commit,
+    and answers from ``result`` instead of doing the work again (annotations.common.form_keys).
+    """
+
+    key = models.CharField(max_length=64, unique=True)
+    purpose = models.CharField(max_length=50)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    result = models.JSONField(default=dict, blank=True)
+
+
 # --- adjudication and annotator quality (docs/annotation.md#adjudication, #annotator-quality) --
 
 

@@ -186,6 +186,8 @@ def gold_pairs(
     existing_pairs=(),
 ) -> list[Pair]:
     """Give every annotator ``per_annotator`` gold items they do not already have."""
+    if per_annotator < 0:
+        raise PolicyError(f"gold items per annotator must be 0 or more (got {per_annotator!r})")
     have = _pairs_by_item(existing_pairs)
     pairs = []
     for a in annotators:

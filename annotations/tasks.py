@@ -36,7 +36,12 @@ def import_items_task(
 
 def _items_import(job_id: int, study_id: int, upload: Path, workdir: Path, file_name: str):
     try:
-        manifest = unpack_upload(upload, workdir, display_name=file_name)
+        manifest = unpack_upload(
+            upload,
+            workdir,
+            display_name=file_name,
+            max_member_bytes=services.image_limits().max_bytes,
+        )
         count = importers.items_import(
             study=Study.objects.get(pk=study_id),
             manifest=manifest,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
+from annotations.common import form_keys
+from annotations.common.bounds import MAX_SAMPLE_SIZE, MAX_SEED
 from annotations.common.study_address import study_address_problem
 from generation.prompts import DEFAULT_HARMFUL_SHARE, OVERT_MINI_PATH, load_taxonomy
 
@@ -44,8 +46,10 @@ class PlanForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text="None ticked: every attribute of the taxonomy.",
     )
-    sample_size = forms.IntegerField(min_value=1, required=False, help_text="Base prompts drawn.")
-    sample_seed = forms.IntegerField(initial=0)
+    sample_size = forms.IntegerField(
+        min_value=1, max_value=MAX_SAMPLE_SIZE, required=False, help_text="Base prompts drawn."
+    )
+    sample_seed = forms.IntegerField(initial=0, min_value=0, max_value=MAX_SEED)
     missing_slot = forms.ChoiceField(choices=MISSING_SLOT_CHOICES, initial="skip")
     rephrase = forms.ChoiceField(
         choices=configured_rewriters,
@@ -72,7 +76,16 @@ class PlanForm(forms.Form):
         help_text=f"Pairs per base prompt of each domain (at least one); default "
         f"{DEFAULT_HARMFUL_SHARE}.",
     )
-    harmful_seed = forms.IntegerField(initial=0, required=False, label="Harmful-control seed")
+    harmful_seed = forms.IntegerField(
+        initial=0, min_value=0, max_value=MAX_SEED, required=False, label="Harmful-control seed"
+    )
+    # A one-time key per rendered form: a resubmit stores no second plan and no second study.
+    request_key = form_keys.form_key_field()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            self.initial["request_key"] = form_keys.new_form_key()
 
     def clean_slug(self):
         slug = self.cleaned_data["slug"]

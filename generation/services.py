@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import numbers
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from annotations import services as annotation_services
-from annotations.common import jobs
+from annotations.common import form_keys, jobs
+from annotations.common.bounds import MAX_SEED
 from annotations.common.jobs import Progress
 from annotations.models import BackgroundJob, Study
 from generation import backends
@@ -105,11 +107,26 @@ def study_setup(*, config: StudyConfig) -> Study:
 
 
 def sampled_base_prompts(prompts: list, *, size: int | None, seed: int) -> list:
-    """``size`` prompts drawn without replacement by ``seed``, in their file order."""
+    """``size`` prompts drawn without replacement by ``seed``, in their file order.
+
+    A size below 1 would plan an empty study, and a negative seed ends in numpy's own words:
+    both are one ValueError here, whatever the caller (command, form, ``run_audit``'s YAML)."""
+    if size is not None and not (_whole(size) and size >= 1):
+        raise ValueError(f"the sample size must be a whole number of at least 1, got {size!r}")
+    if not (_whole(seed) and 0 <= seed <= MAX_SEED):
+        raise ValueError(
+            f"the sample seed must be a whole number from 0 to {MAX_SEED:,}, got {seed!r}"
+        )
+    if not prompts:
+        raise ValueError("the base prompts file holds no prompts")
     if size is None or size >= len(prompts):
         return list(prompts)
     rng = np.random.default_rng(seed)
     return [prompts[i] for i in sorted(rng.choice(len(prompts), size=size, replace=False))]
+
+
+def _whole(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -196,6 +213,39 @@ def study_plan_store(*, study: Study, draft: PlanDraft) -> StudyPlan:
             },
         )
     return plan
+
+
+def study_plan_create(
+    *, slug: str, name: str, draft: PlanDraft, form_key: str = "", user=None
+) -> Study:
+    """The New plan page's write: the study (created if new) and its plan, in one transaction.
+
+    ``form_key`` (the form's one-time key) makes a resubmit of the same form store nothing a
+    second time: it answers with the study the first submit planned. ValueError (one line) when
+    another request created a study at this address meanwhile.
+    """
+    with transaction.atomic():
+        try:
+            submission, first = form_keys.form_key_claim(
+                key=form_key, purpose="study_plan", user=user
+            )
+        except form_keys.FormKeyMismatch as mismatch:
+            raise ValueError(str(mismatch)) from None
+        if not first:
+            return Study.objects.get(slug=submission.result["slug"])
+        study = Study.objects.filter(slug=slug).first()
+        if study is None:
+            try:
+                with transaction.atomic():
+                    study = annotation_services.study_create(name=name or slug, slug=slug)
+            except IntegrityError:
+                raise ValueError(
+                    f"a study with the address {slug!r} was created a moment ago by another "
+                    "request; open it, or choose another address"
+                ) from None
+        study_plan_store(study=study, draft=draft)
+        form_keys.form_key_done(submission, {"slug": study.slug})
+    return study
 
 
 def study_plan_build(*, study: Study, **draft_options) -> StudyPlan:

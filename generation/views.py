@@ -7,12 +7,10 @@ import tempfile
 from pathlib import Path
 
 from django.contrib import messages
-from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotations import services as annotation_services
 from annotations.common.media import image_response
 from annotations.common.permissions import staff_required
 from annotations.common.study_address import study_addresses_split
@@ -70,12 +68,13 @@ def plan_new(request):
                     harmful_share=harmful_share,
                     harmful_seed=harmful_seed,
                 )
-                with transaction.atomic():
-                    study = Study.objects.filter(slug=data["slug"]).first()
-                    study = study or annotation_services.study_create(
-                        name=data["name"] or data["slug"], slug=data["slug"]
-                    )
-                    services.study_plan_store(study=study, draft=draft)
+                study = services.study_plan_create(
+                    slug=data["slug"],
+                    name=data["name"],
+                    draft=draft,
+                    form_key=data["request_key"],
+                    user=request.user,
+                )
         except (ValueError, KeyError, RephraseError) as error:
             form.add_error(None, f"No plan was stored: {error}")
         else:

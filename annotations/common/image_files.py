@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import warnings
 from dataclasses import dataclass
 
-from PIL import Image
+from PIL import Image, UnidentifiedImageError
 
 # The formats a browser shows and the app stores: Pillow's name → (extension, content type).
 FORMATS = {
@@ -25,6 +26,21 @@ FORMATS = {
     "WEBP": ("webp", "image/webp"),
     "BMP": ("bmp", "image/bmp"),
 }
+
+
+# What a file that does not decode is called: Pillow's own words name its classes and memory
+# addresses ("UnidentifiedImageError: cannot identify image file <_io.BytesIO object at 0x…>").
+UNREADABLE = "not an image we can read (PNG, JPEG, WebP, GIF or BMP)"
+_OBJECT_REPR = re.compile(r"<[^<>]* at 0x[0-9a-f]+>")
+
+
+def _damage(exc: Exception) -> str:
+    """How a file of a known format is damaged ("image file is truncated"), in Pillow's words
+    without its object names; nothing for a file that is no image at all."""
+    if isinstance(exc, UnidentifiedImageError):
+        return ""
+    words = " ".join(_OBJECT_REPR.sub("", str(exc)).split()).strip(" :")
+    return f": it is damaged ({words[:120]})" if words else ": it is damaged"
 
 
 class ImageRefused(ValueError):
@@ -72,9 +88,7 @@ def image_decoded(
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise ImageRefused(f"{name} is a decompression bomb (too many pixels)") from None
     except Exception as exc:  # noqa: BLE001 - Pillow raises many types for corrupt data
-        raise ImageRefused(
-            f"{name} is not a readable image ({type(exc).__name__}: {exc})"
-        ) from None
+        raise ImageRefused(f"{name} is {UNREADABLE}{_damage(exc)}") from None
     return DecodedImage(
         facts.format, facts.width, facts.height, facts.frames, hashlib.sha256(data).hexdigest()
     )

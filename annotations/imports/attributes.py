@@ -40,20 +40,60 @@ class ManifestDraft:
     lines: list[dict]
     source_lines: list[int]
     problems: list[RecordError]
+    # Needed values that neither the CSV nor the form gives: one problem each, in ``problems``,
+    # instead of one "is required" per row (``remap_errors`` leaves those out).
+    missing_columns: frozenset[str] = frozenset()
+    # The first ``column_problems`` of ``problems`` are about the columns: listed first.
+    column_problems: int = 0
 
 
-def image_members(names: list[str]) -> list[str]:
-    """The image files among an upload's member names, in name order (folders, macOS debris
-    and hidden files left out)."""
+# Image formats people have that the app does not store: named in the problem, so a TIFF, an
+# SVG or an icon is never dropped in silence. Any other file is "not an image".
+OTHER_IMAGE_FORMATS = {
+    ".tif": "TIFF",
+    ".tiff": "TIFF",
+    ".svg": "SVG",
+    ".svgz": "SVG",
+    ".ico": "ICO",
+    ".heic": "HEIC",
+    ".heif": "HEIF",
+    ".avif": "AVIF",
+    ".jp2": "JPEG 2000",
+    ".psd": "Photoshop",
+}
+TAKEN = "PNG, JPEG, WebP, GIF or BMP"
+
+
+def _files(names: list[str]) -> list[str]:
+    """An upload's files, in name order (folders, macOS debris and hidden files left out)."""
     found = []
     for name in names:
         path = PurePosixPath(name)
-        if name.endswith("/") or "__MACOSX" in path.parts:
-            continue
-        if path.name.startswith(".") or path.suffix.lower() not in IMAGE_SUFFIXES:
+        if name.endswith("/") or "__MACOSX" in path.parts or path.name.startswith("."):
             continue
         found.append(name)
     return sorted(found)
+
+
+def image_members(names: list[str]) -> list[str]:
+    """The image files among an upload's member names, in name order."""
+    return [n for n in _files(names) if PurePosixPath(n).suffix.lower() in IMAGE_SUFFIXES]
+
+
+def refused_members(names: list[str]) -> list[RecordError]:
+    """One problem per image of a format the app does not take (a TIFF, an SVG, an icon): the
+    research lead learns which, instead of a study silently short of them. Other files (notes,
+    a README) are not images and are left out as before."""
+    return [
+        RecordError(
+            0,
+            "(upload)",
+            f"{name} is a {OTHER_IMAGE_FORMATS[suffix]} image, which the app does not take: "
+            f"convert it to {TAKEN}, or leave it out",
+        )
+        for name in _files(names)
+        if (suffix := PurePosixPath(name).suffix.lower()) in OTHER_IMAGE_FORMATS
+    ]
 
 
 def manifest_draft(
@@ -69,30 +109,51 @@ def manifest_draft(
     """
     images = image_members(members)
     if csv_bytes is None:
+        missing = _missing_columns(["image"], defaults, csv=False)
         rows = [({"image": name}, 0) for name in images]
         errors: list[RecordError] = []
     else:
-        rows, errors = _csv_rows(csv_bytes)
+        rows, errors, missing = _csv_rows(csv_bytes, defaults)
         errors += _unnamed_images(rows, images)
         rows = [(_resolve_image(row, images), line) for row, line in rows]
+    columns = [e for e in errors if e.message.startswith("unknown column")] + missing
+    errors = [*columns, *refused_members(members), *(e for e in errors if e not in columns)]
     lines = [_manifest_line(row, defaults, mode) for row, _ in rows]
     if not lines:
         what = "the CSV has no rows" if csv_bytes is not None else "the upload holds no images"
         raise ManifestInvalid([*errors, RecordError(0, "(upload)", what)])
-    return ManifestDraft(lines=lines, source_lines=[line for _, line in rows], problems=errors)
+    return ManifestDraft(
+        lines=lines,
+        source_lines=[line for _, line in rows],
+        problems=errors,
+        missing_columns=frozenset(e.field for e in missing),
+        column_problems=len(columns),
+    )
 
 
-def _csv_rows(csv_bytes: bytes) -> tuple[list[tuple[dict, int]], list[RecordError]]:
+# What every manifest line needs from the CSV or the form (item_id comes from the image's
+# name, base_prompt_id from the prompt, mode from the form).
+NEEDED_COLUMNS = ("generator", "prompt", "domain", "attribute", "attribute_value")
+
+
+def _csv_rows(
+    csv_bytes: bytes, defaults: dict[str, str]
+) -> tuple[list[tuple[dict, int]], list[RecordError], list[RecordError]]:
+    """(rows with their CSV line, the rows' problems, the missing columns' problems)."""
     reader = csv.DictReader(io.StringIO(decode_utf8(csv_bytes)))
     try:
         columns = [c.strip() for c in (reader.fieldnames or [])]
-        unknown = [c for c in columns if c not in ATTRIBUTE_COLUMNS]
         errors = [
             RecordError(1, column, f"unknown column (use {', '.join(ATTRIBUTE_COLUMNS)})")
-            for column in unknown
+            for column in columns
+            if column not in ATTRIBUTE_COLUMNS
         ]
         if "image" not in columns and "item_id" not in columns:
-            errors.append(RecordError(1, "image", "column is missing"))
+            # Nothing else can be checked: said first, with only the column problems beside it
+            # (it once came after 30 lines it caused, one per row and per image).
+            image = RecordError(1, "image", "column is missing: the CSV names each row's image")
+            raise ManifestInvalid([image, *errors])
+        missing = _missing_columns(columns, defaults)
         rows = []
         for row in reader:
             values = {
@@ -107,7 +168,19 @@ def _csv_rows(csv_bytes: bytes) -> tuple[list[tuple[dict, int]], list[RecordErro
             rows.append((values, reader.line_num))
     except csv.Error as exc:  # a NUL byte, an unclosed quote
         raise ManifestInvalid([RecordError(reader.line_num, "(csv)", str(exc))]) from None
-    return rows, errors
+    return rows, errors, missing
+
+
+def _missing_columns(
+    columns: list[str], defaults: dict[str, str], *, csv: bool = True
+) -> list[RecordError]:
+    """One problem per needed column that neither the CSV nor the form gives, not one per row."""
+    fix = "add it to the CSV, or give one value for all" if csv else "give one value for all"
+    return [
+        RecordError(1 if csv else 0, column, f"{'column ' if csv else ''}is missing: {fix}")
+        for column in NEEDED_COLUMNS
+        if column not in columns and not defaults.get(column)
+    ]
 
 
 def _resolve_image(row: dict, images: list[str]) -> dict:
@@ -147,6 +220,8 @@ def remap_errors(errors: list[RecordError], draft: ManifestDraft) -> list[Record
     """The manifest's problems, numbered by the CSV line each came from."""
     remapped = []
     for error in errors:
+        if error.field in draft.missing_columns and error.message == "is required":
+            continue  # said once, as a missing column
         if not 1 <= error.line <= len(draft.lines):
             remapped.append(error)
             continue

@@ -19,7 +19,6 @@ import json
 import re
 import secrets
 import shutil
-import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -31,7 +30,7 @@ from annotations import services
 from annotations.imports import importers
 from annotations.imports.attributes import manifest_draft, remap_errors
 from annotations.imports.manifest import ItemRecord, ManifestInvalid, RecordError, parse_manifest
-from annotations.imports.uploads import UploadInvalid, unpack_upload
+from annotations.imports.uploads import UploadInvalid, unpack_upload, uploads_prune
 from annotations.models import Study
 
 STAGING_PREFIX = "new-study-"
@@ -69,7 +68,7 @@ def study_upload_stage(
     ``images`` and ``archive`` are uploaded files (``name`` and ``chunks()``). Raises
     ManifestInvalid listing every problem; on any failure the staging folder is removed.
     """
-    _staging_prune(root)
+    uploads_prune(root)  # checks a day old that nobody created (docs/deployment.md)
     token = secrets.token_hex(16)
     folder = root / f"{STAGING_PREFIX}{token}"
     folder.mkdir(parents=True)
@@ -81,28 +80,13 @@ def study_upload_stage(
     return StagedStudy(token=token, records=records)
 
 
-STAGING_KEPT_SECONDS = 24 * 3600
-
-
-def _staging_prune(root: Path) -> None:
-    """Uploads checked but never created (a closed tab, a check overtaken by the next) go after
-    a day."""
-    cutoff = time.time() - STAGING_KEPT_SECONDS
-    for folder in root.glob(f"{STAGING_PREFIX}*"):
-        try:
-            if folder.stat().st_mtime < cutoff:
-                shutil.rmtree(folder, ignore_errors=True)
-        except OSError:
-            pass
-
-
 def _stage(folder, images, archive, csv_bytes, defaults, mode) -> list[ItemRecord]:
     bundle = folder / "upload.zip"
     display = archive.name if archive is not None else "the uploaded images"
     if archive is not None:
         _copy(archive, bundle)
     else:
-        _zip_images(images, bundle)
+        _zip_images(images, bundle, max_bytes=services.image_limits().max_bytes)
     try:
         if not zipfile.is_zipfile(bundle):
             raise UploadInvalid(f"{display}: not a zip archive")
@@ -116,19 +100,26 @@ def _stage(folder, images, archive, csv_bytes, defaults, mode) -> list[ItemRecor
             draft = manifest_draft(csv_bytes=csv_bytes, members=names, defaults=defaults, mode=mode)
             with zipfile.ZipFile(bundle, "a") as opened:
                 opened.writestr(GENERATED_MANIFEST, _jsonl(draft.lines))
-        manifest = unpack_upload(bundle, folder / "files", display_name=display)
+        manifest = unpack_upload(
+            bundle,
+            folder / "files",
+            display_name=display,
+            max_member_bytes=services.image_limits().max_bytes,
+        )
     except (UploadInvalid, zipfile.BadZipFile, OSError, EOFError) as exc:
         raise ManifestInvalid([RecordError(0, "(upload)", str(exc))]) from None
     finally:
         bundle.unlink(missing_ok=True)
-    problems = list(draft.problems) if draft else []
+    columns = draft.problems[: draft.column_problems] if draft else []
+    problems = draft.problems[draft.column_problems :] if draft else []
     try:
         records = parse_manifest(manifest, services.image_limits())
     except ManifestInvalid as invalid:
         problems += remap_errors(invalid.errors, draft) if draft else invalid.errors
         records = []
-    if problems:
-        raise ManifestInvalid(sorted(problems, key=lambda e: e.line))
+    if columns or problems:
+        # The columns' problems first: the rows' are often their consequences.
+        raise ManifestInvalid([*columns, *sorted(problems, key=lambda e: e.line)])
     mismatched = [
         RecordError(r.line, "mode", f"{r.mode!r} differs from the study's mode {mode!r}")
         for r in records
@@ -145,10 +136,11 @@ def _copy(upload, target: Path) -> None:
             handle.write(chunk)
 
 
-def _zip_images(images: list, bundle: Path) -> None:
-    """The separately uploaded files as one zip, each under its file name only."""
+def _zip_images(images: list, bundle: Path, *, max_bytes: int) -> None:
+    """The separately uploaded files as one zip, each under its file name only; a file over the
+    image limit is refused before it is copied."""
     seen: set[str] = set()
-    duplicates = []
+    duplicates, too_large = [], []
     with zipfile.ZipFile(bundle, "w", compression=zipfile.ZIP_STORED) as opened:
         for upload in images:
             name = PurePosixPath(str(upload.name).replace("\\", "/")).name or "unnamed"
@@ -156,13 +148,19 @@ def _zip_images(images: list, bundle: Path) -> None:
                 duplicates.append(name)
                 continue
             seen.add(name)
+            if (upload.size or 0) > max_bytes:
+                too_large.append(name)
+                continue
             with opened.open(name, "w") as member:
                 for chunk in upload.chunks():
                     member.write(chunk)
-    if duplicates:
-        raise ManifestInvalid(
-            [RecordError(0, "(upload)", f"two files are named {name}") for name in duplicates]
-        )
+    problems = [RecordError(0, "(upload)", f"two files are named {name}") for name in duplicates]
+    problems += [
+        RecordError(0, "(upload)", f"{name} is larger than {max_bytes / 1024**2:g} MiB, the limit")
+        for name in too_large
+    ]
+    if problems:
+        raise ManifestInvalid(problems)
 
 
 def _jsonl(lines: list[dict]) -> str:

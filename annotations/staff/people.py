@@ -15,10 +15,11 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 
 from annotations import services
+from annotations.common import form_keys
 from annotations.models import Annotator
 
 MAX_ACCOUNTS_PER_REQUEST = 200
@@ -47,27 +48,84 @@ def usernames_parse(text: str) -> list[str]:
 
 
 def annotator_accounts_create(
-    *, usernames: list[str], group: str = "", expertise: str = "", created_by=None
+    *,
+    usernames: list[str],
+    group: str = "",
+    expertise: str = "",
+    created_by=None,
+    form_key: str = "",
 ) -> list[Credentials]:
     """Make an annotator account for each name, each with a fresh password, or none at all.
 
-    ValidationError lists every problem at once (a bad or repeated name, a name already taken).
+    ValidationError lists every problem at once (a bad or repeated name, a name already taken,
+    a group too long). ``form_key`` (the People form's one-time key) makes a resubmit of the same
+    form make no second set of accounts: it gives the accounts the first submit made new
+    passwords instead (the person who submitted twice never saw the first answer's), as long as
+    nobody has logged in with them yet.
     """
-    problems = _username_problems(usernames)
-    if problems:
-        raise ValidationError(problems)
-    made = []
     with transaction.atomic():
-        for username in usernames:
-            password = new_password()
-            services.annotator_create(
-                username=username,
-                group=group.strip(),
-                expertise=expertise.strip(),
-                password=password,
+        try:
+            submission, first = form_keys.form_key_claim(
+                key=form_key, purpose="annotator_accounts", user=created_by
             )
-            made.append(Credentials(username, password))
+        except form_keys.FormKeyMismatch as mismatch:
+            raise ValidationError(str(mismatch)) from None
+        if not first:
+            return _accounts_reissue(submission.result.get("usernames", []))
+        problems = _username_problems(usernames)
+        problems += _length_problems(group=group.strip(), expertise=expertise.strip())
+        if problems:
+            raise ValidationError(problems)
+        made = []
+        try:
+            with transaction.atomic():
+                for username in usernames:
+                    password = new_password()
+                    services.annotator_create(
+                        username=username,
+                        group=group.strip(),
+                        expertise=expertise.strip(),
+                        password=password,
+                    )
+                    made.append(Credentials(username, password))
+        except IntegrityError:  # another form took one of the names meanwhile
+            raise ValidationError(
+                "one of these names was taken a moment ago by another request; check the list"
+            ) from None
+        form_keys.form_key_done(submission, {"usernames": usernames})
     return made
+
+
+def _accounts_reissue(usernames: list[str]) -> list[Credentials]:
+    """New passwords for the accounts an earlier submit of the same form made, if still unused."""
+    users = (
+        get_user_model()
+        .objects.select_for_update(of=("self",))
+        .filter(username__in=usernames, last_login__isnull=True, annotator__isnull=False)
+    )
+    made = []
+    for user in sorted(users, key=lambda u: usernames.index(u.get_username())):
+        password = new_password()
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        made.append(Credentials(user.get_username(), password))
+    if not made:
+        raise ValidationError(
+            "this form already created its accounts, and they have been used since: reset an "
+            "account's access below for a new password"
+        )
+    return made
+
+
+def _length_problems(**values: str) -> list[str]:
+    """Each value against its Annotator column: SQLite would store a 130-character group that
+    PostgreSQL refuses, so the app checks, on every path (page and command)."""
+    problems = []
+    for name, value in values.items():
+        limit = Annotator._meta.get_field(name).max_length
+        if len(value) > limit:
+            problems.append(f"{name}: {len(value)} characters, over the limit of {limit}")
+    return problems
 
 
 def _username_problems(usernames: list[str]) -> list[str]:

@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from annotations.common import form_keys
 from annotations.common.permissions import staff_required
 from annotations.common.study_address import study_addresses_split
 from annotations.models import Annotator, Study
@@ -37,6 +38,13 @@ class AnnotatorAccountsForm(forms.Form):
         max_length=100, required=False, help_text="e.g. Nigerian: expertise-matched batches use it."
     )
     expertise = forms.CharField(max_length=200, required=False)
+    # A one-time key per rendered form: a resubmit makes no second set of accounts.
+    request_key = form_keys.form_key_field()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            self.initial["request_key"] = form_keys.new_form_key()
 
 
 class PauseForm(forms.Form):
@@ -100,6 +108,7 @@ def people_create(request):
                 group=data["group"],
                 expertise=data["expertise"],
                 created_by=request.user,
+                form_key=data["request_key"],
             )
         except ValidationError as invalid:
             for message in invalid.messages:

@@ -84,10 +84,20 @@ class BiographyRecord:
     flags: tuple[LeakageFlag, ...] = field(default=())
 
 
+# The longest occupation and id a biography keeps: its columns' max_length (a test compares
+# them), checked here so that SQLite does not store what PostgreSQL refuses.
+MAX_TEXT = 100
+
+
 class BiographyFileError(ValueError):
+    path: str | None = None  # the file it is about, where several are read
+
     def __init__(self, errors: list[str]):
         self.errors = errors
-        super().__init__("biography file rejected:\n  " + "\n  ".join(errors[:50]))
+        if len(errors) == 1:
+            super().__init__(f"biography file rejected: {errors[0]}")
+        else:
+            super().__init__("biography file rejected:\n  " + "\n  ".join(errors[:50]))
 
 
 def leakage_flags(text: str, *, extra_names: Iterable[str] = ()) -> list[LeakageFlag]:
@@ -123,7 +133,7 @@ def read_biographies(
     errors: list[str] = []
     records: list[BiographyRecord] = []
     seen: set[tuple[str, str]] = set()
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    lines = _text_lines(Path(path).read_bytes())
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -143,6 +153,14 @@ def read_biographies(
         if not job:
             errors.append(f"line {number}: needs an 'occupation' (or pass one for the file)")
             continue
+        long = [(f, v) for f, v in (("occupation", str(job)), ("id", key)) if len(v) > MAX_TEXT]
+        if long:
+            field_name, value = long[0]
+            errors.append(
+                f"line {number}: {field_name!r} is {len(value)} characters, over the limit of "
+                f"{MAX_TEXT}"
+            )
+            continue
         if (job, key) in seen:
             errors.append(f"line {number}: duplicate id {key!r} for {job}")
             continue
@@ -152,3 +170,20 @@ def read_biographies(
     if errors:
         raise BiographyFileError(errors)
     return records
+
+
+def _text_lines(data: bytes) -> list[str]:
+    """The file's lines; a binary or empty file is one error naming what it is, not a JSON
+    error per line or zero biographies imported in silence."""
+    expected = "a JSONL file of biographies is expected, one JSON object per line"
+    if b"\x00" in data:
+        raise BiographyFileError([f"a binary file, not text: {expected}"])
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise BiographyFileError(
+            [f"not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start}): {expected}"]
+        ) from None
+    if not text.strip():
+        raise BiographyFileError([f"the file is empty: {expected}"])
+    return text.splitlines()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from generation.models import FaceSet, FaceTemplate
 from scoring.judges.images import image_sha256
 from scoring.reflect import selectors
 from scoring.reflect.backends import ModelChoice, build_backend, suggested_chunk_size
-from scoring.reflect.biographies import read_biographies
+from scoring.reflect.biographies import BiographyFileError, read_biographies
 from scoring.reflect.execution import AnswerResult, execute_requests, run_decoding
 from scoring.reflect.layout import FaceImageRecord, read_face_set
 from scoring.reflect.manifest import read_manifest
@@ -154,20 +154,46 @@ def biographies_import(
     extra_names: Iterable[str] = (),
 ) -> dict[str, int]:
     """Import a JSONL file of biographies; flagged ones are stored but not accepted."""
-    records = read_biographies(path, occupation=occupation, extra_names=extra_names)
-    created = flagged = 0
+    [counts] = biographies_import_files(
+        face_set=face_set, paths=[path], occupation=occupation, extra_names=extra_names
+    ).values()
+    return counts
+
+
+def biographies_import_files(
+    *,
+    face_set: FaceSet,
+    paths: Sequence[str | Path],
+    occupation: str | None = None,
+    extra_names: Iterable[str] = (),
+) -> dict[str, dict[str, int]]:
+    """Import several JSONL files, all or none: every file is read and checked before the first
+    biography is written (a bad second file once left the first imported). Counts per path;
+    BiographyFileError names the file it is about (``path``)."""
+    extra_names = list(extra_names)
+    read = {}
+    for path in paths:
+        try:
+            read[str(path)] = read_biographies(path, occupation=occupation, extra_names=extra_names)
+        except BiographyFileError as error:
+            error.path = str(path)
+            raise
+    counts = {}
     with transaction.atomic():
-        for record in records:
-            flags = [flag.as_dict() for flag in record.flags]
-            _, was_created = Biography.objects.update_or_create(
-                face_set=face_set,
-                occupation=record.occupation,
-                key=record.key,
-                defaults={"text": record.text, "leakage_flags": flags, "accepted": not flags},
-            )
-            created += was_created
-            flagged += bool(flags)
-    return {"read": len(records), "created": created, "flagged": flagged}
+        for path, records in read.items():
+            created = flagged = 0
+            for record in records:
+                flags = [flag.as_dict() for flag in record.flags]
+                _, was_created = Biography.objects.update_or_create(
+                    face_set=face_set,
+                    occupation=record.occupation,
+                    key=record.key,
+                    defaults={"text": record.text, "leakage_flags": flags, "accepted": not flags},
+                )
+                created += was_created
+                flagged += bool(flags)
+            counts[path] = {"read": len(records), "created": created, "flagged": flagged}
+    return counts
 
 
 def run_get_or_create(

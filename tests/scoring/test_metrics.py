@@ -227,7 +227,7 @@ def test_resamples_flag_and_its_earlier_spelling_reach_the_export(labelled_study
 
 def test_negative_resamples_is_one_clear_error_and_writes_nothing(labelled_study, tmp_path):
     out = tmp_path / "metrics.json"
-    with pytest.raises(CommandError, match="--resamples must be 0 or more"):
+    with pytest.raises(CommandError, match="--resamples/--bootstrap: -1 is out of range: use 0 to"):
         call_command(
             "export_metrics", "--study", labelled_study.slug, "--out", str(out), "--resamples", "-1"
         )

@@ -141,7 +141,7 @@ def test_an_unknown_study_and_replications_out_of_range_are_one_line(own_study):
         status, _, stderr = _run("--study", "my-study", "--replications", replications)
         assert status == 2 and "Traceback" not in stderr
         assert "argument --replications" in stderr.strip().splitlines()[-1]
-    with pytest.raises(CommandError, match="out of range: use 50 to 5000"):
+    with pytest.raises(CommandError, match="out of range: use 50 to 5,000"):
         call_command("validate_design", "--study", "my-study", "--replications", "10")
     assert not BackgroundJob.objects.filter(kind=selectors.DESIGN_VALIDATION_JOB_KIND).exists()
 

@@ -1,10 +1,8 @@
-import argparse
-
 from django.core.management.base import CommandError
 
 from annotations import selectors, services
 from annotations.batches.request import NUMBER_OPTIONS, NumberOption
-from annotations.management.helpers import BaseCommand, study_or_error
+from annotations.management.helpers import BaseCommand, Bounded, study_or_error
 from annotations.models import Annotator, Batch
 from annotations.policies import PolicyError
 from annotations.staff import batch_subset
@@ -14,22 +12,13 @@ from annotations.staff import batch_subset
 POOL, INSTALLATION = "all", "installation"
 
 
-def _bounded(option: NumberOption):
-    """argparse's type for a batch option: its kind and bounds (the request check's, so the
-    form, the command and the job agree), refused in one line naming the flag."""
-
-    def parse(text: str):
-        try:
-            value = option.kind(text)
-        except ValueError:
-            kind = "number" if option.kind is float else "whole number"
-            raise argparse.ArgumentTypeError(f"a {kind} (got {text!r})") from None
-        problem = option.problem(value)
-        if problem:
-            raise argparse.ArgumentTypeError(problem)
-        return value
-
-    return parse
+def _bounded(option: NumberOption) -> Bounded:
+    """argparse's type for a batch option: its kind and the request check's bounds (so the form,
+    the command and the job agree), refused in one line naming the flag."""
+    if option.minimum is None or option.maximum is None:
+        # The pass mark: its (0, 1] is the qualification rule's (qualification.rules).
+        return Bounded(option.kind, 0, 1, low_open=True)
+    return Bounded(option.kind, option.minimum, option.maximum)
 
 
 class Command(BaseCommand):
@@ -82,7 +71,7 @@ class Command(BaseCommand):
         )
         # Every number option, with its bounds, from its one definition (BatchRequest).
         for option in NUMBER_OPTIONS:
-            bounds = f" [{option.minimum} to {option.maximum}]" if option.maximum else ""
+            bounds = f" [{_bounded(option).range}]"
             parser.add_argument(
                 option.flag,
                 dest=option.name,

@@ -1,8 +1,20 @@
 from django.conf import settings
 from django.core.management.base import CommandError
 
-from annotations.management.helpers import BaseCommand, study_or_error
-from annotations.recruitment.invites import invite_links_create
+from annotations.management.helpers import (
+    BaseCommand,
+    bounded_float,
+    bounded_int,
+    http_base_url,
+    study_or_error,
+    text_within,
+)
+from annotations.recruitment.invites import (
+    MAX_INVITE_DAYS,
+    MAX_INVITES_PER_REQUEST,
+    invite_links_create,
+)
+from annotations.recruitment.models import InviteLink
 from annotations.recruitment.rules import DEFAULT_INVITE_DAYS, RecruitmentError
 
 
@@ -16,8 +28,18 @@ class Command(BaseCommand):
         parser.add_argument("--study", required=True)
         parser.add_argument("--batch", required=True, help="the batch's name or id")
         parser.add_argument("--group", default="", help="e.g. Nigerian")
-        parser.add_argument("--count", type=int, default=1)
-        parser.add_argument("--days", type=float, default=DEFAULT_INVITE_DAYS)
+        parser.add_argument(
+            "--count",
+            type=bounded_int(1, MAX_INVITES_PER_REQUEST),
+            default=1,
+            help=f"links to make, 1 to {MAX_INVITES_PER_REQUEST}",
+        )
+        parser.add_argument(
+            "--days",
+            type=bounded_float(0, MAX_INVITE_DAYS, low_open=True),
+            default=DEFAULT_INVITE_DAYS,
+            help=f"the links expire after this many days (at most {MAX_INVITE_DAYS})",
+        )
         parser.add_argument("--note", default="", help="e.g. who the link is for")
         parser.add_argument(
             "--language",
@@ -28,10 +50,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--base-url",
             required=True,
+            type=http_base_url,
             help="where the app is served, e.g. https://acrb.example.org",
         )
 
     def handle(self, *args, study, batch, group, count, days, note, language, base_url, **options):
+        text_within(group.strip(), InviteLink, "group", "--group")
+        text_within(note.strip(), InviteLink, "note", "--note")
         target = study_or_error(study)
         batches = target.batches.all()
         chosen = batches.filter(pk=int(batch)).first() if batch.isdigit() else None

@@ -1,5 +1,4 @@
 import tempfile
-import zipfile
 from pathlib import Path
 
 from django.core.management.base import CommandError
@@ -11,7 +10,13 @@ from annotations.common.study_address import study_address_problem
 from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
 from annotations.imports.uploads import UploadInvalid, unpack_upload
-from annotations.management.helpers import BaseCommand, file_error, study_or_error
+from annotations.management.helpers import (
+    OVERLAP_K,
+    BaseCommand,
+    file_error,
+    study_or_error,
+    text_within,
+)
 from annotations.models import Study
 
 
@@ -31,12 +36,18 @@ class Command(BaseCommand):
         )
         parser.add_argument("--name", help="study name when creating")
         parser.add_argument("--mode", choices=[m for m, _ in Study.Mode.choices], default="t2i")
-        parser.add_argument("--overlap-k", type=int, default=2)
+        parser.add_argument(
+            "--overlap-k",
+            type=OVERLAP_K,
+            default=2,
+            help=f"annotators per item of a created study ({OVERLAP_K.range})",
+        )
 
     def handle(self, *args, manifest, study, create, name, mode, overlap_k, **options):
         manifest = Path(manifest)
         if create and (problem := study_address_problem(study)):
             raise CommandError(f"--study: {problem}; nothing imported")
+        text_within(name or study, Study, "name", "--name")
         if not manifest.is_file():
             raise file_error(str(manifest), "no such file")
         # One transaction: a study made by --create is rolled back with a failed import, so
@@ -61,8 +72,13 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"imported {count} items into {target.slug}"))
 
     def _import(self, study: Study, manifest: Path, workdir: Path, verbosity: int) -> int:
-        if zipfile.is_zipfile(manifest):  # the same bundle the web upload takes
-            manifest = unpack_upload(manifest, workdir, display_name=str(manifest))
+        # The same bundle the web upload takes; a CSV or any other file is one line saying so.
+        manifest = unpack_upload(
+            manifest,
+            workdir,
+            display_name=str(manifest),
+            max_member_bytes=services.image_limits().max_bytes,
+        )
         bars = []  # started at the first item written: a file refused while parsing shows none
 
         def progress(done, total):

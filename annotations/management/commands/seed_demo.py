@@ -13,7 +13,7 @@ from annotations import services
 from annotations.adjudication import disputes as adjudication
 from annotations.imports import importers
 from annotations.management import demo
-from annotations.management.helpers import BaseCommand
+from annotations.management.helpers import SEED, BaseCommand, http_base_url
 from annotations.models import Annotator, Assignment, Batch, Item, Study
 from annotations.recruitment import consent, enrolment, invites, panels
 
@@ -35,13 +35,14 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--seed", type=int, default=7)
+        parser.add_argument("--seed", type=SEED, default=7)
         parser.add_argument(
             "--reset", action="store_true", help="delete the demo study and build it again"
         )
         parser.add_argument(
             "--base-url",
             default="http://127.0.0.1:8000",
+            type=http_base_url,
             help="where the demo is served, for the printed invite and panel links",
         )
 

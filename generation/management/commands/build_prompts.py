@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotations.management.helpers import BaseCommand, output_file_or_error
+from annotations.management.helpers import SAMPLE_SIZE, SEED, BaseCommand, output_file_or_error
 from generation.management.arguments import add_harmful_control_arguments
 from generation.prompts import (
     BasePromptError,
@@ -38,8 +38,8 @@ class Command(BaseCommand):
         )
         parser.add_argument("--out", required=True, help="where to write prompts.jsonl")
         parser.add_argument("--missing-slot", choices=("skip", "append"), default="skip")
-        parser.add_argument("--sample-size", type=int, help="draw this many base prompts")
-        parser.add_argument("--sample-seed", type=int, default=0)
+        parser.add_argument("--sample-size", type=SAMPLE_SIZE, help="draw this many base prompts")
+        parser.add_argument("--sample-seed", type=SEED, default=0)
         parser.add_argument(
             "--rephrase",
             metavar="NAME",

@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from annotations.management.helpers import BaseCommand
+from annotations.management.helpers import SEED, BaseCommand, bounded_float
 from generation import selectors
 from generation.faces import services as face_services
 
@@ -32,9 +32,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--template-file", type=Path, help="instruction text with {TARGET_GROUP}"
         )
-        parser.add_argument("--max-outside-diff", type=float)
-        parser.add_argument("--min-ratio", type=float)
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--max-outside-diff", type=bounded_float(0, 1))
+        parser.add_argument("--min-ratio", type=bounded_float(0, 1_000))
+        parser.add_argument("--seed", type=SEED, default=0)
 
     def handle(self, *args, sources, generator, out, slug, name, template_file, seed, **options):
         if not sources.is_dir():

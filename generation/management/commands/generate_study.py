@@ -5,7 +5,7 @@ import time
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from annotations.management.helpers import BaseCommand, study_or_error
+from annotations.management.helpers import TIMEOUT, BaseCommand, bounded_int, study_or_error
 from generation import selectors, services, tasks
 
 
@@ -28,10 +28,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seeds", default="0", help="seeds for --generator, e.g. 0,1")
         parser.add_argument(
-            "--chunk-size", type=int, help="requests per task (default: per generator)"
+            "--chunk-size",
+            type=bounded_int(1, 100_000),
+            help="requests per task (default: per generator)",
         )
         parser.add_argument(
-            "--timeout", type=float, default=24 * 3600, help="seconds to wait for the workers"
+            "--timeout", type=TIMEOUT, default=24 * 3600, help="seconds to wait for the workers"
         )
 
     def handle(self, *args, study, inline, chunk_size, timeout, **options):

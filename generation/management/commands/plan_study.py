@@ -5,7 +5,7 @@ from django.db import transaction
 
 from annotations import services as annotation_services
 from annotations.common.study_address import study_address_problem
-from annotations.management.helpers import BaseCommand
+from annotations.management.helpers import SAMPLE_SIZE, SEED, BaseCommand, text_within
 from annotations.models import Study
 from generation import selectors, services
 from generation.management.arguments import add_harmful_control_arguments
@@ -25,8 +25,12 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="", help="name of a created study")
         parser.add_argument("--taxonomy", help="taxonomy JSON (default: the shipped one)")
         parser.add_argument("--base", help="base prompts file (default: the shipped 108)")
-        parser.add_argument("--sample-size", type=int)
-        parser.add_argument("--sample-seed", type=int, default=0)
+        parser.add_argument(
+            "--sample-size",
+            type=SAMPLE_SIZE,
+            help=f"draw this many base prompts ({SAMPLE_SIZE.range}; default: all)",
+        )
+        parser.add_argument("--sample-seed", type=SEED, default=0)
         parser.add_argument("--attributes", nargs="*", default=None, help="only these attributes")
         parser.add_argument("--missing-slot", choices=("skip", "append"), default="skip")
         parser.add_argument(
@@ -46,6 +50,7 @@ class Command(BaseCommand):
         add_harmful_control_arguments(parser)
 
     def handle(self, *args, study, create, name, **options):
+        text_within(name or study, Study, "name", "--name")
         record = Study.objects.filter(slug=study).first()
         if record is None and not create:
             raise CommandError(f"unknown study {study!r} (add --create to make it)")

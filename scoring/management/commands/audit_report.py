@@ -4,7 +4,13 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotations.management.helpers import BaseCommand, study_or_error
+from annotations.management.helpers import (
+    RESAMPLES,
+    SEED,
+    BaseCommand,
+    bounded_int,
+    study_or_error,
+)
 from scoring.reflect.management.commands._common import face_set_or_error
 from scoring.report import bundle, pdf
 from scoring.report.dataset import DEFAULTS
@@ -40,21 +46,21 @@ class Command(BaseCommand):
             "--resamples",
             "--bootstrap",  # the earlier spelling, still accepted
             dest="n_resamples",
-            type=int,
+            type=RESAMPLES,
             default=DEFAULTS["n_resamples"],
-            help="cluster-bootstrap resamples",
+            help=f"cluster-bootstrap resamples, {RESAMPLES.range}",
         )
         parser.add_argument(
             "--permutations",
-            type=int,
+            type=RESAMPLES,
             default=DEFAULTS["n_permutations"],
-            help="permutations per Δ test",
+            help=f"permutations per Δ test, {RESAMPLES.range}",
         )
         add_format_argument(parser)
-        parser.add_argument("--seed", type=int, default=DEFAULTS["seed"])
+        parser.add_argument("--seed", type=SEED, default=DEFAULTS["seed"])
         parser.add_argument(
             "--min-n",
-            type=int,
+            type=bounded_int(1, 1_000_000),
             default=DEFAULTS["min_n"],
             help="rates below this n are listed as limitations",
         )

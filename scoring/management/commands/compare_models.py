@@ -3,7 +3,13 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotations.management.helpers import BaseCommand, output_file_or_error, study_or_error
+from annotations.management.helpers import (
+    RESAMPLES,
+    SEED,
+    BaseCommand,
+    output_file_or_error,
+    study_or_error,
+)
 from scoring.comparison.selectors import ComparisonError, comparison_document, comparison_inputs
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 
@@ -29,15 +35,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--resamples",
             dest="n_resamples",
-            type=int,
+            type=RESAMPLES,
             default=DEFAULT_N_RESAMPLES,
-            help=f"cluster-bootstrap resamples (default {DEFAULT_N_RESAMPLES})",
+            help=f"cluster-bootstrap resamples, {RESAMPLES.range} (default {DEFAULT_N_RESAMPLES})",
         )
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--seed", type=SEED, default=0)
 
     def handle(self, *args, studies, out, baseline, candidate, sources, n_resamples, seed, **_):
-        if n_resamples < 0:
-            raise CommandError(f"--resamples must be 0 or more, got {n_resamples}")
         out = output_file_or_error(out)
         targets = [study_or_error(slug) for slug in studies]
         try:

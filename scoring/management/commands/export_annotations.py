@@ -4,7 +4,7 @@ from django.core.management.base import CommandError
 
 from annotations.exports import datasets as export_datasets
 from annotations.exports import writers as export_writers
-from annotations.management.helpers import BaseCommand, output_file_or_error, study_or_error
+from annotations.management.helpers import SEED, BaseCommand, output_file_or_error, study_or_error
 from scoring.metrics.document import aggregated_label_export
 from scoring.stats.label_models import METHODS
 
@@ -28,7 +28,7 @@ class Command(BaseCommand):
             help="one row per item: item_id, hard_refusal, cue, posterior (docs/metrics.md)",
         )
         which.add_argument("--judgments", action="store_true", help="the automated judgments")
-        parser.add_argument("--seed", type=int, default=0, help="seed of the MACE initialisation")
+        parser.add_argument("--seed", type=SEED, default=0, help="seed of the MACE initialisation")
 
     def handle(self, *args, study, format, out, aggregate, judgments, seed, **options):
         study = study_or_error(study)

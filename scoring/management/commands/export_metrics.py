@@ -3,7 +3,13 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from annotations.exports.writers import render_metrics
-from annotations.management.helpers import BaseCommand, output_file_or_error, study_or_error
+from annotations.management.helpers import (
+    RESAMPLES,
+    SEED,
+    BaseCommand,
+    output_file_or_error,
+    study_or_error,
+)
 from scoring.metrics.document import DEFAULT_LABEL_MODELS, metrics_document
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
 from scoring.stats.label_models import METHODS
@@ -32,11 +38,12 @@ class Command(BaseCommand):
             "--resamples",
             "--bootstrap",  # the earlier spelling, still accepted
             dest="n_resamples",
-            type=int,
+            type=RESAMPLES,
             default=DEFAULT_N_RESAMPLES,
-            help=f"cluster-bootstrap resamples for Δ and ratio CIs (default {DEFAULT_N_RESAMPLES})",
+            help=f"cluster-bootstrap resamples for Δ and ratio CIs, {RESAMPLES.range} "
+            f"(default {DEFAULT_N_RESAMPLES})",
         )
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--seed", type=SEED, default=0)
         parser.add_argument(
             "--label-models",
             default=",".join(DEFAULT_LABEL_MODELS),
@@ -52,8 +59,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, study, out, n_resamples, seed, label_models, labels, **options):
-        if n_resamples < 0:
-            raise CommandError(f"--resamples must be 0 or more, got {n_resamples}")
         out = output_file_or_error(out)  # before the computing, not after
         target = study_or_error(study)
         models = _label_models(label_models)

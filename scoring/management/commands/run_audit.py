@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from annotations.management.helpers import BaseCommand
+from annotations.management.helpers import BaseCommand, bounded_int
 from generation import selectors as generation_selectors
 from generation import services as generation_services
 from generation.backends.registry import ConfigProblems
@@ -34,7 +34,9 @@ class Command(BaseCommand):
             help=f"{QUICK_PROMPTS} base prompts and the first generator only",
         )
         parser.add_argument("--device", choices=["cpu", "cuda"], help="override the judges' device")
-        parser.add_argument("--top", type=int, default=10, help="disparities printed")
+        parser.add_argument(
+            "--top", type=bounded_int(1, 10_000), default=10, help="disparities printed"
+        )
 
     def handle(self, *args, config, quick, device, top, **options):
         try:

@@ -5,7 +5,7 @@ import time
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from annotations.management.helpers import BaseCommand, study_or_error
+from annotations.management.helpers import TIMEOUT, BaseCommand, bounded_int, study_or_error
 from annotations.models import BackgroundJob
 from scoring import services, tasks
 from scoring.selectors import JudgeNotConfigured
@@ -29,12 +29,15 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--batch-size",
-            type=int,
+            type=bounded_int(1, 100_000),
             default=services.DEFAULT_BATCH_SIZE,
             help="items per Celery task",
         )
         parser.add_argument(
-            "--timeout", type=float, default=None, help="seconds to wait for the job"
+            "--timeout",
+            type=TIMEOUT,
+            default=None,
+            help=f"seconds to wait for the job ({TIMEOUT.range})",
         )
 
     def handle(self, *args, study, judge, device, inline, batch_size, timeout, **options):

@@ -10,7 +10,7 @@ from django.db import transaction
 from tqdm import tqdm
 
 from annotations import services as annotation_services
-from annotations.management.helpers import BaseCommand
+from annotations.management.helpers import SEED, BaseCommand, bounded_float, bounded_int
 from annotations.models import Annotator, Batch, Study
 from generation import services
 from generation.prompts.controls import DEFAULT_HARMFUL_SHARE
@@ -26,15 +26,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--slug", default=DEMO_SLUG)
-        parser.add_argument("--prompts", type=int, default=3, help="base prompts drawn")
+        parser.add_argument(
+            "--prompts", type=bounded_int(1, 1_000), default=3, help="base prompts drawn"
+        )
         parser.add_argument("--attributes", nargs="*", default=["culture"])
         parser.add_argument(
             "--folder", type=Path, help="pipeline folder (default: VAR_DIR/tiny_t2i)"
         )
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--seed", type=SEED, default=0)
         parser.add_argument(
             "--harmful-share",
-            type=float,
+            type=bounded_float(0, 1),
             default=DEFAULT_HARMFUL_SHARE,
             help="harmful controls per domain's base prompts (docs/generation.md); 0: none",
         )

@@ -2,14 +2,20 @@
 at the study's own design (docs/metrics.md, "Validate your own design"): queued on the "default"
 Celery queue, or --inline; the result is kept on the job and shown on the study page."""
 
-import argparse
 import json
 import time
 
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from annotations.management.helpers import BaseCommand, output_file_or_error, study_or_error
+from annotations.management.helpers import (
+    SEED,
+    TIMEOUT,
+    BaseCommand,
+    bounded_int,
+    output_file_or_error,
+    study_or_error,
+)
 from annotations.models import BackgroundJob
 from scoring.design_validity import services, tasks
 from scoring.stats.validity.core import QUICK_REPLICATIONS
@@ -20,16 +26,8 @@ MIN_REPLICATIONS, MAX_REPLICATIONS = 50, 5000
 FINISHED = (BackgroundJob.Status.SUCCEEDED, BackgroundJob.Status.FAILED)
 
 
-def replications_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not MIN_REPLICATIONS <= value <= MAX_REPLICATIONS:
-        raise argparse.ArgumentTypeError(
-            f"{value} is out of range: use {MIN_REPLICATIONS} to {MAX_REPLICATIONS}"
-        )
-    return value
+# Simulated studies per scenario: fewer cannot tell calibrated from not; more take hours.
+REPLICATIONS = bounded_int(MIN_REPLICATIONS, MAX_REPLICATIONS)
 
 
 class Command(BaseCommand):
@@ -43,16 +41,19 @@ class Command(BaseCommand):
         parser.add_argument("--study", required=True, help="study slug")
         parser.add_argument(
             "--replications",
-            type=replications_count,
+            type=REPLICATIONS,
             default=QUICK_REPLICATIONS,
             help=f"simulated studies per scenario, {MIN_REPLICATIONS} to {MAX_REPLICATIONS} "
             f"(default {QUICK_REPLICATIONS}, the quick mode: about a minute for the demo)",
         )
-        parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+        parser.add_argument("--seed", type=SEED, default=DEFAULT_SEED)
         parser.add_argument("--json", dest="json_path", help="also write the whole result here")
         parser.add_argument("--inline", action="store_true", help="run here (no worker)")
         parser.add_argument(
-            "--timeout", type=float, default=None, help="seconds to wait for the queued job"
+            "--timeout",
+            type=TIMEOUT,
+            default=None,
+            help=f"seconds to wait for the queued job ({TIMEOUT.range})",
         )
 
     def handle(self, *args, study, replications, seed, json_path, inline, timeout, **options):

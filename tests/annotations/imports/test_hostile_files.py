@@ -102,7 +102,7 @@ def test_text_with_an_image_name_is_refused(study, tmp_path):
     path.parent.mkdir(parents=True)
     path.write_bytes(b"<script>alert(1)</script>")
     manifest = write_manifest(tmp_path / "bundle", [manifest_line("a", image="x.png")])
-    with pytest.raises(ManifestInvalid, match="not a readable image"):
+    with pytest.raises(ManifestInvalid, match="not an image we can read"):
         importers.items_import(study=study, manifest=manifest)
 
 
@@ -180,7 +180,7 @@ def test_a_truncated_png_is_refused(study, tmp_path):
     path.parent.mkdir(parents=True)
     path.write_bytes(truncated_png())
     manifest = write_manifest(tmp_path / "bundle", [manifest_line("a", image="cut.png")])
-    with pytest.raises(ManifestInvalid, match="cut.png is not a readable image"):
+    with pytest.raises(ManifestInvalid, match="cut.png is not an image we can read"):
         importers.items_import(study=study, manifest=manifest)
 
 

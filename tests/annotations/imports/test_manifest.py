@@ -107,10 +107,14 @@ def test_corrupt_and_non_image_files_are_refused(tmp_path):
     errors = _errors(path)
     assert all(field == "image" for _, field, _ in errors)
     assert (
-        "not a readable image" in errors[0][2]
-        and "not a readable image" in errors[1][2]
+        "not an image we can read" in errors[0][2]
+        and "not an image we can read" in errors[1][2]
         and "empty" in errors[2][2]
     )
+    # The user's words, never Pillow's class names or memory addresses (issue 36 §2).
+    assert errors[1][2] == "text.png is not an image we can read (PNG, JPEG, WebP, GIF or BMP)"
+    for _, _, message in errors:
+        assert "Error" not in message and "0x" not in message and "BytesIO" not in message
 
 
 def test_oversized_and_decompression_bomb_images_are_refused(tmp_path):

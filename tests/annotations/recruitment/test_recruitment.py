@@ -516,8 +516,8 @@ def test_create_invites_command_prints_links_and_errors_in_one_line(open_batch):
     assert InviteLink.objects.filter(group="US").count() == 2
     for argv, message in [
         (["--batch", "nope"], "unknown batch 'nope'"),
-        (["--batch", str(open_batch.pk), "--count", "0"], "count must be between"),
-        (["--batch", str(open_batch.pk), "--days", "0"], "expiry must be more than 0"),
+        (["--batch", str(open_batch.pk), "--count", "0"], "--count: 0 is out of range: use 1 to"),
+        (["--batch", str(open_batch.pk), "--days", "0"], "--days: 0 is out of range: use more"),
     ]:
         with pytest.raises(CommandError, match=message):
             call_command(

@@ -244,6 +244,41 @@ def test_create_invites_command_takes_a_language(open_batch):
         call_command("create_invites", *argv, "--language", "xx")
 
 
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "javascript:alert(1)",
+        "https://acrb.example.org/a b",
+        "acrb.example.org",
+        "ftp://acrb.example.org",
+        "https://",
+        "https://acrb.example.org/?next=x",
+        "https://user:pw@acrb.example.org",
+        "https://acrb.example.org:port",
+    ],
+)
+def test_create_invites_takes_only_an_http_address(open_batch, base_url):
+    """One line naming --base-url, and no link made (issue 36 §2: `javascript:alert(1)` and a URL
+    with a space were printed as invite links)."""
+    from django.core.management import CommandError, call_command
+
+    argv = ["--study", open_batch.study.slug, "--batch", "recruits", "--base-url", base_url]
+    with pytest.raises(
+        CommandError, match=r"^Error: argument --base-url: .*(http|space|URL|login)"
+    ):
+        call_command("create_invites", *argv, stdout=StringIO())
+    assert not InviteLink.objects.exists()
+
+
+def test_create_invites_prints_links_under_the_address_given(open_batch):
+    from django.core.management import call_command
+
+    out = StringIO()
+    argv = ["--study", open_batch.study.slug, "--batch", "recruits"]
+    call_command("create_invites", *argv, "--base-url", "http://127.0.0.1:8000/", stdout=out)
+    assert out.getvalue().startswith("http://127.0.0.1:8000/join/")
+
+
 def test_the_two_forms_of_the_people_page_have_distinct_field_ids(staff_client, open_batch):
     page = staff_client.get(reverse("staff:people")).content.decode()
     ids = re.findall(r'\bid="([^"]+)"', page)

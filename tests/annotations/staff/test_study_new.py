@@ -193,7 +193,7 @@ def test_without_a_csv_problems_name_the_image(staff_client):
         attribute="neutral",
         attribute_value="neutral",
     )
-    assert "bad.png: image: bad.png is not a readable image" in response.content.decode()
+    assert "bad.png: image: bad.png is not an image we can read" in response.content.decode()
 
 
 @pytest.mark.parametrize(

@@ -159,7 +159,7 @@ def test_replace_with_a_broken_file_changes_nothing(batch, flagged, staff_user, 
     item = flagged["item-1"]
     bad = tmp_path / "bad.png"
     bad.write_bytes(b"not an image")
-    with pytest.raises(ValidationError, match="not a readable image"):
+    with pytest.raises(ValidationError, match="not an image we can read"):
         services.item_image_replace(item=item, image=bad, user=staff_user)
     item.refresh_from_db()
     assert item.image_sha256 == flagged["item-1"].image_sha256 and not ItemReview.objects.exists()

@@ -10,7 +10,10 @@ from ._common import face_set_or_error
 
 
 class Command(BaseCommand):
-    help = "Import salary-task biographies (JSONL: id, text, occupation); leakage is flagged."
+    help = (
+        "Import salary-task biographies (JSONL: id, text, occupation), every file or none; "
+        "leakage is flagged."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", help="JSONL files, e.g. one per occupation")
@@ -21,17 +24,22 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         face_set = face_set_or_error(options["name"])
         names = [n.strip() for n in options["names"].split(",") if n.strip()]
-        for path in options["files"]:
-            try:
-                counts = services.biographies_import(
-                    face_set=face_set,
-                    path=path,
-                    occupation=options["occupation"],
-                    extra_names=names,
-                )
-            except (BiographyFileError, OSError) as error:
-                raise CommandError(f"{path}: nothing was imported. {error}") from error
+        try:
+            counts = services.biographies_import_files(
+                face_set=face_set,
+                paths=options["files"],
+                occupation=options["occupation"],
+                extra_names=names,
+            )
+        except BiographyFileError as error:
+            raise CommandError(f"{error.path}: nothing was imported. {error}") from None
+        except OSError as error:
+            shown = error.filename or ""
+            raise CommandError(
+                f"{shown}: nothing was imported. {error.strerror or error}"
+            ) from None
+        for path, count in counts.items():
             self.stdout.write(
-                f"{path}: {counts['read']} read, {counts['created']} new, "
-                f"{counts['flagged']} flagged for demographic leakage (not used)"
+                f"{path}: {count['read']} read, {count['created']} new, "
+                f"{count['flagged']} flagged for demographic leakage (not used)"
             )

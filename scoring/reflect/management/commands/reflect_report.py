@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from annotations.management.helpers import BaseCommand
+from annotations.management.helpers import RESAMPLES, SEED, BaseCommand, bounded_int
 from scoring.reflect.dump import read_dump
 from scoring.reflect.page_figures import write_report_bundle
 from scoring.report import bundle, pdf
@@ -36,14 +36,14 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True, type=Path)
         parser.add_argument(
             "--resamples",
-            type=int,
+            type=RESAMPLES,
             default=DEFAULT_N_RESAMPLES,
-            help=f"bootstrap resamples (0: none; default {DEFAULT_N_RESAMPLES})",
+            help=f"bootstrap resamples, {RESAMPLES.range} (0: none; default {DEFAULT_N_RESAMPLES})",
         )
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--seed", type=SEED, default=0)
         parser.add_argument(
             "--min-n",
-            type=int,
+            type=bounded_int(1, 1_000_000),
             default=DEFAULT_SETTINGS["min_n"],
             help="blocks with fewer kept comparisons or valid answers are listed as limitations",
         )

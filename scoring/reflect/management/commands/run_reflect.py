@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from annotations.management.helpers import BaseCommand
+from annotations.management.helpers import SEED, BaseCommand, bounded_float, bounded_int
 from scoring.reflect import selectors, services
 from scoring.reflect.backends import BackendConfigError, inline_choice, model_choice
 from scoring.reflect.execution import BackendUnavailable
@@ -37,16 +37,22 @@ class Command(BaseCommand):
         )
         parser.add_argument("--api-key-env", help="environment variable holding the API key")
         parser.add_argument("--tasks", default="2afc,mcq", help="comma-separated: 2afc,mcq,salary")
-        parser.add_argument("--concurrency", type=int, help="API requests in flight at once")
         parser.add_argument(
-            "--chunk-size", type=int, help="requests per backend call / stored chunk"
+            "--concurrency", type=bounded_int(1, 1_000), help="API requests in flight at once"
         )
-        parser.add_argument("--temperature", type=float)
         parser.add_argument(
-            "--samples", type=int, help="MCQ answers per image (needs --temperature > 0)"
+            "--chunk-size",
+            type=bounded_int(1, 100_000),
+            help="requests per backend call / stored chunk",
         )
-        parser.add_argument("--max-new-tokens", type=int)
-        parser.add_argument("--seed", type=int)
+        parser.add_argument("--temperature", type=bounded_float(0, 10))
+        parser.add_argument(
+            "--samples",
+            type=bounded_int(1, 1_000),
+            help="MCQ answers per image (needs --temperature > 0)",
+        )
+        parser.add_argument("--max-new-tokens", type=bounded_int(1, 1_000_000))
+        parser.add_argument("--seed", type=SEED)
         parser.add_argument("--explain", action="store_true", help="MCQ explanation variant")
         parser.add_argument(
             "--logprobs",
