@@ -214,7 +214,9 @@ def test_every_numeric_option_refuses_bad_numbers_in_its_parser(imported_study, 
                 if shape == "zero" and name in SLOW_TO_RUN:
                     failures += _parse_failures(parser, name, argv)
                     continue
-                strict = shape != "zero" and name not in PARSER_BOUNDS_PENDING
+                # A seed may be as large as a stored one (a batch's is 64 bits): "huge" is in range.
+                in_range = shape == "huge" and getattr(action.type, "high", 0) >= 99999999999999
+                strict = shape != "zero" and not in_range and name not in PARSER_BOUNDS_PENDING
                 failures += _failures(name, app, argv, refused_as=option if strict else None)
     assert options >= 50  # every numeric option of every command is fuzzed
     assert not failures, f"{len(failures)} failures:\n" + "\n".join(failures)

@@ -24,7 +24,7 @@ def create_batch(study, *args):
 
 
 def test_k_zero_is_refused_in_one_line(imported_study, annotators):
-    with pytest.raises(CommandError, match=r"--k: overlap k must be at least 1 \(got 0\)$"):
+    with pytest.raises(CommandError, match=r"argument --k: 0 is out of range: use 1 to 50$"):
         create_batch(imported_study, "--name", "b", "--annotators", "ann0,ann1", "--k", "0")
     assert not Batch.objects.exists()
 
