@@ -20,6 +20,7 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 
+from annotations.labels import NEUTRAL
 from scoring.stats.proportions import z_value
 from scoring.stats.regression import (
     _drop_separated,
@@ -28,7 +29,6 @@ from scoring.stats.regression import (
 )
 from scoring.stats.result import finite_or_none
 
-NEUTRAL = "neutral"
 METHODS = ("cluster", "gee")
 REFERENCE = NEUTRAL
 TEST_NAME = "joint cluster-robust Wald chi-square of the intent × value terms"
