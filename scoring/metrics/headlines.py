@@ -22,9 +22,10 @@ LARGEST_DISPARITIES = 5
 SUMMARY_CAUTIONS = 2
 
 
-def human_first(rows: list[dict], *, key: str = "source") -> list[dict]:
-    """Human-labelled rows before the judges', each group in its given order."""
-    return sorted(rows, key=lambda row: row[key] != HUMAN)
+def human_first(rows: list, *, key: str | None = "source") -> list:
+    """Human-labelled rows before the judges', each group in its given order; with
+    ``key=None`` the rows are source names themselves."""
+    return sorted(rows, key=lambda row: (row if key is None else row[key]) != HUMAN)
 
 
 def stat_text(block: dict, name: str, *, digits: int = 3) -> dict:

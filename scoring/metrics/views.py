@@ -26,7 +26,7 @@ from scoring.metrics.headlines import inter_annotator_rows, validation_display_r
 from scoring.metrics.selectors import study_summary as study_summary_data
 from scoring.planning import batch_plan as plan_for
 from scoring.report import charts
-from scoring.report.display import display_ppi
+from scoring.report.ppi_tables import display_ppi
 
 
 @staff_required

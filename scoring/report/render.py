@@ -11,10 +11,10 @@ from django.template.loader import render_to_string
 
 from scoring.report import figures as report_figures
 from scoring.report import pdf
-from scoring.report.display import display_report
 from scoring.report.document_types import is_audit_report
 from scoring.report.executive_summary import executive_summary
 from scoring.report.sections import present_sections
+from scoring.report.study_tables import display_report
 
 
 def numbered_sections(report: dict) -> list[dict]:

@@ -1,4 +1,4 @@
-"""The study report's sections whose strings all come from ``display.display_report`` (the
+"""The study report's sections whose strings all come from ``study_tables.display_report`` (the
 template's ``display``), and their figures (Django-free; the registry: ``sections.py``)."""
 
 from __future__ import annotations

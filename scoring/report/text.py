@@ -5,6 +5,7 @@ exactly when it applies; the wording is fixed here, never per study by hand.
 
 from __future__ import annotations
 
+from scoring.report.display import p_value
 from scoring.report.document_types import (
     judge_error_section,
     ppi_blocks,
@@ -240,12 +241,6 @@ def _bracket(block: dict, digits: int = 3) -> str:
     return f"95% CI {_figure(low, digits)} to {_figure(high, digits)}"
 
 
-def _p(value) -> str:
-    if value is None:
-        return "—"
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
-
-
 def ppi_deltas(report: dict) -> list[dict]:
     """Every defined PPI Δ: ``{judge, outcome, attribute, block}``, largest first."""
     rows = []
@@ -324,13 +319,13 @@ def judge_error_verdict(block: dict) -> str:
         reason = block.get("reason") or block.get("differential_reason")
         return "Not tested" + (f": {reason}." if reason else ".")
     tests = [
-        f"{ERROR_RATES[rate]} p {_p(block[f'{rate}_test'].get('p_value'))}"
+        f"{ERROR_RATES[rate]} p {p_value(block[f'{rate}_test'].get('p_value'))}"
         for rate in ERROR_RATES
         if isinstance(block.get(f"{rate}_test"), dict)
         and block[f"{rate}_test"].get("p_value") is not None
     ]
     figures = "; ".join(
-        [f"p Holm {_p(block.get('p_holm'))}", *([", ".join(tests)] if tests else [])]
+        [f"p Holm {p_value(block.get('p_holm'))}", *([", ".join(tests)] if tests else [])]
     )
     lead = "Differential error detected" if differential else "No differential error detected"
     power = block.get("power")
@@ -361,7 +356,7 @@ def judge_only_cautions(report: dict) -> list[dict]:
         key = (row["judge"], row["outcome"], row["attribute"])
         found.setdefault(key, []).append(
             (
-                f"its error differs across the values (p Holm {_p(row['p_holm'])})",
+                f"its error differs across the values (p Holm {p_value(row['p_holm'])})",
                 "its error differs by value",
             )
         )
@@ -422,7 +417,7 @@ def ppi_findings(report: dict) -> list[str]:
     for row in differential_errors(report):
         out.append(
             f"Judge {row['judge']} errs differently across {row['attribute']} values on "
-            f"{row['outcome']} (p Holm {_p(row['p_holm'])}): its own rates for {row['attribute']} "
+            f"{row['outcome']} (p Holm {p_value(row['p_holm'])}): its own rates for {row['attribute']} "
             "measure the judge as much as the generator."
         )
     for row in judge_only_cautions(report):

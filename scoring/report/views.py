@@ -14,7 +14,7 @@ from annotations.exports import writers as exports
 from annotations.models import Study
 from scoring.metrics.headlines import human_first
 from scoring.report import figures as report_figures
-from scoring.report.display import DELTA_TEST, delta_families, disparity_summary
+from scoring.report.display import DELTA_TEST, delta_families
 from scoring.report.documents import (
     figure_image_cached,
     report_document_cached,
@@ -23,6 +23,7 @@ from scoring.report.documents import (
 from scoring.report.pdf import PdfRendererMissing
 from scoring.report.render import render_report_json, report_context
 from scoring.report.safety import safety_display
+from scoring.report.study_tables import disparity_summary
 
 
 def _references(request) -> dict:

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from scoring.report.dataset import audit_report
-from scoring.report.display import display_ppi
 from scoring.report.executive_summary import executive_summary
+from scoring.report.ppi_tables import display_ppi
 from scoring.report.text import judge_only_cautions, ppi_findings
 from scoring.stats.synthetic_study import synthetic_study
 from tests.support.ppi_document import JUDGE, ppi_sections
