@@ -9,7 +9,13 @@ on the summary is the one the export and the report hold.
 
 from __future__ import annotations
 
-from scoring.report.display import fleiss_scope, number, p_value, with_interval
+from scoring.report.display import (
+    confidence_label,
+    fleiss_scope,
+    number,
+    p_value,
+    with_interval,
+)
 from scoring.report.text import differential_errors, judge_only_cautions, ppi_deltas
 from scoring.stats.agreement import agreement_band
 
@@ -265,6 +271,7 @@ def ppi_headline(metrics: dict, *, limit: int = LARGEST_DISPARITIES) -> dict:
     differential = differential_errors(metrics)
     return {
         "present": bool(rows or differential or metrics.get("ppi")),
+        "level": confidence_label(metrics),
         "rows": rows,
         "differential": [{**row, "p_holm": p_value(row["p_holm"])} for row in differential],
         # A minute's read: the first few here, every one in the details and the report.

@@ -7,6 +7,7 @@ are drawn without pyplot (``scoring.report.plotting``: safe in threaded views).
 from __future__ import annotations
 
 from scoring.report import plotting
+from scoring.report.display import confidence_label
 
 MEASURES = ("refusal", "erasure", "substitution", "combined")
 # n counts labels; n_items the items behind them, n_effective what the interval rests on.
@@ -40,11 +41,12 @@ def rate_rows(metrics: dict, *, source: str, measure: str) -> list[dict]:
 
 
 def rates_bar_chart(metrics: dict, *, source: str, measure: str, fmt: str = "svg") -> bytes:
-    """A bar per attribute value (grouped by attribute) with its 95% CI as an error bar."""
+    """A bar per attribute value (grouped by attribute) with its interval as an error bar, at
+    the document's confidence level."""
     return interval_bar_chart(
         rate_rows(metrics, source=source, measure=measure),
         title=f"{measure} rate by attribute value — {source}",
-        ylabel=f"{measure} rate (95% CI)",
+        ylabel=f"{measure} rate ({confidence_label(metrics)} CI)",
         empty="no defined rates yet",
         fmt=fmt,
     )

@@ -6,7 +6,7 @@ the staff pages (templates/staff/partials/ppi_tables.html).
 
 from __future__ import annotations
 
-from scoring.report.display import DASH, number, p_value, with_interval
+from scoring.report.display import DASH, confidence_label, number, p_value, with_interval
 from scoring.report.document_types import (
     JudgeErrorTest,
     PpiOutcome,
@@ -64,6 +64,7 @@ def _ppi_outcome(
     section: PpiOutcome,
     errors: dict[str, JudgeErrorTest],
     cautions: set,
+    level: str,
 ) -> dict:
     neutral_gap, bias = ppi_blocks(section, "vs_neutral"), ppi_blocks(section, "judge_bias")
     deltas = []
@@ -124,6 +125,7 @@ def _ppi_outcome(
     ]
     return {
         "outcome": outcome,
+        "level": level,
         "deltas": deltas,
         "rates": rates,
         "errors": tests,
@@ -138,6 +140,7 @@ def display_ppi(report: dict) -> dict:
     Reads the study export / report.json keys ``ppi`` and ``judge_error``; empty when absent."""
     ppi, judge_error = ppi_section(report), judge_error_section(report)
     cautions = {(r["judge"], r["outcome"], r["attribute"]) for r in judge_only_cautions(report)}
+    level = confidence_label(report)
     judges = []
     for judge in sorted(set(ppi) | set(judge_error)):
         # The builder writes both for every judge; a hand-made document may hold one.
@@ -154,6 +157,7 @@ def display_ppi(report: dict) -> dict:
                         estimates[outcome] if outcome in estimates else {},
                         errors[outcome] if outcome in errors else {},
                         cautions,
+                        level,
                     )
                     for outcome in sorted(set(estimates) | set(errors))
                 ],

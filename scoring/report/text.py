@@ -5,7 +5,7 @@ exactly when it applies; the wording is fixed here, never per study by hand.
 
 from __future__ import annotations
 
-from scoring.report.display import p_value
+from scoring.report.display import confidence_label, interval_words, number, p_value
 from scoring.report.document_types import (
     judge_error_section,
     ppi_blocks,
@@ -206,7 +206,7 @@ def detection_measures(report: dict) -> list[str]:
     return [
         "Minimal pairs: each base prompt is expanded over every attribute value and a neutral "
         "baseline, so values are compared on the same request.",
-        f"Rates per attribute value with Wilson {settings['confidence']:.0%} intervals on the "
+        f"Rates per attribute value with Wilson {confidence_label(report)} intervals on the "
         f"effective sample size (the item, not the label, is the unit); Δ = max − min with a "
         f"cluster bootstrap over base prompts ({settings['n_resamples']} resamples, stratified "
         f"by domain).",
@@ -230,15 +230,12 @@ def detection_measures(report: dict) -> list[str]:
 PPI_HEADLINES = 3
 
 
-def _figure(value, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-def _bracket(block: dict, digits: int = 3) -> str:
-    low, high = block.get("ci_low"), block.get("ci_high")
-    if low is None or high is None:
-        return "no interval"
-    return f"95% CI {_figure(low, digits)} to {_figure(high, digits)}"
+def _bracket(block: dict, report: dict, digits: int = 3) -> str:
+    """``95% CI 0.012 to 0.340`` at the document's level, or "no interval"."""
+    words = interval_words(
+        block.get("ci_low"), block.get("ci_high"), document=report, digits=digits
+    )
+    return words or "no interval"
 
 
 def ppi_deltas(report: dict) -> list[dict]:
@@ -283,10 +280,10 @@ def _detectable(power: dict, rate: str) -> str | None:
         return None
     baseline = power.get(f"{rate}_baseline")
     counts = power.get(f"{rate}_counts") or []
-    detail = f"{_figure(baseline, 2)} to {_figure(baseline + difference, 2)}"
+    detail = f"{number(baseline, 2)} to {number(baseline + difference, 2)}"
     if len(counts) == 2:
         detail += f"; {counts[0]} and {counts[1]} items"
-    return f"an {ERROR_RATES[rate]} difference of {_figure(difference, 2)} ({detail})"
+    return f"an {ERROR_RATES[rate]} difference of {number(difference, 2)} ({detail})"
 
 
 def _power_clause(power: dict, *, detected: bool) -> str:
@@ -369,8 +366,8 @@ def judge_only_cautions(report: dict) -> list[dict]:
                         (
                             "its rate is off the PPI rate for "
                             + ", ".join(
-                                f"{value} by {_figure(entry['estimate'])} (simultaneous "
-                                f"{_bracket(entry)})"
+                                f"{value} by {number(entry['estimate'])} (simultaneous "
+                                f"{_bracket(entry, report)})"
                                 for value, entry in off
                             ),
                             "off the PPI rate for " + ", ".join(value for value, _ in off),
@@ -411,7 +408,7 @@ def ppi_findings(report: dict) -> list[str]:
         block = row["block"]
         out.append(
             f"Judge {row['judge']} corrected by the human labels (PPI): {row['outcome']} Δ for "
-            f"{row['attribute']} = {_figure(block['estimate'])} ({_bracket(block)}), highest "
+            f"{row['attribute']} = {number(block['estimate'])} ({_bracket(block, report)}), highest "
             f"{block.get('max_value') or '—'}, lowest {block.get('min_value') or '—'}."
         )
     for row in differential_errors(report):

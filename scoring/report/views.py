@@ -14,7 +14,7 @@ from annotations.exports import writers as exports
 from annotations.models import Study
 from scoring.metrics.headlines import human_first
 from scoring.report import figures as report_figures
-from scoring.report.display import DELTA_TEST, delta_families
+from scoring.report.display import DELTA_TEST, confidence_label, delta_families
 from scoring.report.documents import (
     figure_image_cached,
     report_document_cached,
@@ -111,7 +111,7 @@ def study_disparities(request, slug: str):
         "study": study,
         "summary": human_first(disparity_summary(report)),
         "alpha": report["settings"]["alpha"],
-        "confidence_percent": f"{report['settings']['confidence']:.0%}",
+        "level": confidence_label(report),
         "delta_test": DELTA_TEST,
         "family": delta_families(report["disparities"]),
     }

@@ -9,6 +9,7 @@ per source × outcome). Every figure's data is a list of rows the CSV download w
 from __future__ import annotations
 
 from scoring.report import charts, plotting, safety
+from scoring.report.display import confidence_label
 from scoring.report.document_types import fit_coefficients
 from scoring.report.figures import forest, frontier
 from scoring.report.reflect import figures as reflect_figures
@@ -110,7 +111,10 @@ def _draw(report: dict, spec: dict, fmt: str) -> bytes:
     rows, _ = figure_rows(report, spec)
     if spec["kind"] == "delta":
         return forest.delta_and_ratio(
-            [r for r in report["disparities"] if r["source"] == spec["source"]], spec["title"], fmt
+            [r for r in report["disparities"] if r["source"] == spec["source"]],
+            spec["title"],
+            fmt,
+            level=confidence_label(report),
         )
     return forest.odds(report, rows, spec, fmt)
 

@@ -6,6 +6,7 @@ undefined estimate or interval is drawn as its reason, whole, never as a number.
 from __future__ import annotations
 
 from scoring.report import plotting
+from scoring.report.display import confidence_label
 
 # Odds ratios are drawn on [1/ODDS_DISPLAY_LIMIT, ODDS_DISPLAY_LIMIT]; an interval reaching past
 # it ends in an arrow at the edge, so a Woolf interval of [0.001, 1600] from a handful of events
@@ -27,7 +28,7 @@ def forest_point(label, value, low, high, *, colour="C0", note="", reason=""):
     }
 
 
-def delta_and_ratio(rows: list[dict], title: str, fmt: str) -> bytes:
+def delta_and_ratio(rows: list[dict], title: str, fmt: str, *, level: str) -> bytes:
     """Δ (linear) and max/min ratio (log, clipped) side by side, one row per measure × attribute."""
     points: dict[str, list[dict]] = {"delta": [], "ratio": []}
     for r in rows:
@@ -48,9 +49,11 @@ def delta_and_ratio(rows: list[dict], title: str, fmt: str) -> bytes:
     fig = plotting.new_figure(figsize=(8.0, max(2.4, 0.26 * len(rows) + 1.4)))
     left, right = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [1.1, 1]})
     _forest_axis(left, deltas, null=0.0, log=False, labels=True)
-    left.set_xlabel(plotting.plain_text("Δ = max − min rate, 95% CI (red: flagged)"), fontsize=7)
+    left.set_xlabel(
+        plotting.plain_text(f"Δ = max − min rate, {level} CI (red: flagged)"), fontsize=7
+    )
     _forest_axis(right, ratios, null=1.0, log=True, labels=False, limit=ODDS_DISPLAY_LIMIT)
-    right.set_xlabel(plotting.plain_text("ratio max / min rate, 95% CI (log)"), fontsize=7)
+    right.set_xlabel(plotting.plain_text(f"ratio max / min rate, {level} CI (log)"), fontsize=7)
     fig.suptitle(plotting.plain_text(title), fontsize=9)
     fig.tight_layout()
     return plotting.figure_bytes(fig, fmt)
@@ -89,7 +92,7 @@ def odds(report: dict, rows: list[dict], spec: dict, fmt: str) -> bytes:
     _forest_axis(ax, points, null=1.0, log=True, labels=True, limit=ODDS_DISPLAY_LIMIT, notes=True)
     ax.set_xlabel(
         plotting.plain_text(
-            f"odds ratio, 95% CI (log; blue: cluster-robust, orange: GEE); right: {spec['detail']} "
+            f"odds ratio, {confidence_label(report)} CI (log; blue: cluster-robust, orange: GEE); right: {spec['detail']} "
             "events / n of the value vs the reference"
         ),
         fontsize=7,
