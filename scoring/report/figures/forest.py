@@ -5,6 +5,8 @@ undefined estimate or interval is drawn as its reason, whole, never as a number.
 
 from __future__ import annotations
 
+import textwrap
+
 from scoring.report import plotting
 from scoring.report.display import confidence_label
 
@@ -46,13 +48,15 @@ def delta_and_ratio(rows: list[dict], title: str, fmt: str, *, level: str) -> by
                 )
             )
     deltas, ratios = points["delta"], points["ratio"]
-    fig = plotting.new_figure(figsize=(8.0, max(2.4, 0.26 * len(rows) + 1.4)))
+    rows_y, height = row_positions(deltas, ratios, chars=REASON_CHARS_HALF)
+    fig = plotting.new_figure(figsize=(8.0, max(2.4, ROW_INCHES * height + 1.4)))
     left, right = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [1.1, 1]})
-    _forest_axis(left, deltas, null=0.0, log=False, labels=True)
+    axis = {"rows_y": rows_y, "height": height, "chars": REASON_CHARS_HALF}
+    _forest_axis(left, deltas, null=0.0, log=False, labels=True, **axis)
     left.set_xlabel(
         plotting.plain_text(f"Δ = max − min rate, {level} CI (red: flagged)"), fontsize=7
     )
-    _forest_axis(right, ratios, null=1.0, log=True, labels=False, limit=ODDS_DISPLAY_LIMIT)
+    _forest_axis(right, ratios, null=1.0, log=True, labels=False, limit=ODDS_DISPLAY_LIMIT, **axis)
     right.set_xlabel(plotting.plain_text(f"ratio max / min rate, {level} CI (log)"), fontsize=7)
     fig.suptitle(plotting.plain_text(title), fontsize=9)
     fig.tight_layout()
@@ -87,9 +91,21 @@ def odds(report: dict, rows: list[dict], spec: dict, fmt: str) -> bytes:
                 reason=r.get("reason") or "",
             )
         )
-    fig = plotting.new_figure(figsize=(8.0, max(2.4, 0.26 * len(points) + 1.4)))
+    rows_y, height = row_positions(points, chars=REASON_CHARS_FULL)
+    fig = plotting.new_figure(figsize=(8.0, max(2.4, ROW_INCHES * height + 1.4)))
     ax = fig.subplots()
-    _forest_axis(ax, points, null=1.0, log=True, labels=True, limit=ODDS_DISPLAY_LIMIT, notes=True)
+    _forest_axis(
+        ax,
+        points,
+        null=1.0,
+        log=True,
+        labels=True,
+        limit=ODDS_DISPLAY_LIMIT,
+        notes=True,
+        rows_y=rows_y,
+        height=height,
+        chars=REASON_CHARS_FULL,
+    )
     ax.set_xlabel(
         plotting.plain_text(
             f"odds ratio, {confidence_label(report)} CI (log; blue: cluster-robust, orange: GEE); right: {spec['detail']} "
@@ -110,8 +126,54 @@ def _counts(report: dict, source: str, measure: str, attribute: str) -> dict[str
     return {value: f"{cell['successes']}/{cell['n']}" for value, cell in block["values"].items()}
 
 
-def _forest_axis(ax, points, *, null, log, labels, limit=None, notes=False) -> None:
-    """Draw ``forest_point`` rows top to bottom; undefined ones print their reason instead."""
+# A row is ROW_INCHES tall; a reason is drawn whole, wrapped at about as many characters as a
+# 6-pt line holds across the panel, and its row grows to hold every line (docs/report.md:
+# the figures never cut a reason short).
+ROW_INCHES = 0.26
+LINE_UNITS = 0.4  # one 6-pt line, in rows
+REASON_CHARS_FULL, REASON_CHARS_HALF = 120, 60
+
+
+def _reason_lines(point: dict, chars: int) -> list[str]:
+    """The lines of the reason a point prints: why it is undefined, or has no interval."""
+    if not point["reason"]:
+        return []
+    if point["value"] is None:
+        return textwrap.wrap(f"undefined: {point['reason']}", chars)
+    if point["low"] is None or point["high"] is None:
+        return textwrap.wrap(point["reason"], chars)
+    return []
+
+
+def _extent(point: dict, chars: int) -> tuple[float, float]:
+    """Room a row needs below and above its point: half a row, more for a wrapped reason (an
+    undefined one centred on the row, a missing interval's above the point)."""
+    lines = len(_reason_lines(point, chars))
+    if point["value"] is None:
+        half = max(0.5, LINE_UNITS * lines / 2 + 0.1)
+        return half, half
+    return 0.5, max(0.5, 0.15 + LINE_UNITS * lines + 0.05)
+
+
+def row_positions(*columns: list[dict], chars: int) -> tuple[list[float], float]:
+    """The y of each row (the first row on top) of panels that share their rows, and the total
+    height, in rows."""
+    extents = [
+        [max(parts) for parts in zip(*(_extent(point, chars) for point in row), strict=True)]
+        for row in zip(*columns, strict=True)
+    ]
+    positions, bottom = [], 0.0
+    for below, above in reversed(extents):
+        positions.append(bottom + below)
+        bottom += below + above
+    return positions[::-1], bottom
+
+
+def _forest_axis(
+    ax, points, *, null, log, labels, rows_y, height, chars, limit=None, notes=False
+) -> None:
+    """Draw ``forest_point`` rows top to bottom at ``rows_y``; undefined ones print their reason
+    instead, a missing interval's reason above the point."""
     if not points:
         ax.text(0.5, 0.5, "nothing to plot", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
@@ -120,13 +182,13 @@ def _forest_axis(ax, points, *, null, log, labels, limit=None, notes=False) -> N
 
     text_at = blended_transform_factory(ax.transAxes, ax.transData)
     low_edge, high_edge = (1.0 / limit, limit) if limit else (None, None)
-    for y, point in enumerate(reversed(points)):
+    for y, point in zip(rows_y, points, strict=True):
         value, low, high, colour = point["value"], point["low"], point["high"], point["colour"]
         if value is None:
             ax.text(
                 0.02,
                 y,
-                plotting.plain_text(_short(f"undefined: {point['reason']}")),
+                plotting.plain_text("\n".join(_reason_lines(point, chars))),
                 fontsize=6,
                 va="center",
                 color="0.35",
@@ -151,11 +213,11 @@ def _forest_axis(ax, points, *, null, log, labels, limit=None, notes=False) -> N
         elif point["reason"]:
             ax.text(
                 0.98,
-                y + 0.32,
-                plotting.plain_text(_short(point["reason"])),
+                y + 0.15,
+                plotting.plain_text("\n".join(_reason_lines(point, chars))),
                 fontsize=5.5,
                 ha="right",
-                va="center",
+                va="bottom",
                 color="0.35",
                 transform=text_at,
             )
@@ -171,26 +233,15 @@ def _forest_axis(ax, points, *, null, log, labels, limit=None, notes=False) -> N
                 clip_on=False,
             )
     ax.axvline(null, color="0.5", linewidth=0.8, linestyle="--")
-    ax.set_ylim(-0.7, len(points) - 0.3)
+    ax.set_ylim(-0.2, height)
     if labels:
-        ax.set_yticks(
-            range(len(points)),
-            [plotting.plain_text(p["label"]) for p in reversed(points)],
-            fontsize=7,
-        )
+        ax.set_yticks(rows_y, [plotting.plain_text(p["label"]) for p in points], fontsize=7)
     if log:
         ax.set_xscale("log")
         if limit:
             ax.set_xlim(low_edge / 1.5, high_edge * 1.5)
         plotting.plain_log_ticks(ax.xaxis)
     ax.tick_params(axis="x", labelsize=7)
-
-
-FIGURE_REASON_CHARS = 64  # the whole reason is in the tables and the figure's CSV
-
-
-def _short(reason: str) -> str:
-    return reason if len(reason) <= FIGURE_REASON_CHARS else reason[: FIGURE_REASON_CHARS - 1] + "…"
 
 
 def _clip(value, low_edge, high_edge):
