@@ -12,6 +12,7 @@ from __future__ import annotations
 from scoring.report.display import (
     confidence_label,
     fleiss_scope,
+    highest_lowest,
     number,
     p_value,
     with_interval,
@@ -85,8 +86,7 @@ def largest_disparities(report: dict, *, limit: int = LARGEST_DISPARITIES) -> li
             "attribute": row["attribute"],
             "n": row.get("n"),
             "delta": stat_text(row, "delta"),
-            "max_value": row.get("max_value") or "—",
-            "min_value": row.get("min_value") or "—",
+            "extremes": highest_lowest(row.get("max_value"), row.get("min_value"), row["delta"]),
             "p_holm": p_value(row.get("delta_p_holm")),
             "flagged": bool(row.get("flagged")),
         }
@@ -245,9 +245,20 @@ def ppi_headline(metrics: dict, *, limit: int = LARGEST_DISPARITIES) -> dict:
     """The summary's lead where humans validated a judge (docs/annotation.md, "Staff pages"):
     the ``limit`` largest prediction-powered Δ with their intervals, every attribute a judge
     errs on differentially, and where the judge-only Δ must not be reported. Reads the metrics
-    document's ``ppi`` and ``judge_error``; ``present`` is False when it has neither."""
+    document's ``ppi`` and ``judge_error``; ``present`` is False when it has neither.
+
+    Every caution the card shows names a PPI Δ to report instead: that Δ is in ``rows`` even
+    when it is not among the ``limit`` largest, after them."""
     cautions = judge_only_cautions(metrics)
     marked = {(row["judge"], row["outcome"], row["attribute"]) for row in cautions}
+    shown = {
+        (row["judge"], row["outcome"], row["attribute"]) for row in cautions[:SUMMARY_CAUTIONS]
+    }
+    deltas = ppi_deltas(metrics)
+    largest = deltas[:limit]
+    named = [
+        row for row in deltas[limit:] if (row["judge"], row["outcome"], row["attribute"]) in shown
+    ]
     rows = [
         {
             "judge": row["judge"],
@@ -262,11 +273,14 @@ def ppi_headline(metrics: dict, *, limit: int = LARGEST_DISPARITIES) -> dict:
                 },
                 "delta",
             ),
-            "max_value": row["block"].get("max_value") or "—",
-            "min_value": row["block"].get("min_value") or "—",
+            "extremes": highest_lowest(
+                row["block"].get("max_value"),
+                row["block"].get("min_value"),
+                row["block"]["estimate"],
+            ),
             "do_not_report": (row["judge"], row["outcome"], row["attribute"]) in marked,
         }
-        for row in ppi_deltas(metrics)[:limit]
+        for row in largest + named
     ]
     differential = differential_errors(metrics)
     return {

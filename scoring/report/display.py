@@ -214,3 +214,45 @@ def _letters(index: int) -> str:
         index, rest = divmod(index - 1, 26)
         text = chr(ord("a") + rest) + text
     return text
+
+
+# Where Δ = 0 every value has the same rate: naming one value as both the highest and the lowest
+# ("hijab · hijab") would say that one is higher.
+NO_VALUE_HIGHER = "no value is higher"
+NO_VALUE_LOWER = "no value is lower"
+
+
+def tied(max_value, min_value, delta) -> bool:
+    """Δ = 0: every value has the same rate, none is the highest."""
+    return (delta is not None and delta == 0) or (max_value is not None and max_value == min_value)
+
+
+def extremes(max_value, min_value, delta) -> tuple[str, str]:
+    """The highest and the lowest value of a Δ as separate cells print them."""
+    if tied(max_value, min_value, delta):
+        return NO_VALUE_HIGHER, NO_VALUE_LOWER
+    return max_value or DASH, min_value or DASH
+
+
+def highest_lowest(max_value, min_value, delta) -> str:
+    """``hijab · kippah`` (highest · lowest), or "no value is higher (all equal)" where Δ = 0."""
+    if tied(max_value, min_value, delta):
+        return f"{NO_VALUE_HIGHER} (all equal)"
+    return f"{max_value or DASH} · {min_value or DASH}"
+
+
+def marked(cell: dict, notes: TableNotes) -> dict:
+    """A ``{"text", "reason"}`` cell with the mark of its reason in ``notes`` (``mark``)."""
+    return {**cell, "mark": notes.mark(cell.get("reason"))}
+
+
+def source_label(source: str) -> str:
+    """A source as prose names it: "human annotators", "judge sim-vlm-a@1" (not "auto:…")."""
+    return "human annotators" if source == "human" else f"judge {source.removeprefix('auto:')}"
+
+
+def cell_label(source: str, measure: str, attribute: str, value: str | None = None) -> str:
+    """One rate's or fit's place in prose: "judge sim-vlm-b@1 · combined outcome · culture:
+    Nigerian", never the internal "auto:sim-vlm-b@1 · combined · culture=Nigerian"."""
+    where = f"{source_label(source)} · {measure} outcome · {attribute}"
+    return where if value is None else f"{where}: {value}"

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from collections import Counter
 
-from scoring.report.display import confidence_label, number, p_value, percent
+from scoring.report.display import (
+    cell_label,
+    confidence_label,
+    highest_lowest,
+    number,
+    p_value,
+    percent,
+    source_label,
+    tied,
+)
 from scoring.report.display import counted as _count
 from scoring.report.document_types import study_clusters, study_design
 from scoring.report.reflect import text as reflect_text
@@ -46,10 +55,6 @@ def executive_summary(report: dict) -> dict:
             if not (combined and item["kind"] == "scope")
         ]
     return summary
-
-
-def source_label(source: str) -> str:
-    return "human annotators" if source == "human" else f"judge {source.removeprefix('auto:')}"
 
 
 def _list(parts: list[str]) -> str:
@@ -155,11 +160,18 @@ def disparity_sentence(row: dict, *, level: str) -> str:
     return (
         f"{source_label(row['source']).capitalize()}: the {row['measure']} rate differs by "
         f"Δ = {number(row['delta'], 2)} across {row['attribute']} values "
-        f"({_interval_words(row, 'delta', level=level)}); highest {_value_rate(row, row.get('max_value'))}, "
-        f"lowest {_value_rate(row, row.get('min_value'))}; p = "
+        f"({_interval_words(row, 'delta', level=level)}); {_extremes_words(row)}; p = "
         f"{p_value(row.get('delta_p'))}, Holm-adjusted {p_value(row.get('delta_p_holm'))}"
         f"{flagged}."
     )
+
+
+def _extremes_words(row: dict) -> str:
+    """ "highest Nigerian 31% of 22, lowest US 12% of 22", or that no value is higher."""
+    high, low = row.get("max_value"), row.get("min_value")
+    if tied(high, low, row.get("delta")):
+        return highest_lowest(high, low, row.get("delta"))
+    return f"highest {_value_rate(row, high)}, lowest {_value_rate(row, low)}"
 
 
 def findings(report: dict) -> list[str]:
@@ -227,7 +239,7 @@ def _judge_agreement(report: dict) -> list[str]:
 
 def _group_sizes(report: dict) -> list[tuple[int, str]]:
     return [
-        (value["n"], f"{row['source']} · {row['measure']} · {row['attribute']}={value['value']}")
+        (value["n"], cell_label(row["source"], row["measure"], row["attribute"], value["value"]))
         for row in report["disparities"]
         for value in row["values"]
         if value.get("n")

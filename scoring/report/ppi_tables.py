@@ -6,7 +6,16 @@ the staff pages (templates/staff/partials/ppi_tables.html).
 
 from __future__ import annotations
 
-from scoring.report.display import DASH, confidence_label, number, p_value, with_interval
+from scoring.report.display import (
+    DASH,
+    TableNotes,
+    confidence_label,
+    highest_lowest,
+    marked,
+    number,
+    p_value,
+    with_interval,
+)
 from scoring.report.document_types import (
     JudgeErrorTest,
     PpiOutcome,
@@ -51,11 +60,10 @@ def _judge_bias(block: dict | None) -> dict:
     value = block.get("largest_value")
     entry = (block.get("per_value") or {}).get(value) if value is not None else None
     if entry is None:
-        return {"text": DASH, "reason": block.get("reason") or ""}
+        return {"text": DASH, "verdict": "", "reason": block.get("reason") or ""}
     shown = _estimate(entry)
-    warning = block.get("warning")
-    verdict = {True: "warning", False: "no warning", None: "no verdict"}[warning]
-    return {"text": f"{value}: {shown['text']}", "reason": shown["reason"] or verdict}
+    verdict = {True: "warning", False: "no warning", None: "no verdict"}[block.get("warning")]
+    return {"text": f"{value}: {shown['text']}", "verdict": verdict, "reason": shown["reason"]}
 
 
 def _ppi_outcome(
@@ -67,6 +75,8 @@ def _ppi_outcome(
     level: str,
 ) -> dict:
     neutral_gap, bias = ppi_blocks(section, "vs_neutral"), ppi_blocks(section, "judge_bias")
+    # Each table says its reasons once under it (display.TableNotes).
+    delta_notes, rate_notes, error_notes = TableNotes(), TableNotes(), TableNotes()
     deltas = []
     for attribute, block in sorted(ppi_blocks(section, "delta").items()):
         # An attribute none of whose items has a human reference has no error test.
@@ -75,11 +85,14 @@ def _ppi_outcome(
         deltas.append(
             {
                 "attribute": attribute,
-                "delta": _estimate(block),
-                "max_value": (block or {}).get("max_value") or DASH,
-                "min_value": (block or {}).get("min_value") or DASH,
+                "delta": marked(_estimate(block), delta_notes),
+                "extremes": highest_lowest(
+                    (block or {}).get("max_value"),
+                    (block or {}).get("min_value"),
+                    (block or {}).get("estimate"),
+                ),
                 "judge_delta": number((judge_bias or {}).get("judge_delta")),
-                "bias": _judge_bias(judge_bias),
+                "bias": marked(_judge_bias(judge_bias), delta_notes),
                 "differential": test.get("differential"),
                 "p_holm": p_value(test.get("p_holm")),
                 "do_not_report": (judge, outcome, attribute) in cautions,
@@ -89,13 +102,14 @@ def _ppi_outcome(
         {
             "attribute": attribute,
             "value": value,
-            "rate": _estimate(entry, as_percent=True),
+            "rate": marked(_estimate(entry, as_percent=True), rate_notes),
             "lambda": number((entry or {}).get("lambda"), 2),
             "n_labelled": (entry or {}).get("n_labelled"),
             "n_unlabelled": (entry or {}).get("n_unlabelled"),
             # The neutral baseline has no gap to itself.
-            "vs_neutral": _estimate(
-                neutral_gap[attribute].get(value) if attribute in neutral_gap else None
+            "vs_neutral": marked(
+                _estimate(neutral_gap[attribute].get(value) if attribute in neutral_gap else None),
+                rate_notes,
             ),
         }
         for attribute, values in sorted(ppi_blocks(section, "rates").items())
@@ -114,8 +128,8 @@ def _ppi_outcome(
                 {
                     "value": value,
                     "n": (entry or {}).get("n"),
-                    "fpr": _error_rate(entry or {}, "fpr"),
-                    "fnr": _error_rate(entry or {}, "fnr"),
+                    "fpr": marked(_error_rate(entry or {}, "fpr"), error_notes),
+                    "fnr": marked(_error_rate(entry or {}, "fnr"), error_notes),
                 }
                 for value, entry in sorted(judge_error_per_value(test).items())
             ],
@@ -127,8 +141,11 @@ def _ppi_outcome(
         "outcome": outcome,
         "level": level,
         "deltas": deltas,
+        "delta_notes": delta_notes.items,
         "rates": rates,
+        "rate_notes": rate_notes.items,
         "errors": tests,
+        "error_notes": error_notes.items,
         "do_not_report": any(row["do_not_report"] for row in deltas),
     }
 

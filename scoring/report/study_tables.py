@@ -12,10 +12,14 @@ from scoring.report.display import (
     CORRECTIONS,
     DASH,
     DELTA_TEST,
+    TableNotes,
     ci_reason,
+    counted,
     delta_families,
     delta_family,
+    extremes,
     fleiss_scope,
+    highest_lowest,
     items_and_labels,
     number,
     p_value,
@@ -30,7 +34,7 @@ from scoring.report.text import detection_measures
 
 def display_report(report: dict) -> dict:
     """Everything the report template prints, as strings and lists."""
-    summary = disparity_summary(report)
+    summary = summary_table(disparity_summary(report))
     return {
         "disparity_sources": [
             {
@@ -46,9 +50,9 @@ def display_report(report: dict) -> dict:
         "summary": summary,
         "summary_family": delta_families(report["disparities"]),
         "delta_test": DELTA_TEST,
-        "flagged": [row for row in summary if row["flagged"]],
+        "flagged": [row for row in summary["rows"] if row["flagged"]],
         "regression": [_regression(table) for table in report["regression"]],
-        "validation_rows": [_validation(row) for row in report["validation"]["human_vs_auto"]],
+        **_validation_table(report["validation"]["human_vs_auto"]),
         "inter_annotator": _inter_annotator(report["validation"]["inter_annotator"]),
         "inter_annotator_without_items": _scopes_without_items(
             report["validation"]["inter_annotator"]
@@ -69,16 +73,57 @@ def disparity_summary(report: dict) -> list[dict]:
             "delta": with_interval(
                 row.get("delta"), row.get("delta_ci_low"), row.get("delta_ci_high")
             ),
-            "delta_reason": row.get("delta_reason", ""),
+            "delta_reason": delta_note(row) if row.get("delta") is None else "",
             "delta_ci_reason": ci_reason(row, "delta"),
-            "max_value": row.get("max_value") or DASH,
-            "min_value": row.get("min_value") or DASH,
+            **_extremes(row),
             "delta_p": p_value(row["delta_p"]),
             "delta_p_holm": p_value(row["delta_p_holm"]),
             "flagged": row["flagged"],
         }
         for row in report["disparities"]
     ]
+
+
+def summary_table(rows: list[dict]) -> dict:
+    """``disparity_summary`` rows in the order given, each Δ cell with the mark of its reason
+    (undefined, or no interval), and the reasons said once under the table (``notes``)."""
+    notes = TableNotes()
+    marked_rows = [
+        {**row, "delta_mark": notes.mark(row["delta_reason"] or row["delta_ci_reason"])}
+        for row in rows
+    ]
+    return {"rows": marked_rows, "notes": notes.items}
+
+
+def delta_note(row: dict) -> str:
+    """Why a disparity row's Δ is undefined; for an attribute with one value, that value against
+    the neutral baseline (a bare "undefined" says nothing about the one rate there is)."""
+    reason = row.get("delta_reason") or "undefined"
+    defined = [entry for entry in row["values"] if entry.get("rate") is not None]
+    if len(defined) != 1:
+        return reason
+    return f"{reason}: {one_value_against_neutral(defined[0], row.get('neutral_rate'))}"
+
+
+def one_value_against_neutral(entry: dict, neutral_rate) -> str:
+    """``hijab 35.2% against the neutral baseline's 12.0% (ratio 2.93 [1.20, 5.10])``."""
+    rate = f"{entry['value']} {percent(entry['rate'])}"
+    if neutral_rate is None:
+        return f"{rate}; the study has no neutral baseline to compare it with"
+    text = f"{rate} against the neutral baseline's {percent(neutral_rate)}"
+    ratio = entry.get("ratio_to_neutral")
+    if ratio is None:
+        why = entry.get("ratio_to_neutral_reason")
+        return text + (f" (no ratio: {why})" if why else "")
+    shown = ratio_with_interval(
+        ratio, entry.get("ratio_to_neutral_ci_low"), entry.get("ratio_to_neutral_ci_high")
+    )
+    return f"{text} (ratio {shown})"
+
+
+def _extremes(row: dict) -> dict:
+    highest, lowest = extremes(row.get("max_value"), row.get("min_value"), row.get("delta"))
+    return {"max_value": highest, "min_value": lowest}
 
 
 def _disparity(row: dict) -> dict:
@@ -123,11 +168,11 @@ def _disparity(row: dict) -> dict:
         **{key: row.get(key) for key in ("source", "measure", "attribute", "flagged")},
         "n": items_and_labels(row),
         "delta": with_interval(row.get("delta"), row.get("delta_ci_low"), row.get("delta_ci_high")),
-        "delta_reason": row.get("delta_reason", ""),
+        "delta_reason": delta_note(row) if row.get("delta") is None else "",
         "delta_ci_reason": ci_reason(row, "delta"),
         "ratio_ci_reason": ci_reason(row, "ratio"),
-        "max_value": row.get("max_value") or DASH,
-        "min_value": row.get("min_value") or DASH,
+        **_extremes(row),
+        "extremes": highest_lowest(row.get("max_value"), row.get("min_value"), row.get("delta")),
         "ratio": ratio_with_interval(
             row.get("ratio"), row.get("ratio_ci_low"), row.get("ratio_ci_high")
         ),
@@ -178,6 +223,16 @@ def _regression(table: dict) -> dict:
     }
 
 
+def _validation_table(rows: list[dict]) -> dict:
+    """The judges-against-annotators rows, κ's reason as a mark and a note under the table."""
+    notes = TableNotes()
+    shown = [_validation(row) for row in rows]
+    return {
+        "validation_rows": [{**row, "mark": notes.mark(row["reason"])} for row in shown],
+        "validation_notes": notes.items,
+    }
+
+
 def _validation(row: dict) -> dict:
     return {
         **{key: row[key] for key in ("judge", "question", "scope", "name", "n")},
@@ -199,6 +254,13 @@ def _agreement_row(scope: str, name: str, question: str, block: dict) -> dict:
         "percent_agreement": percent(block.get("percent_agreement")),
         "kappa": number(block.get("cohen_kappa_pairwise_mean")),
         "fleiss": number(block.get("fleiss_kappa")),
+        # The items Fleiss' κ stands on (those with the most common number of annotations), not
+        # the Items column's all-items count (docs/metrics.md, "Fleiss' kappa").
+        "fleiss_items": (
+            counted(block["fleiss_kappa_n_items"], "item")
+            if block.get("fleiss_kappa") is not None and block.get("fleiss_kappa_n_items")
+            else ""
+        ),
         "alpha": with_interval(
             block.get("krippendorff_alpha"),
             block.get("krippendorff_alpha_ci_low"),

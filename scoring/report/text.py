@@ -5,7 +5,15 @@ exactly when it applies; the wording is fixed here, never per study by hand.
 
 from __future__ import annotations
 
-from scoring.report.display import confidence_label, interval_words, number, p_value
+from scoring.report.display import (
+    cell_label,
+    confidence_label,
+    highest_lowest,
+    interval_words,
+    number,
+    p_value,
+    tied,
+)
 from scoring.report.document_types import (
     judge_error_section,
     ppi_blocks,
@@ -64,7 +72,7 @@ def limitations(report: dict) -> list[dict]:
         )
     )
     unfitted = [
-        f"{t['source']} · {t['outcome']} · {t['attribute']} · {method}: {t[method].get('reason')}"
+        f"{cell_label(t['source'], t['outcome'], t['attribute'])} · {method}: {t[method].get('reason')}"
         for t in report["regression"]
         for method in ("cluster", "gee")
         if not t[method].get("fitted")
@@ -140,7 +148,7 @@ def _clusters(clusters: dict) -> list[dict]:
 
 def _small_cells(disparities: list[dict], min_n: int) -> list[str]:
     return [
-        f"{row['source']} · {row['measure']} · {row['attribute']}={value['value']} (n = {value['n']})"
+        f"{cell_label(row['source'], row['measure'], row['attribute'], value['value'])} (n = {value['n']})"
         for row in disparities
         for value in row["values"]
         if value["n"] < min_n
@@ -399,6 +407,13 @@ def ppi_labels_left_out(report: dict) -> list[str]:
     return out
 
 
+def _highest_lowest_words(block: dict) -> str:
+    high, low = block.get("max_value"), block.get("min_value")
+    if tied(high, low, block.get("estimate")):
+        return highest_lowest(high, low, block.get("estimate"))
+    return f"highest {high or '—'}, lowest {low or '—'}"
+
+
 def ppi_findings(report: dict) -> list[str]:
     """The report's lead sentences where humans validated a judge: the largest PPI Δ, each
     attribute a judge errs on differentially, where the judge-only Δ must not be reported, and
@@ -408,8 +423,8 @@ def ppi_findings(report: dict) -> list[str]:
         block = row["block"]
         out.append(
             f"Judge {row['judge']} corrected by the human labels (PPI): {row['outcome']} Δ for "
-            f"{row['attribute']} = {number(block['estimate'])} ({_bracket(block, report)}), highest "
-            f"{block.get('max_value') or '—'}, lowest {block.get('min_value') or '—'}."
+            f"{row['attribute']} = {number(block['estimate'])} ({_bracket(block, report)}), "
+            f"{_highest_lowest_words(block)}."
         )
     for row in differential_errors(report):
         out.append(

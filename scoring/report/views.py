@@ -23,7 +23,7 @@ from scoring.report.documents import (
 from scoring.report.pdf import PdfRendererMissing
 from scoring.report.render import render_report_json, report_context
 from scoring.report.safety import safety_display
-from scoring.report.study_tables import disparity_summary
+from scoring.report.study_tables import disparity_summary, summary_table
 
 
 def _references(request) -> dict:
@@ -107,9 +107,11 @@ def study_disparities(request, slug: str):
     htmx)."""
     study = get_object_or_404(Study, slug=slug)
     report = report_document_cached(study=study)
+    table = summary_table(human_first(disparity_summary(report)))
     context = {
         "study": study,
-        "summary": human_first(disparity_summary(report)),
+        "summary": table["rows"],
+        "notes": table["notes"],
         "alpha": report["settings"]["alpha"],
         "level": confidence_label(report),
         "delta_test": DELTA_TEST,
