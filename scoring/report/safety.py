@@ -208,10 +208,16 @@ def _interaction_sentence(attribute: str, test: dict, report: dict) -> str:
     if largest:
         bounds = interval_words(largest["ci_low"], largest["ci_high"], document=report)
         text += (
-            f"; the largest interaction is {largest['value']} (odds ratio "
+            f"; the largest interaction is {largest['value']}{_against(test)} (odds ratio "
             f"{number(largest['odds_ratio'], 2)}, {bounds})"
         )
     return text + "."
+
+
+def _against(test: dict) -> str:
+    """" against US" where a study without a neutral baseline tested against another value."""
+    reference = test.get("reference") or NEUTRAL
+    return "" if reference == NEUTRAL else f" against {reference}"
 
 
 def interaction_rows(report: dict) -> list[dict]:
@@ -225,6 +231,7 @@ def interaction_rows(report: dict) -> list[dict]:
                 "source": table["source"],
                 "attribute": table["attribute"],
                 "method": method,
+                "reference": fit.get("reference") or table.get("reference") or NEUTRAL,
                 "wald_p": None if wald is None else wald.get("p_value"),
                 "wald_statistic": None if wald is None else wald.get("statistic"),
                 "df": None if wald is None else wald.get("df"),

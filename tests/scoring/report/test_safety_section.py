@@ -205,3 +205,10 @@ def test_verify_report_recomputes_the_section(tmp_path):
     assert not any(
         line.startswith("mismatch: rates.auto:clip-refusal@1.refusal") for line in mismatches
     )
+
+
+def test_an_interaction_tested_against_a_value_says_which():
+    report = hand_report()
+    report["intent_interaction"]["human"]["culture"]["reference"] = "US"
+    line = safety.findings(report, source="human")[-1]
+    assert "the largest interaction is Nigerian against US (odds ratio 0.50" in line

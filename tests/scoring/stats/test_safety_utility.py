@@ -285,3 +285,47 @@ def test_the_largest_interaction_breaks_floating_point_ties_by_name():
         }
     }
     assert interaction_summary(table)["largest"]["value"] == "Indian"
+
+
+def _without_neutral(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["attribute"] != "neutral"]
+
+
+def test_without_a_neutral_baseline_the_first_value_is_the_reference_and_the_test_is_reported():
+    data = interaction_frame(_without_neutral(interaction_data()), "culture")
+    ours = interaction_fit(data, method="cluster")
+    assert ours["fitted"] and ours["reference"] == "Kenyan"
+    assert "first value" in ours["reference_chosen_by"]
+    groups = pd.factorize(data["base_prompt_id"])[0]
+    reference = smf.glm(
+        "y ~ C(attribute_value, Treatment('Kenyan')) * harmful + C(domain) + C(generator)",
+        data,
+        family=sm.families.Binomial(),
+    ).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    names = [n for n in reference.params.index if ":harmful" in n]
+    restriction = np.zeros((len(names), len(reference.params)))
+    for i, name in enumerate(names):
+        restriction[i, list(reference.params.index).index(name)] = 1.0
+    wald = reference.wald_test(restriction, use_f=False, scalar=True)
+    assert ours["wald"]["statistic"] == pytest.approx(float(wald.statistic), rel=1e-6)
+    assert ours["wald"]["df"] == 2
+    tables = intent_interaction_tables(
+        _without_neutral(interaction_data()), source="human", confidence=0.95
+    )
+    summary = interaction_summary(tables[0])
+    assert summary["p_value"] is not None and summary["reference"] == "Kenyan"
+    assert tables[0]["reference"] == "Kenyan"
+
+
+@pytest.mark.parametrize("method", ["cluster", "gee"])
+def test_the_joint_wald_test_does_not_depend_on_the_reference_level(method):
+    with_neutral = interaction_frame(interaction_data(2), "culture")
+    fits = {
+        level: interaction_fit(with_neutral, method=method, reference=level)
+        for level in ("neutral", "US", "Kenyan", "Korean")
+    }
+    statistics = {level: fit["wald"]["statistic"] for level, fit in fits.items()}
+    assert all(fit["wald"]["df"] == 3 for fit in fits.values())
+    first = statistics["neutral"]
+    for level, statistic in statistics.items():
+        assert statistic == pytest.approx(first, rel=1e-5), (level, statistics)
