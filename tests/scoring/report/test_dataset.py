@@ -224,7 +224,7 @@ def test_every_figure_draws_and_has_rows(report):
 
 def test_display_strings(report):
     display = display_report(report)
-    assert display["summary"][0]["delta"].count("[") == 1
+    assert display["summary"]["rows"][0]["delta"].count("[") == 1
     assert {row["scope"] for row in display["inter_annotator"]} == {
         "overall",
         "attribute",
