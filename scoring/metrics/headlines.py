@@ -248,17 +248,17 @@ def ppi_headline(metrics: dict, *, limit: int = LARGEST_DISPARITIES) -> dict:
     document's ``ppi`` and ``judge_error``; ``present`` is False when it has neither.
 
     Every caution the card shows names a PPI Δ to report instead: that Δ is in ``rows`` even
-    when it is not among the ``limit`` largest, after them."""
+    when it is not among the ``limit`` largest, in place of the smallest of them."""
     cautions = judge_only_cautions(metrics)
     marked = {(row["judge"], row["outcome"], row["attribute"]) for row in cautions}
     shown = {
         (row["judge"], row["outcome"], row["attribute"]) for row in cautions[:SUMMARY_CAUTIONS]
     }
     deltas = ppi_deltas(metrics)
-    largest = deltas[:limit]
-    named = [
-        row for row in deltas[limit:] if (row["judge"], row["outcome"], row["attribute"]) in shown
-    ]
+    named = [row for row in deltas if (row["judge"], row["outcome"], row["attribute"]) in shown]
+    # Still ``limit`` rows (the card's height): the named ones take the places of the smallest.
+    largest = [row for row in deltas if row not in named][: max(limit - len(named), 0)]
+    largest = [row for row in deltas if row in largest or row in named]
     rows = [
         {
             "judge": row["judge"],
@@ -280,7 +280,7 @@ def ppi_headline(metrics: dict, *, limit: int = LARGEST_DISPARITIES) -> dict:
             ),
             "do_not_report": (row["judge"], row["outcome"], row["attribute"]) in marked,
         }
-        for row in largest + named
+        for row in largest
     ]
     differential = differential_errors(metrics)
     return {
