@@ -215,7 +215,7 @@ def _interaction_sentence(attribute: str, test: dict, report: dict) -> str:
 
 
 def _against(test: dict) -> str:
-    """" against US" where a study without a neutral baseline tested against another value."""
+    """The words " against US" where a study without a neutral baseline tested against US."""
     reference = test.get("reference") or NEUTRAL
     return "" if reference == NEUTRAL else f" against {reference}"
 
