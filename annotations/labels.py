@@ -5,6 +5,9 @@ CUE_LABELS = ("retained", "erased", "substituted")
 REFUSAL = "refusal"
 ANSWERS = (REFUSAL, *CUE_LABELS)
 MODES = ("t2i", "i2i")
+# The taxonomy's neutral baseline: its attribute type and its one value. Defined here, the lowest
+# floor every app may import (annotations ← generation ← scoring); the taxonomy, the statistics
+# and the report import this one name.
 NEUTRAL = "neutral"
 
 

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from annotations.labels import NEUTRAL
+
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 DEFAULT_TAXONOMY_PATH = DATA_DIR / "taxonomy.json"
 
@@ -21,7 +23,6 @@ DEFAULT_TAXONOMY_PATH = DATA_DIR / "taxonomy.json"
 #   noun          replaces a generic "person"   "a woman", else ``modifier``
 #                 before the noun phrase        "a female doctor"
 FORMS = ("adjective", "postmodifier", "noun")
-NEUTRAL = "neutral"
 
 
 class TaxonomyError(ValueError):

@@ -9,7 +9,14 @@ on the summary is the one the export and the report hold.
 
 from __future__ import annotations
 
-from scoring.report.display import fleiss_scope, number, p_value, with_interval
+from scoring.report.display import (
+    confidence_label,
+    fleiss_scope,
+    highest_lowest,
+    number,
+    p_value,
+    with_interval,
+)
 from scoring.report.text import differential_errors, judge_only_cautions, ppi_deltas
 from scoring.stats.agreement import agreement_band
 
@@ -22,9 +29,10 @@ LARGEST_DISPARITIES = 5
 SUMMARY_CAUTIONS = 2
 
 
-def human_first(rows: list[dict], *, key: str = "source") -> list[dict]:
-    """Human-labelled rows before the judges', each group in its given order."""
-    return sorted(rows, key=lambda row: row[key] != HUMAN)
+def human_first(rows: list, *, key: str | None = "source") -> list:
+    """Human-labelled rows before the judges', each group in its given order; with
+    ``key=None`` the rows are source names themselves."""
+    return sorted(rows, key=lambda row: (row if key is None else row[key]) != HUMAN)
 
 
 def stat_text(block: dict, name: str, *, digits: int = 3) -> dict:
@@ -78,8 +86,7 @@ def largest_disparities(report: dict, *, limit: int = LARGEST_DISPARITIES) -> li
             "attribute": row["attribute"],
             "n": row.get("n"),
             "delta": stat_text(row, "delta"),
-            "max_value": row.get("max_value") or "—",
-            "min_value": row.get("min_value") or "—",
+            "extremes": highest_lowest(row.get("max_value"), row.get("min_value"), row["delta"]),
             "p_holm": p_value(row.get("delta_p_holm")),
             "flagged": bool(row.get("flagged")),
         }
@@ -238,9 +245,20 @@ def ppi_headline(metrics: dict, *, limit: int = LARGEST_DISPARITIES) -> dict:
     """The summary's lead where humans validated a judge (docs/annotation.md, "Staff pages"):
     the ``limit`` largest prediction-powered Δ with their intervals, every attribute a judge
     errs on differentially, and where the judge-only Δ must not be reported. Reads the metrics
-    document's ``ppi`` and ``judge_error``; ``present`` is False when it has neither."""
+    document's ``ppi`` and ``judge_error``; ``present`` is False when it has neither.
+
+    Every caution the card shows names a PPI Δ to report instead: that Δ is in ``rows`` even
+    when it is not among the ``limit`` largest, in place of the smallest of them."""
     cautions = judge_only_cautions(metrics)
     marked = {(row["judge"], row["outcome"], row["attribute"]) for row in cautions}
+    shown = {
+        (row["judge"], row["outcome"], row["attribute"]) for row in cautions[:SUMMARY_CAUTIONS]
+    }
+    deltas = ppi_deltas(metrics)
+    named = [row for row in deltas if (row["judge"], row["outcome"], row["attribute"]) in shown]
+    # Still ``limit`` rows (the card's height): the named ones take the places of the smallest.
+    largest = [row for row in deltas if row not in named][: max(limit - len(named), 0)]
+    largest = [row for row in deltas if row in largest or row in named]
     rows = [
         {
             "judge": row["judge"],
@@ -255,15 +273,19 @@ def ppi_headline(metrics: dict, *, limit: int = LARGEST_DISPARITIES) -> dict:
                 },
                 "delta",
             ),
-            "max_value": row["block"].get("max_value") or "—",
-            "min_value": row["block"].get("min_value") or "—",
+            "extremes": highest_lowest(
+                row["block"].get("max_value"),
+                row["block"].get("min_value"),
+                row["block"]["estimate"],
+            ),
             "do_not_report": (row["judge"], row["outcome"], row["attribute"]) in marked,
         }
-        for row in ppi_deltas(metrics)[:limit]
+        for row in largest
     ]
     differential = differential_errors(metrics)
     return {
         "present": bool(rows or differential or metrics.get("ppi")),
+        "level": confidence_label(metrics),
         "rows": rows,
         "differential": [{**row, "p_holm": p_value(row["p_holm"])} for row in differential],
         # A minute's read: the first few here, every one in the details and the report.

@@ -27,7 +27,7 @@ from scoring.metrics.selectors import study_summary as study_summary_data
 from scoring.planning import batch_plan as plan_for
 from scoring.report import charts
 from scoring.report import tasks as report_tasks
-from scoring.report.display import display_ppi
+from scoring.report.ppi_tables import display_ppi
 from scoring.report.waiting import computing_response
 
 

@@ -6,9 +6,13 @@ are drawn without pyplot (``scoring.report.plotting``: safe in threaded views).
 
 from __future__ import annotations
 
+import textwrap
+
 from scoring.report import plotting
+from scoring.report.display import confidence_label
 
 MEASURES = ("refusal", "erasure", "substitution", "combined")
+TITLE_CHARS = 90  # a 12-pt title line across the plot of an 11-inch figure
 # n counts labels; n_items the items behind them, n_effective what the interval rests on.
 RATE_COLUMNS = [
     *("source", "measure", "attribute", "value"),
@@ -40,11 +44,12 @@ def rate_rows(metrics: dict, *, source: str, measure: str) -> list[dict]:
 
 
 def rates_bar_chart(metrics: dict, *, source: str, measure: str, fmt: str = "svg") -> bytes:
-    """A bar per attribute value (grouped by attribute) with its 95% CI as an error bar."""
+    """A bar per attribute value (grouped by attribute) with its interval as an error bar, at
+    the document's confidence level."""
     return interval_bar_chart(
         rate_rows(metrics, source=source, measure=measure),
         title=f"{measure} rate by attribute value — {source}",
-        ylabel=f"{measure} rate (95% CI)",
+        ylabel=f"{measure} rate ({confidence_label(metrics)} CI)",
         empty="no defined rates yet",
         fmt=fmt,
     )
@@ -75,7 +80,8 @@ def interval_bar_chart(
         if reference is not None:
             ax.axhline(reference, color="0.4", linewidth=0.8, linestyle="--")
         ax.set_ylabel(plotting.plain_text(ylabel), fontsize=11)
-        ax.set_title(plotting.plain_text(title), fontsize=12)
+        # A long title (the paper's Figure 4 views) wraps instead of running off the figure.
+        ax.set_title(plotting.plain_text(textwrap.fill(title, TITLE_CHARS)), fontsize=12)
     fig.tight_layout()
     return plotting.figure_bytes(fig, fmt)
 

@@ -22,12 +22,12 @@ from importlib import metadata
 import numpy as np
 import pandas as pd
 
+from annotations.labels import NEUTRAL
 from scoring.report.document_types import DESIGN_ROWS, AuditReport
 from scoring.report.schema import AUDIT_REPORT
 from scoring.report.side_by_side import report_section as models_side_by_side
 from scoring.report.text import article_10_map, limitations
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
-from scoring.stats.disparity import NEUTRAL
 from scoring.stats.hypothesis_tests import benjamini_hochberg_adjust, holm_adjust
 from scoring.stats.regression import logistic_regression
 from scoring.stats.safety_utility import BENIGN, intent_interaction_report_tables, rows_of_intent

@@ -1,27 +1,11 @@
-"""The report dict formatted for reading: numbers as short strings, grouped the way the page
-shows them (docs/report.md). The dataset is ``scoring.report.dataset.audit_report``; this module only
-formats it, so the page and the HTML export print the same figures as the JSON holds.
+"""The report's formatters: numbers, p-values, intervals, confidence levels and table notes as
+the page prints them (Django-free; docs/report.md). One definition of each format: the report's
+sections (``study_tables``, ``ppi_tables``, ``safety``, ``executive_summary``, ``text``, the
+REFLECT part), the staff summary and the side-by-side table all print through these, so a format
+changes in this one file. This module computes nothing and imports no other report module.
 """
 
 from __future__ import annotations
-
-from itertools import groupby
-
-from scoring.report.document_types import (
-    JudgeErrorTest,
-    PpiOutcome,
-    fit_coefficients,
-    judge_error_per_value,
-    judge_error_section,
-    ppi_blocks,
-    ppi_section,
-)
-from scoring.report.text import (
-    detection_measures,
-    judge_error_verdict,
-    judge_only_cautions,
-    ppi_findings,
-)
 
 DASH = "—"
 
@@ -151,7 +135,7 @@ def delta_families(rows: list[dict]) -> str:
     )
 
 
-def _ci_reason(row: dict, name: str) -> str:
+def ci_reason(row: dict, name: str) -> str:
     """Why ``name``'s interval is missing although ``name`` is defined ("" otherwise), so the
     reader sees the reason where "0.188 [0.188, 0.188]" would have stood."""
     if row.get(name) is None or row.get(f"{name}_ci_low") is not None:
@@ -160,360 +144,115 @@ def _ci_reason(row: dict, name: str) -> str:
     return f"no interval: {reason}" if reason else ""
 
 
-def display_report(report: dict) -> dict:
-    """Everything the report template prints, as strings and lists."""
-    summary = disparity_summary(report)
-    return {
-        "disparity_sources": [
-            {
-                "source": source,
-                "rows": [_disparity(row) for row in rows],
-                "family": delta_family(rows),
-            }
-            for source, rows in (
-                (source, list(rows))
-                for source, rows in groupby(report["disparities"], key=lambda row: row["source"])
-            )
-        ],
-        "summary": summary,
-        "summary_family": delta_families(report["disparities"]),
-        "delta_test": DELTA_TEST,
-        "flagged": [row for row in summary if row["flagged"]],
-        "regression": [_regression(table) for table in report["regression"]],
-        "validation_rows": [_validation(row) for row in report["validation"]["human_vs_auto"]],
-        "inter_annotator": _inter_annotator(report["validation"]["inter_annotator"]),
-        "inter_annotator_without_items": _scopes_without_items(
-            report["validation"]["inter_annotator"]
-        ),
-        "measures": detection_measures(report),
-        "ppi": display_ppi(report),
-    }
+def times(ratio) -> str:
+    """A ratio as "3.1×" (a multiple of a baseline rate)."""
+    return DASH if ratio is None else f"{ratio:.1f}×"
 
 
-def disparity_summary(report: dict) -> list[dict]:
-    """The compact table (dashboard and report summary): one line per source × measure × attribute."""
-    return [
-        {
-            "source": row["source"],
-            "measure": row["measure"],
-            "attribute": row["attribute"],
-            "n": items_and_labels(row),
-            "delta": with_interval(
-                row.get("delta"), row.get("delta_ci_low"), row.get("delta_ci_high")
-            ),
-            "delta_reason": row.get("delta_reason", ""),
-            "delta_ci_reason": _ci_reason(row, "delta"),
-            "max_value": row.get("max_value") or DASH,
-            "min_value": row.get("min_value") or DASH,
-            "delta_p": p_value(row["delta_p"]),
-            "delta_p_holm": p_value(row["delta_p_holm"]),
-            "flagged": row["flagged"],
-        }
-        for row in report["disparities"]
-    ]
+# docs/metrics.md, "Conventions": every interval and test defaults to 95 % and takes the level
+# as a parameter. A document records its level (report.json ``settings.confidence``, the study
+# export ``meta.confidence``); a hand-made one without either was built at the default.
+DEFAULT_CONFIDENCE = 0.95
 
 
-def _disparity(row: dict) -> dict:
-    values = [
-        {
-            "value": entry["value"],
-            "n": items_and_labels(entry),
-            "successes": entry["successes"],
-            "rate": with_interval(
-                entry["rate"], entry["ci_low"], entry["ci_high"], as_percent=True
-            ),
-            "ratio_to_neutral": ratio_with_interval(
-                entry.get("ratio_to_neutral"),
-                entry.get("ratio_to_neutral_ci_low"),
-                entry.get("ratio_to_neutral_ci_high"),
-            ),
-            "reason": entry.get("reason")
-            or entry.get("ratio_to_neutral_reason")
-            or _ci_reason(entry, "ratio_to_neutral"),
-        }
-        for entry in row["values"]
-    ]
-    pairs = [
-        {
-            "pair": f"{test['value_a']} vs {test['value_b']}",
-            "test": test.get("test") or DASH,
-            "p": p_value(test["p_value"]),
-            "p_holm": p_value(test["p_holm"]),
-            "p_bh": p_value(test["p_bh"]),
-            "cohen_h": number(test.get("cohen_h")),
-            "odds_ratio": ratio_with_interval(
-                test.get("odds_ratio"),
-                test.get("odds_ratio_ci_low"),
-                test.get("odds_ratio_ci_high"),
-            ),
-            "note": CORRECTIONS.get(test.get("odds_ratio_correction"), "")
-            or test.get("odds_ratio_reason", ""),
-        }
-        for test in row["pairwise_tests"]
-    ]
-    return {
-        **{key: row.get(key) for key in ("source", "measure", "attribute", "flagged")},
-        "n": items_and_labels(row),
-        "delta": with_interval(row.get("delta"), row.get("delta_ci_low"), row.get("delta_ci_high")),
-        "delta_reason": row.get("delta_reason", ""),
-        "delta_ci_reason": _ci_reason(row, "delta"),
-        "ratio_ci_reason": _ci_reason(row, "ratio"),
-        "max_value": row.get("max_value") or DASH,
-        "min_value": row.get("min_value") or DASH,
-        "ratio": ratio_with_interval(
-            row.get("ratio"), row.get("ratio_ci_low"), row.get("ratio_ci_high")
-        ),
-        "neutral_rate": percent(row.get("neutral_rate")),
-        "delta_p": p_value(row["delta_p"]),
-        "delta_p_holm": p_value(row["delta_p_holm"]),
-        "delta_p_bh": p_value(row["delta_p_bh"]),
-        "values": values,
-        "pairs": pairs,
-    }
+def confidence(document: dict) -> float:
+    """The confidence level a report, a REFLECT part or a study export was computed at."""
+    for key in ("settings", "meta"):
+        block = document.get(key)
+        if isinstance(block, dict) and block.get("confidence") is not None:
+            return block["confidence"]
+    return DEFAULT_CONFIDENCE
 
 
-def _regression(table: dict) -> dict:
-    fits = {method: table[method] for method in ("cluster", "gee")}
-    values = sorted({v for fit in fits.values() for v in fit_coefficients(fit)})
-    rows = []
-    for value in values:
-        row = {"value": value}
-        for method, fit in fits.items():
-            # A value one method dropped (a level without events) has no coefficient there.
-            coefficients = fit_coefficients(fit)
-            c = coefficients[value] if value in coefficients else {}
-            row[method] = {
-                "beta": number(c.get("beta")),
-                "odds_ratio": ratio_with_interval(
-                    c.get("odds_ratio"), c.get("ci_low"), c.get("ci_high")
-                ),
-                "p": p_value(c.get("p_value")),
-                "reason": c.get("reason", ""),
-            }
-        rows.append(row)
-    return {
-        **{key: table[key] for key in ("source", "outcome", "attribute", "reference")},
-        "reference_chosen_by": table["reference_chosen_by"],
-        "n_observations": table["n_observations"],
-        "fits": {
-            method: {
-                "fitted": fit.get("fitted", False),
-                "reason": fit.get("reason", ""),
-                "n": fit.get("n"),
-                "n_clusters": fit.get("n_clusters"),
-                "covariates": ", ".join(fit.get("covariates") or []) or DASH,
-                "dropped": "; ".join(d["reason"] for d in fit.get("dropped_levels") or []),
-            }
-            for method, fit in fits.items()
-        },
-        "rows": rows,
-    }
+def level(value: float) -> str:
+    """A confidence level as a label prints it: 0.95 → "95%", 0.9 → "90%", 0.975 → "97.5%"."""
+    return f"{100 * value:.4g}%"
 
 
-def _validation(row: dict) -> dict:
-    return {
-        **{key: row[key] for key in ("judge", "question", "scope", "name", "n")},
-        "percent_agreement": percent(row.get("percent_agreement")),
-        "cohen_kappa": with_interval(
-            row.get("cohen_kappa"), row.get("cohen_kappa_ci_low"), row.get("cohen_kappa_ci_high")
-        ),
-        "reason": row.get("cohen_kappa_reason") or _ci_reason(row, "cohen_kappa"),
-    }
+def confidence_label(document: dict) -> str:
+    """``level(confidence(document))``: the "95%" of every "[95% CI]" label."""
+    return level(confidence(document))
 
 
-def _agreement_row(scope: str, name: str, question: str, block: dict) -> dict:
-    return {
-        "scope": scope,
-        "name": name or "(no group)",
-        "question": question,
-        "n_items": block.get("n_items"),
-        "n_annotators": block.get("n_annotators"),
-        "percent_agreement": percent(block.get("percent_agreement")),
-        "kappa": number(block.get("cohen_kappa_pairwise_mean")),
-        "fleiss": number(block.get("fleiss_kappa")),
-        "alpha": with_interval(
-            block.get("krippendorff_alpha"),
-            block.get("krippendorff_alpha_ci_low"),
-            block.get("krippendorff_alpha_ci_high"),
-        ),
-        "ac1": number(block.get("gwet_ac1")),
-        "reason": block.get("krippendorff_alpha_reason")
-        or block.get("cohen_kappa_pairwise_mean_reason")
-        or _ci_reason(block, "krippendorff_alpha"),
-        "fleiss_scope": fleiss_scope(block),
-    }
+def interval_words(low, high, *, document: dict, digits: int = 2) -> str:
+    """``95% CI 0.12 to 0.34`` at the document's level; "" without bounds."""
+    if low is None or high is None:
+        return ""
+    return f"{confidence_label(document)} CI {number(low, digits)} to {number(high, digits)}"
 
 
-def _inter_annotator(section: dict) -> list[dict]:
-    """The rows of the agreement table; an attribute value or annotator group in which no item
-    has two answers gets no row of zeros (``_scopes_without_items`` names them once)."""
-    rows = [
-        _agreement_row("overall", "all", question, block)
-        for question, block in section["overall"].items()
-    ]
-    for scope, key in (("attribute", "by_attribute"), ("annotator group", "by_annotator_group")):
-        for name, questions in section[key].items():
-            rows.extend(
-                _agreement_row(scope, name, question, block)
-                for question, block in questions.items()
-                if block.get("n_items")
-            )
-    return rows
+class TableNotes:
+    """The reasons a table's cells carry, said once under the table (docs/report.md, "Tables").
+
+    A reason in a cell stretches its column until the columns after it leave the page; a cell
+    gets a mark ("a", "b", …) instead, and the table's notes list each distinct reason once.
+    """
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    def mark(self, reason: str | None) -> str:
+        """The mark of ``reason`` (the same reason keeps its mark); "" for no reason."""
+        if not reason:
+            return ""
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+        return _letters(self.reasons.index(reason))
+
+    @property
+    def items(self) -> list[dict]:
+        """``[{"mark", "text"}]`` in the order the marks were given."""
+        return [{"mark": _letters(i), "text": text} for i, text in enumerate(self.reasons)]
 
 
-# --- prediction-powered estimates and judge fairness (docs/report.md, "Judges and humans") ----
+def _letters(index: int) -> str:
+    """0 → a, 25 → z, 26 → aa: letters, never digits, so a mark beside a number is not read as
+    an exponent or a footnote digit of the number."""
+    text = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        text = chr(ord("a") + rest) + text
+    return text
 
 
-def _estimate(block: dict | None, *, as_percent: bool = False) -> dict:
-    """``{"text", "reason"}`` of an ``{estimate, ci_low, ci_high}`` block: the value with its
-    interval, the reason it is undefined, or "no interval: …"."""
-    block = block if isinstance(block, dict) else {}
-    value = block.get("estimate")
-    if value is None:
-        return {"text": DASH, "reason": block.get("reason") or ""}
-    text = with_interval(value, block.get("ci_low"), block.get("ci_high"), as_percent=as_percent)
-    reason = ""
-    if block.get("ci_low") is None:
-        reason = f"no interval: {block.get('ci_reason') or 'not computed'}"
-    return {"text": text, "reason": reason}
+# Where Δ = 0 every value has the same rate: naming one value as both the highest and the lowest
+# ("hijab · hijab") would say that one is higher.
+NO_VALUE_HIGHER = "no value is higher"
+NO_VALUE_LOWER = "no value is lower"
 
 
-def _error_rate(entry: dict, name: str) -> dict:
-    value = entry.get(name)
-    if value is None:
-        return {"text": DASH, "reason": entry.get(f"{name}_reason") or ""}
-    return {
-        "text": with_interval(
-            value, entry.get(f"{name}_ci_low"), entry.get(f"{name}_ci_high"), as_percent=True
-        ),
-        "reason": "",
-    }
+def tied(max_value, min_value, delta) -> bool:
+    """Δ = 0: every value has the same rate, none is the highest."""
+    return (delta is not None and delta == 0) or (max_value is not None and max_value == min_value)
 
 
-def _judge_bias(block: dict | None) -> dict:
-    """The judge-bias cell: the value with the largest judge − PPI gap, its simultaneous
-    interval, and the warning (docs/metrics.md, "Judge bias")."""
-    block = block if isinstance(block, dict) else {}
-    value = block.get("largest_value")
-    entry = (block.get("per_value") or {}).get(value) if value is not None else None
-    if entry is None:
-        return {"text": DASH, "reason": block.get("reason") or ""}
-    shown = _estimate(entry)
-    warning = block.get("warning")
-    verdict = {True: "warning", False: "no warning", None: "no verdict"}[warning]
-    return {"text": f"{value}: {shown['text']}", "reason": shown["reason"] or verdict}
+def extremes(max_value, min_value, delta) -> tuple[str, str]:
+    """The highest and the lowest value of a Δ as separate cells print them."""
+    if tied(max_value, min_value, delta):
+        return NO_VALUE_HIGHER, NO_VALUE_LOWER
+    return max_value or DASH, min_value or DASH
 
 
-def _ppi_outcome(
-    judge: str,
-    outcome: str,
-    section: PpiOutcome,
-    errors: dict[str, JudgeErrorTest],
-    cautions: set,
-) -> dict:
-    neutral_gap, bias = ppi_blocks(section, "vs_neutral"), ppi_blocks(section, "judge_bias")
-    deltas = []
-    for attribute, block in sorted(ppi_blocks(section, "delta").items()):
-        # An attribute none of whose items has a human reference has no error test.
-        test = errors[attribute] if attribute in errors else {}
-        judge_bias = bias[attribute] if attribute in bias else None
-        deltas.append(
-            {
-                "attribute": attribute,
-                "delta": _estimate(block),
-                "max_value": (block or {}).get("max_value") or DASH,
-                "min_value": (block or {}).get("min_value") or DASH,
-                "judge_delta": number((judge_bias or {}).get("judge_delta")),
-                "bias": _judge_bias(judge_bias),
-                "differential": test.get("differential"),
-                "p_holm": p_value(test.get("p_holm")),
-                "do_not_report": (judge, outcome, attribute) in cautions,
-            }
-        )
-    rates = [
-        {
-            "attribute": attribute,
-            "value": value,
-            "rate": _estimate(entry, as_percent=True),
-            "lambda": number((entry or {}).get("lambda"), 2),
-            "n_labelled": (entry or {}).get("n_labelled"),
-            "n_unlabelled": (entry or {}).get("n_unlabelled"),
-            # The neutral baseline has no gap to itself.
-            "vs_neutral": _estimate(
-                neutral_gap[attribute].get(value) if attribute in neutral_gap else None
-            ),
-        }
-        for attribute, values in sorted(ppi_blocks(section, "rates").items())
-        for value, entry in sorted((values or {}).items())
-    ]
-    tests = [
-        {
-            "attribute": attribute,
-            "p_value": p_value(test.get("p_value")),
-            "p_holm": p_value(test.get("p_holm")),
-            "differential": test.get("differential"),
-            "test": test.get("test") or "",
-            "reason": test.get("reason") or test.get("differential_reason") or "",
-            "verdict": judge_error_verdict(test),
-            "values": [
-                {
-                    "value": value,
-                    "n": (entry or {}).get("n"),
-                    "fpr": _error_rate(entry or {}, "fpr"),
-                    "fnr": _error_rate(entry or {}, "fnr"),
-                }
-                for value, entry in sorted(judge_error_per_value(test).items())
-            ],
-        }
-        for attribute, test in sorted(errors.items())
-        if isinstance(test, dict)
-    ]
-    return {
-        "outcome": outcome,
-        "deltas": deltas,
-        "rates": rates,
-        "errors": tests,
-        "do_not_report": any(row["do_not_report"] for row in deltas),
-    }
+def highest_lowest(max_value, min_value, delta) -> str:
+    """``hijab · kippah`` (highest · lowest), or "no value is higher (all equal)" where Δ = 0."""
+    if tied(max_value, min_value, delta):
+        return f"{NO_VALUE_HIGHER} (all equal)"
+    return f"{max_value or DASH} · {min_value or DASH}"
 
 
-def display_ppi(report: dict) -> dict:
-    """The PPI section as the report and the staff pages print it: per judge and outcome, the
-    PPI Δ with the judge-only Δ and their difference, the PPI rates (λ, n labelled and
-    unlabelled, against the neutral baseline) and the judge's error per value with its test.
-    Reads the study export / report.json keys ``ppi`` and ``judge_error``; empty when absent."""
-    ppi, judge_error = ppi_section(report), judge_error_section(report)
-    cautions = {(r["judge"], r["outcome"], r["attribute"]) for r in judge_only_cautions(report)}
-    judges = []
-    for judge in sorted(set(ppi) | set(judge_error)):
-        # The builder writes both for every judge; a hand-made document may hold one.
-        estimates = ppi[judge] if judge in ppi else {}
-        errors = judge_error[judge] if judge in judge_error else {}
-        judges.append(
-            {
-                "judge": judge,
-                "outcomes": [
-                    _ppi_outcome(
-                        judge,
-                        outcome,
-                        # No estimates for an outcome with error tests only: no rows.
-                        estimates[outcome] if outcome in estimates else {},
-                        errors[outcome] if outcome in errors else {},
-                        cautions,
-                    )
-                    for outcome in sorted(set(estimates) | set(errors))
-                ],
-            }
-        )
-    return {"judges": judges, "findings": ppi_findings(report), "present": bool(judges)}
+def marked(cell: dict, notes: TableNotes) -> dict:
+    """A ``{"text", "reason"}`` cell with the mark of its reason in ``notes`` (``mark``)."""
+    return {**cell, "mark": notes.mark(cell.get("reason"))}
 
 
-def _scopes_without_items(section: dict) -> list[str]:
-    """``annotator group Korean``, ... : the scopes left out of the table, none of whose items
-    has two answers within the scope."""
-    return [
-        f"{scope} {name or '(no group)'}"
-        for scope, key in (("attribute", "by_attribute"), ("annotator group", "by_annotator_group"))
-        for name, questions in section[key].items()
-        if not any(block.get("n_items") for block in questions.values())
-    ]
+def source_label(source: str) -> str:
+    """A source as prose names it: "human annotators", "judge sim-vlm-a@1" (not "auto:…")."""
+    return "human annotators" if source == "human" else f"judge {source.removeprefix('auto:')}"
+
+
+def cell_label(source: str, measure: str, attribute: str, value: str | None = None) -> str:
+    """One rate's or fit's place in prose: "judge sim-vlm-b@1 · combined outcome · culture:
+    Nigerian", never the internal "auto:sim-vlm-b@1 · combined · culture=Nigerian"."""
+    where = f"{source_label(source)} · {measure} outcome · {attribute}"
+    return where if value is None else f"{where}: {value}"

@@ -9,8 +9,17 @@ from __future__ import annotations
 
 from collections import Counter
 
+from scoring.report.display import (
+    cell_label,
+    confidence_label,
+    highest_lowest,
+    number,
+    p_value,
+    percent,
+    source_label,
+    tied,
+)
 from scoring.report.display import counted as _count
-from scoring.report.display import number, p_value, percent
 from scoring.report.document_types import study_clusters, study_design
 from scoring.report.reflect import text as reflect_text
 from scoring.report.text import ppi_findings
@@ -46,10 +55,6 @@ def executive_summary(report: dict) -> dict:
             if not (combined and item["kind"] == "scope")
         ]
     return summary
-
-
-def source_label(source: str) -> str:
-    return "human annotators" if source == "human" else f"judge {source.removeprefix('auto:')}"
 
 
 def _list(parts: list[str]) -> str:
@@ -133,10 +138,10 @@ def _families(taxonomy: list[dict]) -> dict[str, int]:
 # --- headline findings ----------------------------------------------------------------------
 
 
-def _interval_words(row: dict, name: str, digits: int = 2) -> str:
+def _interval_words(row: dict, name: str, *, level: str, digits: int = 2) -> str:
     low, high = row.get(f"{name}_ci_low"), row.get(f"{name}_ci_high")
     if low is not None and high is not None:
-        return f"95% CI {number(low, digits)} to {number(high, digits)}"
+        return f"{level} CI {number(low, digits)} to {number(high, digits)}"
     reason = row.get(f"{name}_ci_reason")
     return f"no interval: {reason}" if reason else "no interval"
 
@@ -148,17 +153,25 @@ def _value_rate(row: dict, value: str | None) -> str:
     return f"{value} {percent(entry['rate'], 0)} of {entry['n']}"
 
 
-def disparity_sentence(row: dict) -> str:
-    """One disparity in words: Δ, its interval or the reason it has none, the adjusted p."""
+def disparity_sentence(row: dict, *, level: str) -> str:
+    """One disparity in words: Δ, its interval (``level``: "95%") or the reason it has none, the
+    adjusted p."""
     flagged = " — flagged" if row.get("flagged") else ""
     return (
         f"{source_label(row['source']).capitalize()}: the {row['measure']} rate differs by "
         f"Δ = {number(row['delta'], 2)} across {row['attribute']} values "
-        f"({_interval_words(row, 'delta')}); highest {_value_rate(row, row.get('max_value'))}, "
-        f"lowest {_value_rate(row, row.get('min_value'))}; p = "
+        f"({_interval_words(row, 'delta', level=level)}); {_extremes_words(row)}; p = "
         f"{p_value(row.get('delta_p'))}, Holm-adjusted {p_value(row.get('delta_p_holm'))}"
         f"{flagged}."
     )
+
+
+def _extremes_words(row: dict) -> str:
+    """ "highest Nigerian 31% of 22, lowest US 12% of 22", or that no value is higher."""
+    high, low = row.get("max_value"), row.get("min_value")
+    if tied(high, low, row.get("delta")):
+        return highest_lowest(high, low, row.get("delta"))
+    return f"highest {_value_rate(row, high)}, lowest {_value_rate(row, low)}"
 
 
 def findings(report: dict) -> list[str]:
@@ -176,7 +189,8 @@ def findings(report: dict) -> list[str]:
     # Where humans validated a judge, its prediction-powered estimates lead (section 7).
     out = ppi_findings(report) + out
     largest = sorted(defined, key=lambda r: (not r.get("flagged"), -r["delta"]))
-    out.extend(disparity_sentence(row) for row in largest[:HEADLINE_DISPARITIES])
+    level = confidence_label(report)
+    out.extend(disparity_sentence(row, level=level) for row in largest[:HEADLINE_DISPARITIES])
     out.extend(_human_agreement(report))
     out.extend(_judge_agreement(report))
     return out
@@ -195,7 +209,7 @@ def _human_agreement(report: dict) -> list[str]:
             f"Annotators agree with each other on {question} on "
             f"{percent(block.get('percent_agreement'), 0)} of pairs over "
             f"{_count(block.get('n_items') or 0, 'item')} (Krippendorff's α = {number(alpha, 2)}, "
-            f"{_interval_words(block, 'krippendorff_alpha')})."
+            f"{_interval_words(block, 'krippendorff_alpha', level=confidence_label(report))})."
         )
     return out
 
@@ -215,7 +229,7 @@ def _judge_agreement(report: dict) -> list[str]:
         out.append(
             f"Judge {judge} agrees with the annotators on {row['question']} in "
             f"{percent(row.get('percent_agreement'), 0)} of {row['n']} pairs "
-            f"(Cohen's κ = {number(row['cohen_kappa'], 2)}, {_interval_words(row, 'cohen_kappa')})."
+            f"(Cohen's κ = {number(row['cohen_kappa'], 2)}, {_interval_words(row, 'cohen_kappa', level=confidence_label(report))})."
         )
     return out
 
@@ -225,7 +239,7 @@ def _judge_agreement(report: dict) -> list[str]:
 
 def _group_sizes(report: dict) -> list[tuple[int, str]]:
     return [
-        (value["n"], f"{row['source']} · {row['measure']} · {row['attribute']}={value['value']}")
+        (value["n"], cell_label(row["source"], row["measure"], row["attribute"], value["value"]))
         for row in report["disparities"]
         for value in row["values"]
         if value.get("n")
@@ -322,7 +336,7 @@ def verdicts(report: dict) -> list[dict]:
             text = (
                 f"{attribute}: disparity found in {_count(len(flagged), 'measure')} "
                 f"(largest: {source_label(top['source'])}, {top['measure']}, "
-                f"Δ = {number(top['delta'], 2)}, {_interval_words(top, 'delta')}, "
+                f"Δ = {number(top['delta'], 2)}, {_interval_words(top, 'delta', level=confidence_label(report))}, "
                 f"Holm p = {p_value(top['delta_p_holm'])})."
             )
             verdict = "flagged"

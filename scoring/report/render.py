@@ -11,10 +11,11 @@ from django.template.loader import render_to_string
 
 from scoring.report import figures as report_figures
 from scoring.report import pdf
-from scoring.report.display import display_report
+from scoring.report.display import confidence_label
 from scoring.report.document_types import is_audit_report
 from scoring.report.executive_summary import executive_summary
 from scoring.report.sections import present_sections
+from scoring.report.study_tables import display_report
 
 
 def numbered_sections(report: dict) -> list[dict]:
@@ -67,6 +68,8 @@ def report_context(
     numbered = numbered_sections(report)
     context = {
         "report": report,
+        # The "95%" of every "[95% CI]" label: the level the document was computed at.
+        "level": confidence_label(report if is_audit_report(report) else report["reflect"]),
         "figures": figures,
         "summary": executive_summary(report),
         "display": display_report(report) if is_audit_report(report) else {},

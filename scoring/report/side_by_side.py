@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from annotations.labels import NEUTRAL
 from scoring.report.display import DASH, ZERO_WIDTH, interval, number, p_value
 from scoring.report.report_section import ReportSection
-from scoring.stats.disparity import NEUTRAL
 from scoring.stats.version_change import PAIRED, comparison_by_source
 
 GENERATOR = "generator"

@@ -1,9 +1,10 @@
-"""The study report's sections whose strings all come from ``display.display_report`` (the
+"""The study report's sections whose strings all come from ``study_tables.display_report`` (the
 template's ``display``), and their figures (Django-free; the registry: ``sections.py``)."""
 
 from __future__ import annotations
 
 from scoring.report import charts
+from scoring.report.display import confidence_label
 from scoring.report.report_section import ReportSection, figure_spec
 
 
@@ -16,7 +17,7 @@ def disparity_figures(report: dict) -> list[dict]:
                 title = f"{measure} rate by value — {source}"
                 out.append(figure_spec("rates", source, measure, title))
         if any(row["source"] == source for row in report["disparities"]):
-            title = f"Δ and max/min ratio with 95% CI — {source}"
+            title = f"Δ and max/min ratio with {confidence_label(report)} CI — {source}"
             out.append(figure_spec("delta", source, "all", title))
     return out
 

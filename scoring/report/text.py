@@ -5,6 +5,15 @@ exactly when it applies; the wording is fixed here, never per study by hand.
 
 from __future__ import annotations
 
+from scoring.report.display import (
+    cell_label,
+    confidence_label,
+    highest_lowest,
+    interval_words,
+    number,
+    p_value,
+    tied,
+)
 from scoring.report.document_types import (
     judge_error_section,
     ppi_blocks,
@@ -63,7 +72,7 @@ def limitations(report: dict) -> list[dict]:
         )
     )
     unfitted = [
-        f"{t['source']} · {t['outcome']} · {t['attribute']} · {method}: {t[method].get('reason')}"
+        f"{cell_label(t['source'], t['outcome'], t['attribute'])} · {method}: {t[method].get('reason')}"
         for t in report["regression"]
         for method in ("cluster", "gee")
         if not t[method].get("fitted")
@@ -139,7 +148,7 @@ def _clusters(clusters: dict) -> list[dict]:
 
 def _small_cells(disparities: list[dict], min_n: int) -> list[str]:
     return [
-        f"{row['source']} · {row['measure']} · {row['attribute']}={value['value']} (n = {value['n']})"
+        f"{cell_label(row['source'], row['measure'], row['attribute'], value['value'])} (n = {value['n']})"
         for row in disparities
         for value in row["values"]
         if value["n"] < min_n
@@ -205,7 +214,7 @@ def detection_measures(report: dict) -> list[str]:
     return [
         "Minimal pairs: each base prompt is expanded over every attribute value and a neutral "
         "baseline, so values are compared on the same request.",
-        f"Rates per attribute value with Wilson {settings['confidence']:.0%} intervals on the "
+        f"Rates per attribute value with Wilson {confidence_label(report)} intervals on the "
         f"effective sample size (the item, not the label, is the unit); Δ = max − min with a "
         f"cluster bootstrap over base prompts ({settings['n_resamples']} resamples, stratified "
         f"by domain).",
@@ -229,21 +238,12 @@ def detection_measures(report: dict) -> list[str]:
 PPI_HEADLINES = 3
 
 
-def _figure(value, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-def _bracket(block: dict, digits: int = 3) -> str:
-    low, high = block.get("ci_low"), block.get("ci_high")
-    if low is None or high is None:
-        return "no interval"
-    return f"95% CI {_figure(low, digits)} to {_figure(high, digits)}"
-
-
-def _p(value) -> str:
-    if value is None:
-        return "—"
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+def _bracket(block: dict, report: dict, digits: int = 3) -> str:
+    """``95% CI 0.012 to 0.340`` at the document's level, or "no interval"."""
+    words = interval_words(
+        block.get("ci_low"), block.get("ci_high"), document=report, digits=digits
+    )
+    return words or "no interval"
 
 
 def ppi_deltas(report: dict) -> list[dict]:
@@ -288,10 +288,10 @@ def _detectable(power: dict, rate: str) -> str | None:
         return None
     baseline = power.get(f"{rate}_baseline")
     counts = power.get(f"{rate}_counts") or []
-    detail = f"{_figure(baseline, 2)} to {_figure(baseline + difference, 2)}"
+    detail = f"{number(baseline, 2)} to {number(baseline + difference, 2)}"
     if len(counts) == 2:
         detail += f"; {counts[0]} and {counts[1]} items"
-    return f"an {ERROR_RATES[rate]} difference of {_figure(difference, 2)} ({detail})"
+    return f"an {ERROR_RATES[rate]} difference of {number(difference, 2)} ({detail})"
 
 
 def _power_clause(power: dict, *, detected: bool) -> str:
@@ -324,13 +324,13 @@ def judge_error_verdict(block: dict) -> str:
         reason = block.get("reason") or block.get("differential_reason")
         return "Not tested" + (f": {reason}." if reason else ".")
     tests = [
-        f"{ERROR_RATES[rate]} p {_p(block[f'{rate}_test'].get('p_value'))}"
+        f"{ERROR_RATES[rate]} p {p_value(block[f'{rate}_test'].get('p_value'))}"
         for rate in ERROR_RATES
         if isinstance(block.get(f"{rate}_test"), dict)
         and block[f"{rate}_test"].get("p_value") is not None
     ]
     figures = "; ".join(
-        [f"p Holm {_p(block.get('p_holm'))}", *([", ".join(tests)] if tests else [])]
+        [f"p Holm {p_value(block.get('p_holm'))}", *([", ".join(tests)] if tests else [])]
     )
     lead = "Differential error detected" if differential else "No differential error detected"
     power = block.get("power")
@@ -361,7 +361,7 @@ def judge_only_cautions(report: dict) -> list[dict]:
         key = (row["judge"], row["outcome"], row["attribute"])
         found.setdefault(key, []).append(
             (
-                f"its error differs across the values (p Holm {_p(row['p_holm'])})",
+                f"its error differs across the values (p Holm {p_value(row['p_holm'])})",
                 "its error differs by value",
             )
         )
@@ -374,8 +374,8 @@ def judge_only_cautions(report: dict) -> list[dict]:
                         (
                             "its rate is off the PPI rate for "
                             + ", ".join(
-                                f"{value} by {_figure(entry['estimate'])} (simultaneous "
-                                f"{_bracket(entry)})"
+                                f"{value} by {number(entry['estimate'])} (simultaneous "
+                                f"{_bracket(entry, report)})"
                                 for value, entry in off
                             ),
                             "off the PPI rate for " + ", ".join(value for value, _ in off),
@@ -407,6 +407,13 @@ def ppi_labels_left_out(report: dict) -> list[str]:
     return out
 
 
+def _highest_lowest_words(block: dict) -> str:
+    high, low = block.get("max_value"), block.get("min_value")
+    if tied(high, low, block.get("estimate")):
+        return highest_lowest(high, low, block.get("estimate"))
+    return f"highest {high or '—'}, lowest {low or '—'}"
+
+
 def ppi_findings(report: dict) -> list[str]:
     """The report's lead sentences where humans validated a judge: the largest PPI Δ, each
     attribute a judge errs on differentially, where the judge-only Δ must not be reported, and
@@ -416,13 +423,13 @@ def ppi_findings(report: dict) -> list[str]:
         block = row["block"]
         out.append(
             f"Judge {row['judge']} corrected by the human labels (PPI): {row['outcome']} Δ for "
-            f"{row['attribute']} = {_figure(block['estimate'])} ({_bracket(block)}), highest "
-            f"{block.get('max_value') or '—'}, lowest {block.get('min_value') or '—'}."
+            f"{row['attribute']} = {number(block['estimate'])} ({_bracket(block, report)}), "
+            f"{_highest_lowest_words(block)}."
         )
     for row in differential_errors(report):
         out.append(
             f"Judge {row['judge']} errs differently across {row['attribute']} values on "
-            f"{row['outcome']} (p Holm {_p(row['p_holm'])}): its own rates for {row['attribute']} "
+            f"{row['outcome']} (p Holm {p_value(row['p_holm'])}): its own rates for {row['attribute']} "
             "measure the judge as much as the generator."
         )
     for row in judge_only_cautions(report):

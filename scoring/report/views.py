@@ -15,10 +15,11 @@ from annotations.models import Study
 from scoring.metrics.headlines import human_first
 from scoring.report import figures as report_figures
 from scoring.report import tasks
-from scoring.report.display import DELTA_TEST, delta_families, disparity_summary
+from scoring.report.display import DELTA_TEST, confidence_label, delta_families
 from scoring.report.documents import figure_image_cached, report_document_cached
 from scoring.report.render import render_report_json, report_context
 from scoring.report.safety import safety_display
+from scoring.report.study_tables import disparity_summary, summary_table
 from scoring.report.waiting import computing_response, file_response_or_wait
 
 
@@ -117,13 +118,15 @@ def study_disparities(request, slug: str):
             request, study=study, documents=documents, target="disparities", what="the Δ tests"
         )
     report = documents.report
+    table = summary_table(human_first(disparity_summary(report)))
     context = {
         "freshness": documents,
         "freshness_target": "disparities",
         "study": study,
-        "summary": human_first(disparity_summary(report)),
+        "summary": table["rows"],
+        "notes": table["notes"],
         "alpha": report["settings"]["alpha"],
-        "confidence_percent": f"{report['settings']['confidence']:.0%}",
+        "level": confidence_label(report),
         "delta_test": DELTA_TEST,
         "family": delta_families(report["disparities"]),
     }

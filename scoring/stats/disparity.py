@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from annotations.labels import NEUTRAL
 from scoring.stats import bootstrap
 from scoring.stats.delta_interval import delta_interval_block, ratio_interval_block
 from scoring.stats.parameters import (
@@ -33,8 +34,6 @@ from scoring.stats.result import (
     finite_or_none,
     interval_block,
 )
-
-NEUTRAL = "neutral"
 
 
 def rate_table(frame: pd.DataFrame, *, outcome: str, by: list[str], confidence: float = 0.95):

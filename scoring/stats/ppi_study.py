@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from annotations.labels import NEUTRAL
 from scoring.stats import bootstrap
 from scoring.stats.delta_interval import delta_interval_block
-from scoring.stats.disparity import NEUTRAL, ClusterResample, delta_summary
+from scoring.stats.disparity import ClusterResample, delta_summary
 from scoring.stats.judge_error import judge_error_by_attribute
 from scoring.stats.ppi import resampled_means
 from scoring.stats.ppi_judge_bias import judge_bias_block

@@ -72,7 +72,9 @@ def test_pdf_opens_with_summary_on_page_one(report, tmp_path):
     path.write_bytes(render_report_pdf(report))
     info = subprocess.run([pdfinfo, str(path)], capture_output=True, text=True, check=True).stdout
     pages = int(next(line.split()[-1] for line in info.splitlines() if line.startswith("Pages:")))
-    assert 6 <= pages <= 80, pages
+    # At the stylesheet's own size: before issue 36 a too-wide table made Chromium shrink every
+    # page to about two thirds, and this report printed on fewer, denser pages.
+    assert 6 <= pages <= 160, pages
     first = subprocess.run(
         [pdftotext, "-f", "1", "-l", "1", str(path), "-"],
         capture_output=True,
@@ -81,13 +83,10 @@ def test_pdf_opens_with_summary_on_page_one(report, tmp_path):
     ).stdout
     assert "Executive summary" in first and "What was audited" in first
     assert "page 1 of" in first  # the footer's page numbers
-    second = subprocess.run(
-        [pdftotext, "-f", "2", "-l", "2", str(path), "-"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert "Contents" in second and "Stated limitations" in second
+    # The contents follow the summary, on the page where section 1 starts.
+    text = subprocess.run([pdftotext, str(path), "-"], capture_output=True, text=True, check=True)
+    (contents,) = [page for page in text.stdout.split("\f")[1:3] if "Contents" in page]
+    assert "Stated limitations" in contents and contents.count("Legal mapping") >= 2
 
 
 @pytest.mark.parametrize("width, height", [(1280, 720), (1366, 768)])

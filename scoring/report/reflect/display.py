@@ -4,7 +4,7 @@ the tables the document shows (Django-free). It only formats ``report["reflect"]
 
 from __future__ import annotations
 
-from scoring.report.display import DASH, percent, with_interval
+from scoring.report.display import DASH, confidence_label, percent, with_interval
 from scoring.report.document_types import (
     Interval,
     ReflectPart,
@@ -45,6 +45,7 @@ def _ci(value, ci: Interval | None, digits: int = 3) -> str:
 def display_part(part: ReflectPart) -> dict:
     """Rows of the document's REFLECT tables."""
     return {
+        "level": confidence_label(part),
         "measures": MEASURES,
         "runs": [_run(run) for run in part["runs"]],
         "system_kind_label": system_kinds().get(part["system"]["system_kind"], "not stated"),

@@ -8,6 +8,7 @@ the numbers are ``scoring.stats.reflect.two_afc.figure_4_views``, already in rep
 from __future__ import annotations
 
 from scoring.report.charts import interval_bar_chart
+from scoring.report.display import confidence_label
 from scoring.report.document_types import ReflectStatistics, two_afc_cells
 from scoring.stats.reflect.vocabulary import RACES
 
@@ -86,7 +87,7 @@ def figure_4_figure(report: dict, *, model: str, scenario: str, fmt: str = "svg"
     return interval_bar_chart(
         figure_4_chart_rows(report, model=model, scenario=scenario),
         title=f"Win rates, the paper's Figure 4(d-f) — {model}, {scenario}",
-        ylabel="win rate (95% CI)",
+        ylabel=f"win rate ({confidence_label(report)} CI)",
         empty="no kept comparisons",
         reference=0.5,
         fmt=fmt,

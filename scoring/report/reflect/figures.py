@@ -11,6 +11,7 @@ staff page and its downloads use (``scoring.reflect.page_figures``).
 from __future__ import annotations
 
 from scoring.report import charts
+from scoring.report.display import confidence_label
 from scoring.report.document_types import (
     ReflectPart,
     cell_intervals,
@@ -28,6 +29,7 @@ COLUMNS = ["attribute", "value", "rate", "ci_low", "ci_high"]
 def figure_list(part: ReflectPart) -> list[dict]:
     """The part's figures: ``key``, ``kind``, ``model``, ``detail``, ``title``."""
     out = []
+    level = confidence_label(part)
     for model, block in sorted(part["models"].items()):
         for scenario in sorted(two_afc_cells(block)):
             out.append(
@@ -35,7 +37,7 @@ def figure_list(part: ReflectPart) -> list[dict]:
                     "reflect_win_rate",
                     model,
                     scenario,
-                    f"2AFC win rates with 95% CI — {model}, {scenario}",
+                    f"2AFC win rates with {level} CI — {model}, {scenario}",
                 )
             )
             out.append(
@@ -44,7 +46,7 @@ def figure_list(part: ReflectPart) -> list[dict]:
                     model,
                     scenario,
                     f"2AFC win rates within a gender and within a race (the paper's "
-                    f"Figure 4(d-f)) with 95% CI — {model}, {scenario}",
+                    f"Figure 4(d-f)) with {level} CI — {model}, {scenario}",
                 )
             )
         if mcq_cells(block):
@@ -53,7 +55,7 @@ def figure_list(part: ReflectPart) -> list[dict]:
                     "reflect_jsd",
                     model,
                     "mcq",
-                    f"MCQ JSD from the pooled answers with 95% CI — {model}",
+                    f"MCQ JSD from the pooled answers with {level} CI — {model}",
                 )
             )
         salary = salary_block(block)
@@ -63,7 +65,7 @@ def figure_list(part: ReflectPart) -> list[dict]:
                     "reflect_salary",
                     model,
                     "salary",
-                    f"salary mean gap against the reference group with 95% CI — {model}",
+                    f"salary mean gap against the reference group with {level} CI — {model}",
                 )
             )
     return out
@@ -137,7 +139,7 @@ def figure_image(part: dict, spec: dict, fmt: str) -> bytes:
         return charts.interval_bar_chart(
             rows,
             title=spec["title"],
-            ylabel="win rate (95% CI)",
+            ylabel=f"win rate ({confidence_label(part)} CI)",
             reference=0.5,
             empty="no kept comparisons",
             fmt=fmt,
@@ -146,7 +148,7 @@ def figure_image(part: dict, spec: dict, fmt: str) -> bytes:
         return charts.interval_bar_chart(
             rows,
             title=spec["title"],
-            ylabel="JSD (bits, 95% CI)",
+            ylabel=f"JSD (bits, {confidence_label(part)} CI)",
             ylim=None,
             empty="no valid MCQ answers",
             fmt=fmt,
@@ -154,7 +156,7 @@ def figure_image(part: dict, spec: dict, fmt: str) -> bytes:
     return charts.interval_bar_chart(
         rows,
         title=spec["title"],
-        ylabel="mean gap, % (95% CI)",
+        ylabel=f"mean gap, % ({confidence_label(part)} CI)",
         ylim=None,
         reference=0.0,
         empty="no valid salaries",

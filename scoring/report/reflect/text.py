@@ -7,7 +7,7 @@ undefined, with its reason, never shown as a number.
 
 from __future__ import annotations
 
-from scoring.report.display import counted, interval, number, percent
+from scoring.report.display import counted, interval, level, number, percent
 from scoring.report.document_types import (
     ByKind,
     Interval,
@@ -83,7 +83,7 @@ def audited(part: ReflectPart) -> list[str]:
         + ", ".join(f"{n} {status}" for status, n in answers["by_status"].items())
         + f"), recorded {moment(answers['answered_from'])} to "
         f"{moment(answers['answered_to'])}; intervals: "
-        f"{int(settings['confidence'] * 100)}% template-cluster bootstrap, "
+        f"{level(settings['confidence'])} template-cluster bootstrap, "
         f"{settings['n_resamples']} resamples, seed {settings['seed']}."
     )
     return out

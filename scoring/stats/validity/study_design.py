@@ -24,8 +24,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from annotations.labels import NEUTRAL
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
-from scoring.stats.disparity import NEUTRAL, disparity_report
+from scoring.stats.disparity import disparity_report
 from scoring.stats.judge_error import DEFAULT_N_PERMUTATIONS
 from scoring.stats.parameters import check_integer
 from scoring.stats.ppi_study import judge_items, majority_reference

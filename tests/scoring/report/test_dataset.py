@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from scoring.report.dataset import audit_report, reference_value, regression_frame
-from scoring.report.display import display_report
 from scoring.report.figures import figure_image, figure_list, figure_rows
+from scoring.report.study_tables import display_report
 from scoring.stats.hypothesis_tests import holm_adjust
 from scoring.stats.regression import logistic_regression
 from scoring.stats.study_agreement import inter_annotator_agreement
@@ -224,7 +224,7 @@ def test_every_figure_draws_and_has_rows(report):
 
 def test_display_strings(report):
     display = display_report(report)
-    assert display["summary"][0]["delta"].count("[") == 1
+    assert display["summary"]["rows"][0]["delta"].count("[") == 1
     assert {row["scope"] for row in display["inter_annotator"]} == {
         "overall",
         "attribute",

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.report.display import display_report, ratio_number, ratio_with_interval
-from scoring.report.figures import ODDS_DISPLAY_LIMIT, figure_image, figure_list
+from scoring.report.display import ratio_number, ratio_with_interval
+from scoring.report.figures import figure_image, figure_list
+from scoring.report.figures.forest import ODDS_DISPLAY_LIMIT
+from scoring.report.study_tables import display_report
 
 
 def _report():

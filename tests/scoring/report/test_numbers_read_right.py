@@ -5,7 +5,7 @@ import re
 import pytest
 
 from scoring.metrics.headlines import agreement_headline, inter_annotator_rows
-from scoring.report import display
+from scoring.report import display, study_tables
 from scoring.report.executive_summary import evidence
 
 
@@ -52,7 +52,7 @@ def test_fleiss_kappa_names_the_items_it_rests_on_wherever_it_is_shown():
     scope = "on 67 of 99 items, those with 3 annotations each"
     assert agreement_headline(metrics)[0]["fleiss_scope"] == scope
     assert inter_annotator_rows(metrics)[0]["fleiss_scope"] == scope
-    row = display._agreement_row("overall", "all", "cue", BLOCK)
+    row = study_tables._agreement_row("overall", "all", "cue", BLOCK)
     assert row["fleiss"] == "0.681" and row["fleiss_scope"] == scope  # the report's row note
     same = {**BLOCK, "fleiss_kappa_n_items": 99}
     assert display.fleiss_scope(same) == ""
@@ -98,13 +98,13 @@ def test_the_agreement_table_has_no_rows_of_zeros_for_scopes_without_items():
         "by_attribute": {"Korean": {"cue": BLOCK}},
         "by_annotator_group": {"Korean": empty, "US": {"cue": BLOCK}},
     }
-    rows = display._inter_annotator(section)
+    rows = study_tables._inter_annotator(section)
     assert [(r["scope"], r["name"]) for r in rows] == [
         ("overall", "all"),
         ("attribute", "Korean"),
         ("annotator group", "US"),
     ]
-    assert display._scopes_without_items(section) == ["annotator group Korean"]
+    assert study_tables._scopes_without_items(section) == ["annotator group Korean"]
 
 
 def test_numbers_that_round_to_zero_print_without_a_sign():

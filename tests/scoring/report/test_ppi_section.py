@@ -8,8 +8,8 @@ import json
 import pytest
 
 from scoring.report.dataset import audit_report
-from scoring.report.display import display_ppi
 from scoring.report.executive_summary import executive_summary
+from scoring.report.ppi_tables import display_ppi
 from scoring.report.text import judge_only_cautions, ppi_findings
 from scoring.stats.synthetic_study import synthetic_study
 from tests.support.ppi_document import JUDGE, ppi_sections
@@ -82,14 +82,17 @@ def test_display_rows_carry_intervals_reasons_and_the_error_per_value(report):
     culture = {row["attribute"]: row for row in erasure["deltas"]}["culture"]
     assert culture["delta"]["text"] == "0.240 [0.110, 0.360]"
     assert culture["bias"]["text"] == "Nigerian: 0.170 [0.060, 0.270]" and culture["do_not_report"]
-    assert culture["bias"]["reason"] == "warning"
+    assert culture["bias"]["verdict"] == "warning" and culture["bias"]["reason"] == ""
     rates = {(r["attribute"], r["value"]): r for r in erasure["rates"]}
     assert rates[("culture", "Nigerian")]["rate"]["text"] == "32.0% [22.0%, 43.0%]"
     assert rates[("culture", "Nigerian")]["lambda"] == "0.65"
+    # The reason goes under the table, the cell keeps a mark (issue 36 §4).
     assert rates[("gender", "nonbinary")]["rate"] == {
         "text": "—",
         "reason": "no labelled item for this value",
+        "mark": "a",
     }
+    assert {"mark": "a", "text": "no labelled item for this value"} in erasure["rate_notes"]
     errors = {t["attribute"]: t for t in erasure["errors"]}
     nigerian = {v["value"]: v for v in errors["culture"]["values"]}["Nigerian"]
     assert nigerian["fpr"]["text"] == "25.0% [17.0%, 35.0%]" and errors["culture"]["differential"]

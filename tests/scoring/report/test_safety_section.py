@@ -136,7 +136,7 @@ def test_findings_are_worded_from_the_numbers():
     assert lines[-1] == (
         "culture: the attribute's effect on refusal differs between benign and harmful prompts "
         "(joint Wald p = 0.012, df = 2); the largest interaction is Nigerian (odds ratio 0.50, "
-        "95% CI 0.30–0.90)."
+        "95% CI 0.30 to 0.90)."
     )
     rows = safety.frontier_rows(hand_report(), source="human")
     nigerian = next(r for r in rows if r["value"] == "Nigerian")
@@ -205,3 +205,10 @@ def test_verify_report_recomputes_the_section(tmp_path):
     assert not any(
         line.startswith("mismatch: rates.auto:clip-refusal@1.refusal") for line in mismatches
     )
+
+
+def test_an_interaction_tested_against_a_value_says_which():
+    report = hand_report()
+    report["intent_interaction"]["human"]["culture"]["reference"] = "US"
+    line = safety.findings(report, source="human")[-1]
+    assert "the largest interaction is Nigerian against US (odds ratio 0.50" in line

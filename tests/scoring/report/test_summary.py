@@ -66,11 +66,11 @@ def test_summary_has_every_part_and_is_plain_text(report):
 def test_headline_disparity_follows_the_numbers(report):
     row = copy.deepcopy(max(report["disparities"], key=lambda r: r.get("delta") or 0))
     row.update(delta=0.4321, delta_ci_low=0.1, delta_ci_high=0.6, delta_p_holm=0.004, flagged=True)
-    sentence = disparity_sentence(row)
+    sentence = disparity_sentence(row, level="95%")
     assert "Δ = 0.43" in sentence and "95% CI 0.10 to 0.60" in sentence
     assert "Holm-adjusted 0.004" in sentence and "flagged" in sentence
     row.update(delta_ci_low=None, delta_ci_high=None, delta_ci_reason="fewer than 5 base prompts")
-    assert "no interval: fewer than 5 base prompts" in disparity_sentence(row)
+    assert "no interval: fewer than 5 base prompts" in disparity_sentence(row, level="95%")
 
 
 def test_flagged_disparities_lead_the_findings_and_the_verdict(report):

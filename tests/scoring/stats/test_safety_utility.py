@@ -191,17 +191,28 @@ def interaction_data(seed=0, n_prompts=160):
     return frame
 
 
+def statsmodels_interaction(data: pd.DataFrame, reference_value: str):
+    """statsmodels' formula GLM of the interaction model, cluster-robust by base prompt, its
+    interaction terms' names and their joint Wald test: the reference our fits are held to."""
+    groups = pd.factorize(data["base_prompt_id"])[0]
+    fit = smf.glm(
+        f"y ~ C(attribute_value, Treatment('{reference_value}')) * harmful + C(domain) "
+        "+ C(generator)",
+        data,
+        family=sm.families.Binomial(),
+    ).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    names = [n for n in fit.params.index if ":harmful" in n]
+    restriction = np.zeros((len(names), len(fit.params)))
+    for i, name in enumerate(names):
+        restriction[i, list(fit.params.index).index(name)] = 1.0
+    return fit, names, fit.wald_test(restriction, use_f=False, scalar=True)
+
+
 def test_interaction_matches_statsmodels_formula_and_its_wald_test():
     frame = interaction_data()
     data = interaction_frame(frame, "culture")
     ours = interaction_fit(data, method="cluster")
-    groups = pd.factorize(data["base_prompt_id"])[0]
-    reference = smf.glm(
-        "y ~ C(attribute_value, Treatment('neutral')) * harmful + C(domain) + C(generator)",
-        data,
-        family=sm.families.Binomial(),
-    ).fit(cov_type="cluster", cov_kwds={"groups": groups})
-    names = [n for n in reference.params.index if ":harmful" in n]
+    reference, names, wald = statsmodels_interaction(data, "neutral")
     assert len(names) == 3
     for name in names:
         value = name.split("[T.")[1].split("]")[0]
@@ -211,10 +222,6 @@ def test_interaction_matches_statsmodels_formula_and_its_wald_test():
         assert coefficient["odds_ratio"] == pytest.approx(
             math.exp(reference.params[name]), rel=1e-6
         )
-    restriction = np.zeros((len(names), len(reference.params)))
-    for i, name in enumerate(names):
-        restriction[i, list(reference.params.index).index(name)] = 1.0
-    wald = reference.wald_test(restriction, use_f=False, scalar=True)
     assert ours["wald"]["statistic"] == pytest.approx(float(wald.statistic), rel=1e-6)
     assert ours["wald"]["p_value"] == pytest.approx(float(wald.pvalue), rel=1e-5)
     assert ours["wald"]["df"] == 3
@@ -285,3 +292,37 @@ def test_the_largest_interaction_breaks_floating_point_ties_by_name():
         }
     }
     assert interaction_summary(table)["largest"]["value"] == "Indian"
+
+
+def _without_neutral(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["attribute"] != "neutral"]
+
+
+def test_without_a_neutral_baseline_the_first_value_is_the_reference_and_the_test_is_reported():
+    data = interaction_frame(_without_neutral(interaction_data()), "culture")
+    ours = interaction_fit(data, method="cluster")
+    assert ours["fitted"] and ours["reference"] == "Kenyan"
+    assert "first value" in ours["reference_chosen_by"]
+    _, _, wald = statsmodels_interaction(data, "Kenyan")
+    assert ours["wald"]["statistic"] == pytest.approx(float(wald.statistic), rel=1e-6)
+    assert ours["wald"]["df"] == 2
+    tables = intent_interaction_tables(
+        _without_neutral(interaction_data()), source="human", confidence=0.95
+    )
+    summary = interaction_summary(tables[0])
+    assert summary["p_value"] is not None and summary["reference"] == "Kenyan"
+    assert tables[0]["reference"] == "Kenyan"
+
+
+@pytest.mark.parametrize("method", ["cluster", "gee"])
+def test_the_joint_wald_test_does_not_depend_on_the_reference_level(method):
+    with_neutral = interaction_frame(interaction_data(2), "culture")
+    fits = {
+        level: interaction_fit(with_neutral, method=method, reference=level)
+        for level in ("neutral", "US", "Kenyan", "Korean")
+    }
+    statistics = {level: fit["wald"]["statistic"] for level, fit in fits.items()}
+    assert all(fit["wald"]["df"] == 3 for fit in fits.values())
+    first = statistics["neutral"]
+    for level, statistic in statistics.items():
+        assert statistic == pytest.approx(first, rel=1e-5), (level, statistics)
