@@ -604,6 +604,19 @@ def items_per_attribute_value(*, study: Study, item_ids: list[int] | None = None
     return {value: n for value, n in rows if value}
 
 
+def study_generators(*, study: Study) -> list[str]:
+    """The generators a comparison of this study's models sets side by side: those named on its
+    included benign items, in name order (docs/report.md, "Models side by side")."""
+    return list(
+        Item.objects.included()
+        .filter(study=study, intent="benign")
+        .exclude(generator="")
+        .values_list("generator", flat=True)
+        .distinct()
+        .order_by("generator")
+    )
+
+
 def study_counts(*, study: Study) -> dict:
     items = Item.objects.filter(study=study).aggregate(
         items=Count("id"),

@@ -66,6 +66,8 @@ def study_detail(request, slug: str):
         "flags_waiting": selectors.flag_queue_size(study=study),
         "jobs": study.jobs.all()[:10],
         "audit_context_missing": study_settings.audit_context_missing(study=study),
+        # Compare models sets one study's generators side by side: it needs two of them.
+        "generators": selectors.study_generators(study=study),
     }
     return render(request, "staff/study_detail.html", context)
 
