@@ -351,6 +351,10 @@ class Assignment(models.Model):
     # "Validate the judge"): 1 when the batch took every item, n/N for a uniform sample, π_i for
     # validate-judge; null where no design chose it (gold, manual, imported).
     inclusion_probability = models.FloatField(null=True, blank=True, editable=False)
+    # When the annotator opened a harmful control's image and prompt (null: not opened, or not a
+    # harmful control). A harmful control takes an answer only once it is set; declining does not
+    # need it (docs/annotation.md, "Harmful controls").
+    revealed_at = models.DateTimeField(null=True, blank=True, editable=False)
     # A gold item of a qualification attempt (null: an item of the batch itself); its answer is
     # kept like any other and left out of every statistic and of gold accuracy.
     qualification_attempt = models.ForeignKey(

@@ -106,6 +106,7 @@ SURVEY_FIELDS = (
     *("served_at", "skipped_at", "answered_at"),
     *("item__item_id", "item__image", "item__source_image", "item__prompt", "item__cue"),
     "item__intent",  # a harmful control shows a content warning
+    "revealed_at",  # ...and its image once the annotator opened it
     *("item__attribute_value", "item__attribute_value__cue_description"),
     "item__attribute_value__is_neutral",  # a neutral baseline says what to judge
     *("batch__name", "batch__study", "batch__study__name", "batch__study__slug"),
@@ -115,8 +116,9 @@ SURVEY_FIELDS = (
     *("qualification_attempt", "qualification_attempt__number"),
     *("batch__qualification_items", "batch__qualification_pass_mark"),
 )
-# What taking an answer needs (the study's minimum time per item); the rest loads on demand.
-ANSWER_RELATED = ("batch__study",)
+# What taking an answer needs (the study's minimum time per item; the item's intent, since a
+# harmful control is answered only once revealed); the rest loads on demand.
+ANSWER_RELATED = ("batch__study", "item")
 
 
 def _own_assignments(annotator: Annotator):
@@ -209,6 +211,7 @@ class QueuePlace:
     previous_id: int | None
     next_id: int | None
     progress: BatchProgress
+    number: int  # the assignment's 1-based place among them ("Item 3/45")
 
 
 # One statement instead of three ORM queries (previous, next, counts): the survey runs it on
@@ -227,9 +230,11 @@ SELECT
         AND qualification_attempt_id IS NULL AND position > %s
       ORDER BY position LIMIT 1),
     counts.total,
-    counts.done
+    counts.done,
+    counts.number
 FROM (
-    SELECT COUNT(*) AS total, COUNT(answered_at) AS done FROM {table}
+    SELECT COUNT(*) AS total, COUNT(answered_at) AS done,
+           SUM(CASE WHEN position <= %s THEN 1 ELSE 0 END) AS number FROM {table}
      WHERE annotator_id = %s AND batch_id = %s AND is_active = %s
        AND qualification_attempt_id IS NULL
 ) AS counts
@@ -242,10 +247,10 @@ def assignment_queue_place(*, assignment: Assignment) -> QueuePlace:
     with connection.cursor() as cursor:
         cursor.execute(
             _QUEUE_PLACE_SQL.format(table=Assignment._meta.db_table),
-            [*own, assignment.position, *own, assignment.position, *own],
+            [*own, assignment.position, *own, assignment.position, assignment.position, *own],
         )
-        previous_id, next_id, total, done = cursor.fetchone()
-    return QueuePlace(previous_id, next_id, BatchProgress(done, total))
+        previous_id, next_id, total, done, number = cursor.fetchone()
+    return QueuePlace(previous_id, next_id, BatchProgress(done, total), number or 0)
 
 
 def batch_progress_for_annotator(*, annotator: Annotator, batch_id: int) -> BatchProgress:
@@ -269,7 +274,10 @@ def qualification_place(*, assignment: Assignment) -> QueuePlace:
     after = [pk for pk, position, _ in rows if position > assignment.position]
     done = sum(1 for *_, answered_at in rows if answered_at is not None)
     return QueuePlace(
-        before[-1] if before else None, after[0] if after else None, BatchProgress(done, len(rows))
+        before[-1] if before else None,
+        after[0] if after else None,
+        BatchProgress(done, len(rows)),
+        len(before) + 1,
     )
 
 
@@ -398,9 +406,10 @@ def item_image_for_user(*, user, item_id: int, which: str = "image") -> Item:
         # Their own items (a batch's only once its qualification round is passed), any item of a
         # study they adjudicate, or a guideline example of a study they label in
         # (docs/annotation.md#adjudication, #guidelines-with-examples).
+        # A harmful control's image only once they opened it behind its content warning.
         own = Assignment.objects.filter(
             qualification_status.servable_q(), annotator=annotator, is_active=True
-        )
+        ).exclude(item__intent="harmful", revealed_at__isnull=True)
         items = items.filter(
             Q(pk__in=own.values("item_id"))
             | Q(study__adjudicator_grants__annotator=annotator)
@@ -614,6 +623,19 @@ def items_per_attribute_value(*, study: Study, item_ids: list[int] | None = None
         rows = rows.filter(pk__in=item_ids)
     rows = rows.values_list("attribute_value__value").annotate(n=Count("id")).order_by()
     return {value: n for value, n in rows if value}
+
+
+def study_generators(*, study: Study) -> list[str]:
+    """The generators a comparison of this study's models sets side by side: those named on its
+    included benign items, in name order (docs/report.md, "Models side by side")."""
+    return list(
+        Item.objects.included()
+        .filter(study=study, intent="benign")
+        .exclude(generator="")
+        .values_list("generator", flat=True)
+        .distinct()
+        .order_by("generator")
+    )
 
 
 def study_counts(*, study: Study) -> dict:

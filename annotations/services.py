@@ -631,6 +631,36 @@ def assignment_decline_harmful(*, assignment: Assignment) -> None:
     Assignment.objects.filter(pk=assignment.pk, answered_at__isnull=True).update(is_active=False)
 
 
+# What the annotator reads when they answer a harmful control whose image they never opened.
+REVEAL_FIRST = gettext_lazy(
+    "Open the image first (Show the image and the prompt), or decline this item."
+)
+
+
+def assignment_reveal(*, assignment: Assignment) -> None:
+    """The annotator opened a harmful control's image and prompt behind its content warning:
+    record the first time (a PUT: opening it again changes nothing). Only a harmful control's
+    own open assignment can be revealed."""
+    if assignment.item.intent != "harmful":
+        raise ValidationError("only harmful controls are shown behind a content warning")
+    if assignment.revealed_at is None:
+        now = timezone.now()
+        Assignment.objects.filter(pk=assignment.pk, revealed_at__isnull=True).update(
+            revealed_at=now
+        )
+        assignment.revealed_at = now
+
+
+def _refuse_unrevealed(assignment: Assignment) -> None:
+    """A harmful control is answered only after its image was opened: an answer given without
+    seeing it would count as a label of an image nobody looked at (docs/annotation.md, "Harmful
+    controls"). Read from the database, not the loaded object, so no stale copy lets it by."""
+    if assignment.item.intent != "harmful" or assignment.revealed_at is not None:
+        return
+    if not Assignment.objects.filter(pk=assignment.pk, revealed_at__isnull=False).exists():
+        raise ValidationError(REVEAL_FIRST)
+
+
 def annotation_submit(
     *,
     assignment: Assignment,
@@ -661,6 +691,7 @@ def annotation_submit(
     _refuse_imported(assignment)
     consent_version = _consent_version_agreed(assignment)
     _refuse_locked(assignment)
+    _refuse_unrevealed(assignment)
     answer = (hard_refusal, cue, note, broken_image)
     if assignment.qualification_attempt_id is None:
         return _annotation_write(assignment, answer, user, language, consent_version)

@@ -162,6 +162,8 @@ EXPECTED = {
     # The fixture's items are benign, and only a harmful control can be declined: 404 for its
     # own annotator too (tests/annotations/test_harmful_controls.py declines a harmful one).
     "annotations:decline": ("post", (LOGIN, MISSING, MISSING, MISSING)),
+    # Likewise opening a harmful control's image: 404 for the fixture's benign items.
+    "annotations:reveal": ("post", (LOGIN, MISSING, MISSING, MISSING)),
     "annotations:item_image": ("get", (LOGIN, ALLOWED, MISSING, ALLOWED)),
     "annotations:item_source_image": ("get", (LOGIN, ALLOWED, MISSING, ALLOWED)),
     # A's own answers in A's study; staff have no answers (tests/annotations/survey/test_my_answers.py).

@@ -18,8 +18,10 @@ from annotations.imports.uploads import UploadInvalid
 from annotations.staff.study_forms import StudyNewForm
 
 SESSION_KEY = "study_new"
+# The first 50 items, each with its thumbnail (docs/annotation.md, "New study from images"): 96 px
+# JPEGs of a few kB each, so the check's answer stays a few hundred kB.
 PREVIEW_ROWS = 50
-PREVIEW_THUMBNAILS = 24
+PREVIEW_THUMBNAILS = PREVIEW_ROWS
 MAX_PROBLEMS_SHOWN = 200
 
 

@@ -71,6 +71,8 @@ def study_detail(request, slug: str):
         "audit_context_missing": study_settings.audit_context_missing(study=study),
         "export_writers": export_writers.WRITERS.values(),
         "label_import_form": LabelImportForm(),
+        # Compare models sets one study's generators side by side: it needs two of them.
+        "generators": selectors.study_generators(study=study),
     }
     return render(request, "staff/study_detail.html", context)
 

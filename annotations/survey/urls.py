@@ -12,6 +12,7 @@ urlpatterns = [
     path("assignments/<int:pk>/answer/", views.assignment_answer, name="answer"),
     path("assignments/<int:pk>/skip/", views.assignment_skip, name="skip"),
     path("assignments/<int:pk>/decline/", views.assignment_decline, name="decline"),
+    path("assignments/<int:pk>/reveal/", views.assignment_reveal, name="reveal"),
     path("items/<int:pk>/image/", views.item_image, name="item_image"),
     path(
         "items/<int:pk>/source-image/",

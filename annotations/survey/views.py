@@ -150,8 +150,15 @@ def survey_context(annotator, assignment, form=None, queue_head=None):
         "annotation": annotation,
         "previous_id": place.previous_id,
         "next_id": place.next_id,
-        # The image the annotator will most likely see next, for the browser to fetch early.
-        "preload": upcoming.item if upcoming and upcoming.item.image else None,
+        # The image the annotator will most likely see next, for the browser to fetch early
+        # (never a harmful control's: it is served only once opened).
+        "preload": upcoming.item
+        if upcoming and upcoming.item.image and upcoming.item.intent != "harmful"
+        else None,
+        # A harmful control's image, prompt and answers wait behind its content warning.
+        "hidden": assignment.item.intent == "harmful" and assignment.revealed_at is None,
+        # The tab title's "Item 3/45": the item's 1-based place in the queue.
+        "place": place,
         "progress": place.progress,
         # A qualification item says so: how many items, the pass mark, which attempt.
         "qualification": None
@@ -257,6 +264,24 @@ def assignment_decline(request, pk: int):
     except ValidationError as exc:
         raise Http404(exc.messages[0]) from None
     return _go_next(request, annotator, assignment)
+
+
+@login_required
+@require_POST
+def assignment_reveal(request, pk: int):
+    """Open a harmful control's image and prompt behind its content warning, recorded on the
+    assignment: its answer is taken only after this (docs/annotation.md, "Harmful controls")."""
+    annotator, assignment, gate = _posted_assignment(request, pk)
+    if gate:
+        return gate
+    try:
+        services.assignment_reveal(assignment=assignment)
+    except ValidationError as exc:
+        raise Http404(exc.messages[0]) from None
+    if not request.htmx:
+        return redirect("annotations:assignment", pk=assignment.pk)
+    assignment = selectors.assignment_for_annotator(annotator=annotator, assignment_id=pk)
+    return render(request, "annotations/item.html#survey", survey_context(annotator, assignment))
 
 
 def _go_next(request, annotator, assignment):

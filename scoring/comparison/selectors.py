@@ -65,6 +65,18 @@ def comparison_inputs(*, studies: Sequence[Study]) -> ComparisonInputs:
     return ComparisonInputs(studies, model_column, models, sources)
 
 
+HUMAN = "human"
+
+
+def default_source(inputs: ComparisonInputs) -> str | None:
+    """The labels a comparison shows unless asked: people's where there are any (a study's
+    judges come first in name order, and may have judged none of the compared rows), else the
+    first judge."""
+    if HUMAN in inputs.sources:
+        return HUMAN
+    return next(iter(inputs.sources), None)
+
+
 def comparison_document(
     inputs: ComparisonInputs,
     *,

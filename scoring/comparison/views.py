@@ -30,7 +30,7 @@ def compare_models(request):
         try:
             inputs = selectors.comparison_inputs(studies=list(data["studies"]))
             context["inputs"] = inputs
-            source = data["source"] or next(iter(inputs.sources), None)
+            source = data["source"] or selectors.default_source(inputs)
             document = selectors.comparison_document(
                 inputs,
                 baseline=data["baseline"] or None,

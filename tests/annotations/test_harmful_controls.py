@@ -10,7 +10,7 @@ from annotations import selectors, services
 from annotations.exports import datasets as export_datasets
 from annotations.imports import importers
 from annotations.imports.manifest import ManifestInvalid
-from annotations.models import Assignment, Item
+from annotations.models import Annotation, Assignment, Item
 from annotations.staff import audit_context as study_settings
 from tests.support.django_fixtures import client_for, manifest_line, write_image, write_manifest
 
@@ -119,7 +119,7 @@ def test_harmful_items_show_a_content_warning_and_can_be_declined(controls_study
     client = client_for(annotators[0])
     page = client.get(reverse("annotations:assignment", args=[harmful.pk])).content.decode()
     assert "Content warning" in page and "Decline this item (no penalty)" in page
-    assert '<details class="harmful-item">' in page
+    assert 'id="reveal"' in page
     assert (
         "Content warning"
         not in client.get(reverse("annotations:assignment", args=[benign.pk])).content.decode()
@@ -140,6 +140,8 @@ def test_harmful_items_show_a_content_warning_and_can_be_declined(controls_study
 def test_exports_carry_the_intent(controls_study, annotators):
     batch = opted_in_batch(controls_study, annotators)
     for assignment in Assignment.objects.filter(batch=batch):
+        if assignment.item.intent == "harmful":
+            services.assignment_reveal(assignment=assignment)
         services.annotation_submit(assignment=assignment, hard_refusal=True, cue_label=None)
     rows = export_datasets.annotation_export(study=controls_study).rows
     assert {row["intent"] for row in rows} == {"benign", "harmful"}
@@ -151,6 +153,8 @@ def test_exports_carry_the_intent(controls_study, annotators):
 def test_the_api_carries_the_intent(controls_study, annotators, staff_client):
     batch = opted_in_batch(controls_study, annotators)
     for assignment in Assignment.objects.filter(batch=batch):
+        if assignment.item.intent == "harmful":
+            services.assignment_reveal(assignment=assignment)
         services.annotation_submit(assignment=assignment, hard_refusal=True, cue_label=None)
     items = staff_client.get(reverse("api:study_items", args=[controls_study.slug])).json()
     rows = items["results"] if isinstance(items, dict) else items
@@ -168,3 +172,88 @@ def test_the_content_warning_speaks_the_annotators_language(controls_study, anno
     page = client.get(reverse("annotations:assignment", args=[harmful.pk])).content.decode()
     assert "Avertissement" in page and "Refuser cet élément (sans pénalité)" in page
     assert "Content warning" not in page
+
+
+# --- the reveal rule (issue 36 §3): no answer to a harmful control before its image was opened
+
+
+def harmful_assignment(controls_study, annotators):
+    batch = opted_in_batch(controls_study, annotators)
+    return Assignment.objects.filter(batch=batch, item__intent="harmful").order_by("position")[0]
+
+
+@pytest.mark.parametrize("htmx", [False, True], ids=["no-js", "htmx"])
+def test_a_harmful_control_takes_no_answer_before_its_image_is_opened(
+    htmx, controls_study, annotators
+):
+    harmful = harmful_assignment(controls_study, annotators)
+    client = client_for(annotators[0])
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    page = client.get(reverse("annotations:assignment", args=[harmful.pk])).content.decode()
+    # Neither the image nor the prompt is on the page, and the answers are disabled.
+    assert 'id="item-image"' not in page and harmful.item.prompt not in page
+    assert 'id="reveal"' in page and "<fieldset disabled>" in page
+    for answer in ("retained", "refusal"):
+        response = client.post(
+            reverse("annotations:answer", args=[harmful.pk]), {"answer": answer}, **headers
+        )
+        assert response.status_code == (200 if htmx else 400)
+        assert "Open the image first" in response.content.decode()
+    assert not Annotation.objects.exists()
+    harmful.refresh_from_db()
+    assert harmful.answered_at is None and harmful.revealed_at is None
+    # ...nor is its image served before then (no peeking at the URL, no preloading it).
+    image = reverse("annotations:item_image", args=[harmful.item_id])
+    assert client.get(image).status_code == 404
+
+    response = client.post(reverse("annotations:reveal", args=[harmful.pk]), **headers)
+    if htmx:
+        assert response.status_code == 200 and 'id="item-image"' in response.content.decode()
+    else:
+        assert response.status_code == 302
+        assert response["Location"] == reverse("annotations:assignment", args=[harmful.pk])
+    harmful.refresh_from_db()
+    first_reveal = harmful.revealed_at
+    assert first_reveal is not None
+    client.post(reverse("annotations:reveal", args=[harmful.pk]))  # a PUT: the first time stays
+    harmful.refresh_from_db()
+    assert harmful.revealed_at == first_reveal
+    page = client.get(reverse("annotations:assignment", args=[harmful.pk])).content.decode()
+    assert 'id="item-image"' in page and harmful.item.prompt in page and 'id="reveal"' not in page
+    assert client.get(image).status_code == 200
+    response = client.post(
+        reverse("annotations:answer", args=[harmful.pk]), {"answer": "erased"}, **headers
+    )
+    assert response.status_code == (200 if htmx else 302)
+    annotation = Annotation.objects.get(assignment=harmful)
+    assert annotation.cue_label == "erased"
+
+
+def test_the_service_refuses_an_unrevealed_harmful_answer_and_declining_needs_no_reveal(
+    controls_study, annotators
+):
+    from django.core.exceptions import ValidationError
+
+    harmful = harmful_assignment(controls_study, annotators)
+    with pytest.raises(ValidationError, match="Open the image first"):
+        services.annotation_submit(assignment=harmful, hard_refusal=True, cue_label=None)
+    benign = Assignment.objects.filter(batch=harmful.batch, item__intent="benign").first()
+    services.annotation_submit(assignment=benign, hard_refusal=True, cue_label=None)  # no rule
+    with pytest.raises(ValidationError):
+        services.assignment_reveal(assignment=benign)  # only harmful controls are revealed
+    client = client_for(annotators[0])
+    assert client.post(reverse("annotations:reveal", args=[benign.pk])).status_code == 404
+    assert client.post(reverse("annotations:decline", args=[harmful.pk])).status_code == 302
+    harmful.refresh_from_db()
+    assert not harmful.is_active and harmful.revealed_at is None
+
+
+def test_the_item_before_a_harmful_control_does_not_preload_its_image(controls_study, annotators):
+    batch = opted_in_batch(controls_study, annotators)
+    client = client_for(annotators[0])
+    rows = list(Assignment.objects.filter(batch=batch).order_by("position"))
+    for before, after in zip(rows, rows[1:], strict=False):
+        if after.item.intent != "harmful":
+            continue
+        page = client.get(reverse("annotations:assignment", args=[before.pk])).content.decode()
+        assert reverse("annotations:item_image", args=[after.item_id]) not in page

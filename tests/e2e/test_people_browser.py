@@ -69,3 +69,39 @@ def test_invite_from_people_with_and_without_javascript(
     page.goto(url)  # the link on screen works (a resubmit gave it a fresh token)
     page.locator("#consent-heading").wait_for()
     context.close()
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (390, 844)], ids=["1280x720", "390x844"])
+def test_a_refused_create_shows_its_errors_in_view(
+    size, live_server, django_user_model, chromium, imported_study
+):
+    """Issue 36 §4: the page came back at its top with the error list 1,200 px down."""
+    from annotations import services
+    from annotations.recruitment import enrolment
+    from annotations.recruitment.consent import consent_publish
+
+    # A page as long as a real one: invites above the form, people below it.
+    consent_publish(study=imported_study, consent_text="You will label images.")
+    enrolment.recruitment_batch_create(
+        study=imported_study, name="round1", policy="k_overlap", overlap_k=1, items_per_annotator=2
+    )
+    for index in range(12):
+        services.annotator_create(username=f"person-{index}", password="pw-12345678")
+    django_user_model.objects.create_user(username="lead", password="lead-pass-1", is_staff=True)
+    page = chromium.new_page(viewport={"width": size[0], "height": size[1]})
+    page.set_default_timeout(20_000)
+    log_in(page, live_server.url, "lead", "lead-pass-1")
+    page.goto(f"{live_server.url}/staff/people/")
+    form = page.locator("#people-create")
+    form.locator("textarea[name=usernames]").fill("person-3\nnew-person")
+    form.locator("button[type=submit]").click()
+    errors = page.locator("#people-create-errors")
+    errors.wait_for()
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(SCREENSHOTS / f"people-create-error-{size[0]}x{size[1]}.png"))
+    box = errors.bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= size[1], box
+    assert "person-3" in errors.inner_text()
+    assert page.locator("#people-create .errorlist:visible").count() == 0  # said once
+    assert not Annotator.objects.filter(user__username="new-person").exists()
+    assert no_sideways_scroll(page)

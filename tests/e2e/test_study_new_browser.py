@@ -80,3 +80,41 @@ def test_new_study_from_images_checks_previews_and_creates(
     page.wait_for_url(f"{live_server.url}/staff/studies/doctors/")
     page.screenshot(path=str(SCREENSHOTS / "study-new-created-390x844.png"))
     assert Item.objects.filter(study__slug="doctors").count() == 3
+
+
+def test_the_preview_puts_its_summary_and_create_in_view_at_1280x720(
+    live_server, django_user_model, chromium, tmp_path
+):
+    """Issue 36 §4: the preview of a real-sized upload started halfway down the page and its
+    Create button came after every row, below the fold."""
+    images = [
+        write_image(tmp_path / f"img-{index:02d}.png", colour=(index * 4, 90, 60), size=(128, 128))
+        for index in range(40)
+    ]
+    django_user_model.objects.create_user(username="lead", password="lead-pass-1", is_staff=True)
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    page.set_default_timeout(30_000)
+    log_in(page, live_server.url, "lead", "lead-pass-1")
+    page.goto(f"{live_server.url}/staff/studies/new/")
+    page.fill("input[name=name]", "Forty")
+    for name, value in (
+        ("generator", "sdxl"),
+        ("prompt", "a doctor"),
+        ("domain", "occupation"),
+        ("attribute", "nationality"),
+        ("attribute_value", "Korean"),
+    ):
+        page.fill(f"input[name={name}]", value)
+    page.set_input_files("input[name=images]", [str(p) for p in images])
+    page.wait_for_selector("#study-preview")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(SCREENSHOTS / "study-new-preview-long-1280x720.png"))
+    assert page.locator("#study-preview img").count() == 40  # every row has its thumbnail
+    create = page.get_by_role("button", name="Create the study with 40 items")
+    for locator in (page.locator("#study-preview-summary h2"), create):
+        box = locator.bounding_box()
+        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 720, box
+        assert box["x"] + box["width"] <= 1280, box
+    create.click()
+    page.wait_for_url(f"{live_server.url}/staff/studies/forty/")
+    assert Item.objects.filter(study__slug="forty").count() == 40

@@ -49,7 +49,7 @@ def test_french_survey_by_keyboard(viewport, live_server, chromium, study, make_
     page.keyboard.press("2")
     page.keyboard.press("Enter")
     page.locator(f'#survey:not([data-assignment="{first}"])').wait_for()
-    assert page.title().startswith("Élément 1/3")
+    assert page.title().startswith("Élément 2/3")  # the second item, counted from 1
     page.keyboard.press("ArrowLeft")
     page.locator(f'#survey[data-assignment="{first}"]').wait_for()
     assert "Réponse enregistrée (révision 1)" in page.inner_text("#survey")

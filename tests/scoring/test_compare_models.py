@@ -144,6 +144,47 @@ def test_the_study_page_links_to_the_comparison(two_generators, staff_client):
     assert (reverse("comparison:compare_models") + "?studies=two-gens").encode() in html
 
 
+def test_a_one_generator_study_offers_no_comparison_of_itself(two_versions, staff_client):
+    """Issue 36 §4: its button opened the comparison of its one generator, a 400 page."""
+    html = staff_client.get(reverse("staff:study_detail", args=["version-1"])).content.decode()
+    assert "?studies=version-1" not in html
+    assert "one generator (model)" in html and "choose it with other studies" in html
+    # What the button opens instead is the page itself, answered 200.
+    assert staff_client.get(reverse("comparison:compare_models")).status_code == 200
+
+
+def _label_every_item(study, username):
+    from annotations.models import Assignment
+
+    annotator = services.annotator_create(username=username, password="pw-12345678")
+    batch = services.batch_create(
+        study=study, name="people", policy="k_overlap", annotators=[annotator], overlap_k=1
+    )
+    for assignment in Assignment.objects.filter(batch=batch).select_related("item"):
+        refused = assignment.item.item_id.endswith("-Nigerian")
+        services.annotation_submit(
+            assignment=assignment, hard_refusal=refused, cue_label=None if refused else "erased"
+        )
+
+
+def test_comparing_studies_with_human_labels_shows_the_humans_by_default(
+    two_versions, staff_client
+):
+    """Issue 36 §4: the judge came first in name order and was the default, so studies with
+    people's labels showed the judge's (or "No change computed")."""
+    for study, username in zip(two_versions, ("ann-1", "ann-2"), strict=True):
+        _label_every_item(study, username)
+    url = reverse("comparison:compare_models") + "?studies=version-1&studies=version-2"
+    response = staff_client.get(url)
+    assert response.status_code == 200
+    assert response.context["source"] == "human"
+    html = response.content.decode()
+    assert '<option value="human" selected>' in html and "No change computed" not in html
+    # Asked for, the judge is still there.
+    judged = staff_client.get(url + "&source=auto:vlm-a@1")
+    assert judged.context["source"] == "auto:vlm-a@1"
+
+
 def test_the_report_has_the_section_with_several_generators(
     two_generators, two_versions, staff_client, monkeypatch
 ):

@@ -187,9 +187,13 @@ class Command(BaseCommand):
             .order_by("position", "annotator_id", "pk")
         )
         # Simulated annotators loaded each item before answering: an answer to an item never
-        # served would be flagged too fast (docs/annotation.md).
+        # served would be flagged too fast (docs/annotation.md); and, like a person, opened a
+        # harmful control's image behind its content warning before answering it.
         rows.filter(served_at__isnull=True).update(
             served_at=timezone.now() - dt.timedelta(seconds=20)
+        )
+        rows.filter(item__intent="harmful", revealed_at__isnull=True).update(
+            revealed_at=timezone.now() - dt.timedelta(seconds=15)
         )
         for assignment in rows:
             refusal, cue = demo.simulated_answer(truth[assignment.item.item_id], rng)

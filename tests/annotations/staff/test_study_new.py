@@ -111,13 +111,33 @@ def test_draft_refuses_a_csv_that_is_not_utf8():
 # --- the page: check, preview, create --------------------------------------------------------
 
 
+def test_the_preview_shows_fifty_items_each_with_its_thumbnail(staff_client):
+    """Issue 36 §4: docs/annotation.md promises the first 50 items with thumbnails; 24 had one."""
+    names = [f"img-{index:02d}.png" for index in range(60)]
+    response = check(
+        staff_client,
+        archive=zip_file({name: png((index * 4, 80, 40)) for index, name in enumerate(names)}),
+        generator="sdxl",
+        prompt="a doctor",
+        domain="occupation",
+        attribute="nationality",
+        attribute_value="Korean",
+    )
+    body = response.content.decode()
+    assert "Preview: 60 items" in body and "… and 10 more." in body
+    assert body.count("data:image/jpeg;base64,") == 50
+    # The summary and Create come before the table, not after fifty rows.
+    assert body.index("Create the study with 60 items") < body.index('id="study-preview"')
+    assert len(body) < 600_000  # fifty small JPEGs, not fifty PNGs
+
+
 def test_check_shows_a_preview_and_creates_nothing(staff_client, settings):
     response = check(
         staff_client, images=image_files("a.png", "b.png", "c.png"), attributes=csv_file()
     )
     assert response.status_code == 200
     body = response.content.decode()
-    assert "Preview: 3 items" in body and "data:image/png;base64," in body
+    assert "Preview: 3 items" in body and "data:image/jpeg;base64," in body
     assert "nationality = Korean" in body
     assert not Study.objects.exists()
     assert len(staging_folders(settings)) == 1

@@ -304,3 +304,22 @@ def test_the_survey_context_only_reads_and_the_page_records_the_first_serving(ba
     client_for(annotators[0]).get(reverse("annotations:assignment", args=[assignment.pk]))
     assignment.refresh_from_db()
     assert assignment.served_at is not None
+
+
+def test_the_tab_title_names_the_items_place_counted_from_one(batch, annotators):
+    """Issue 36 §3: the first item's tab read "Item 0/45" (the answers done, not its place)."""
+    rows = list(Assignment.objects.filter(batch=batch, annotator=annotators[0]))
+    total = len(rows)
+    client = client_for(annotators[0])
+    first = client.get(reverse("annotations:assignment", args=[rows[0].pk])).content.decode()
+    assert f"<title>Item 1/{total}</title>" in first
+    response = client.post(
+        reverse("annotations:answer", args=[rows[0].pk]),
+        {"answer": "retained"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert f'data-title="Item 2/{total}"' in response.content.decode()
+    back = client.get(reverse("annotations:assignment", args=[rows[0].pk])).content.decode()
+    assert f"<title>Item 1/{total}</title>" in back  # its place, answered or not
+    last = client.get(reverse("annotations:assignment", args=[rows[-1].pk])).content.decode()
+    assert f"<title>Item {total}/{total}</title>" in last
