@@ -244,6 +244,8 @@ def equivalence_probability(
     """The planner's probability that "equivalent within δ" is reached at true label-level
     ``rates``: P(max_p (|d_p| + c·se_p) < δ) under the normal model."""
     design.check()
+    if design.labelled_per_value < 2:
+        raise ValueError("the budget leaves fewer than two labelled items per value")
     rng = np.random.default_rng(random_state)
     band = _Band(
         design.n_values,

@@ -142,6 +142,13 @@ def test_too_small_a_budget_and_no_judge_give_reasons():
     plan = planning.power_plan(planning.PowerDesign(items_per_value=50, n_values=4))
     assert plan["ppi"]["certifiable_delta"] is None and "judge accuracy" in plan["ppi"]["reason"]
     assert plan["human"]["certifiable_delta"] is not None
+    tiny = planning.PowerDesign(items_per_value=50, n_values=4, human_budget=8)
+    with pytest.raises(ValueError, match="fewer than two labelled items"):
+        planning.equivalence_probability(tiny, [0.5] * 4, 0.1)
+    with pytest.raises(ValueError, match="judge_accuracy"):
+        planning.equivalence_probability(
+            planning.PowerDesign(items_per_value=50, n_values=4), [0.5] * 4, 0.1, source="ppi"
+        )
 
 
 @pytest.mark.parametrize(
