@@ -263,5 +263,17 @@ DESIGNS = {
             label_noise=0.1,
         )
     ),
+    # Two values: one pair, so at true |Δ| = δ the size is that pair's one-sided miss (≈ α/2),
+    # the equivalence test's least conservative case.
+    "planning 150/value k=1 V=2": PlanningDesign(
+        PowerDesign(
+            items_per_value=150,
+            n_values=2,
+            labels_per_item=1,
+            human_budget=2 * 100,
+            judge_accuracy=0.9,
+            rate=0.3,
+        )
+    ),
 }
 SCENARIOS = scenarios_from(DESIGNS, run_design)
