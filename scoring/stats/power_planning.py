@@ -44,7 +44,7 @@ average over draws of that model (a fixed ``random_state``: the plan is reproduc
   the configurations where only one value moves.
 
 Checked by simulation in the validity suite (``validity.planning_scenarios``): predicted widths
-and power within 10 % (relative) of simulated ones on three designs. Numpy and scipy only.
+and power within 10 % (relative) of simulated ones on four designs. Numpy and scipy only.
 """
 
 from __future__ import annotations
