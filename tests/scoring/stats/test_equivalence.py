@@ -138,3 +138,31 @@ def test_confidence_is_checked():
 def test_default_margin_is_five_points():
     entry = eq.equivalence_entry({"delta_ci_low": 0.0, "delta_ci_high": 0.04})
     assert entry["delta_margin"] == 0.05 and entry["verdict"] == eq.EQUIVALENT
+
+
+def test_verdicts_from_the_study_exports_own_delta_blocks():
+    """The human block of ``rates.human.refusal.<attribute>`` (``study_rates``) and the PPI block
+    of ``ppi.<judge>.refusal.delta.<attribute>`` (``judge_outcome_ppi``) give verdicts that agree
+    with their own Δ intervals: a large study with equal rates certifies a wide δ, far-apart rates
+    show a disparity."""
+    from scoring.stats.validity import human_scenarios, ppi_scenarios
+
+    rng = np.random.default_rng(11)
+    equal = human_scenarios.HumanDesign(300, 1, rates=(0.3, 0.3), prompt_shift=0.0)
+    block = human_scenarios.human_refusal_block(
+        human_scenarios.simulate_annotations(equal, rng), 200, 1
+    )
+    entry = eq.equivalence_entry(block, delta_margin=0.2)
+    assert entry["verdict"] == eq.EQUIVALENT
+    assert entry["max_abs_bound"] == block["delta_ci_high"] < 0.2
+    apart = human_scenarios.HumanDesign(300, 1, rates=(0.1, 0.6), prompt_shift=0.0)
+    block = human_scenarios.human_refusal_block(
+        human_scenarios.simulate_annotations(apart, rng), 200, 1
+    )
+    assert eq.equivalence_entry(block)["verdict"] == eq.DISPARITY
+
+    study = ppi_scenarios._simulate(300, np.array([0.3, 0.3, 0.3, 0.3]), "unbiased", rng)
+    ppi = ppi_scenarios._ppi(ppi_scenarios._items(study), 200, rng)
+    delta = ppi["delta"][ppi_scenarios.ATTRIBUTE]
+    entry = eq.equivalence_entry(delta, delta_margin=0.2, prefix="")
+    assert entry["verdict"] == eq.EQUIVALENT and entry["max_abs_bound"] == delta["ci_high"]
