@@ -223,13 +223,20 @@ def _source_plan(band: _Band, design: PowerDesign, source: str, deltas, certify)
         alt_variances = value_variances(design, rates)[source]
         alt_low, _ = band.bounds(rates, alt_variances, band.critical(alt_variances))
         power[f"{delta:g}"] = float(np.mean(alt_low > 0.0))
-    return {
+    certifiable = float(np.quantile(high, certify))
+    out = {
         "critical_value": critical,
         "pair_width": float(2 * critical * np.max(band._pairs(variances))),
         "delta_width_at_zero": float(np.mean(widths)),
         "power": power,
-        "certifiable_delta": float(np.quantile(high, certify)),
+        "certifiable_delta": certifiable if certifiable < 1.0 else None,
     }
+    if certifiable >= 1.0:
+        # A margin is a difference of rates: δ ≥ 1 certifies nothing.
+        out["certifiable_delta_reason"] = (
+            f"no δ below 1 is certified with probability {certify:g}: the design is too small"
+        )
+    return out
 
 
 def equivalence_probability(

@@ -136,6 +136,13 @@ def test_powers_rise_with_delta_and_plan_is_reproducible():
     assert planning.power_plan(design) == plan
 
 
+def test_a_design_too_small_to_certify_any_margin_says_so():
+    plan = planning.power_plan(planning.PowerDesign(items_per_value=3, n_values=6))["human"]
+    assert plan["certifiable_delta"] is None
+    assert "too small" in plan["certifiable_delta_reason"]
+    assert plan["pair_width"] > 1
+
+
 def test_too_small_a_budget_and_no_judge_give_reasons():
     plan = planning.power_plan(planning.PowerDesign(items_per_value=50, n_values=4, human_budget=8))
     assert plan["human"]["pair_width"] is None and "budget" in plan["human"]["reason"]
