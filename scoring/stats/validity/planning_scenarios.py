@@ -6,9 +6,9 @@ value and ``generators`` generators (one item each), with a base-prompt shift U(
 the values; an item's true state is drawn at its value's true rate plus the shift, each of its k
 human labels flips it with probability ε, and the judge's label flips it with probability
 1 − accuracy (of that value). Humans label ``labelled_per_value`` items of each value, drawn
-uniformly. Every replication builds, from the Rao–Wu bootstrap of base prompts
-(``bootstrap.draw_counts``), the two Δ intervals the study export builds: the human-only one
-(``delta_interval_block`` with df = base prompts − 1) and the PPI++ one (``ppi.ppi_moments``,
+uniformly. Every replication builds, from a Rao–Wu bootstrap of base prompts in one stratum
+(``bootstrap.draw_counts``), the two Δ intervals with the functions the study export uses: the
+human-only one (``delta_interval_block`` with df = base prompts − 1, the one-stratum design df) and the PPI++ one (``ppi.ppi_moments``,
 the bootstrap through ``ppi.item_terms`` / ``resampled_means``), and reads the verdict through
 ``equivalence.equivalence_entry``.
 
@@ -250,7 +250,8 @@ DESIGNS = {
             judge_accuracy=(0.9, 0.9, 0.8),
             rate=0.4,
             label_noise=0.05,
-        )
+        ),
+        n_resamples=250,  # 300 base prompts: fewer resamples keep quick mode near 4 s
     ),
     "planning 120/value k=3 V=5 noise=0.1": PlanningDesign(
         PowerDesign(
