@@ -34,6 +34,7 @@ SCENARIO_MODULES = (
     "ppi_scenarios",
     "ppi_subset_scenarios",
     "reflect_scenarios",
+    "planning_scenarios",
 )
 
 
