@@ -34,7 +34,7 @@ def test_batch_with_a_gold_rate(study, annotators, make_manifest):
 
 
 def test_command_refuses_a_bad_rate(imported_study, annotators):
-    with pytest.raises(CommandError, match="gold rate"):
+    with pytest.raises(CommandError, match="--gold-rate: 1.5 is out of range"):
         call_command(
             "create_batch",
             "--study",

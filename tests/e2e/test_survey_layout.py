@@ -106,7 +106,9 @@ def harmful_survey_url(live_server, study, tmp_path):
         username="layout", password="layout-pass-1", group="Nigerian"
     )
     batch = services.batch_create(
-        study=study, name="controls", policy="k_overlap", annotators=[annotator], overlap_k=1
+        request=services.batch_request_build(
+            study=study, name="controls", policy="k_overlap", annotators=[annotator], overlap_k=1
+        )
     )
     harmful = Assignment.objects.get(batch=batch, item__intent="harmful")
     return f"{live_server.url}/assignments/{harmful.pk}/"

@@ -104,7 +104,7 @@ class Command(BaseCommand):
             flagged = " flagged" if row["flagged"] else ""
             self.stdout.write(
                 f"  {row['source']:<28} {row['measure']:<13} {row['attribute']:<11} "
-                f"Δ = {delta['text']}{reason}  max {row['max_value']} · min {row['min_value']}"
+                f"Δ = {delta['text']}{reason}  highest · lowest: {row['extremes']}"
                 f"  p (Holm) {row['p_holm']}{flagged}"
             )
         if not rows:

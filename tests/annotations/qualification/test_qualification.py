@@ -531,12 +531,20 @@ def test_create_batch_command_with_a_qualification(gold_study, annotators):
 
 def test_create_batch_command_refuses_a_bad_round(gold_study, annotators):
     args = ["--study", gold_study.slug, "--name", "q", "--annotators", "ann0,ann1"]
-    with pytest.raises(CommandError) as error:
+    # A pass mark outside (0, 1] is refused by the parser, in one line naming the flag.
+    with pytest.raises(CommandError, match=r"^Error: argument --qualification-pass-mark: 2 "):
         call_command(
             "create_batch", *args, "--qualification-items", "99", "--qualification-pass-mark", "2"
         )
-    lines = str(error.value).splitlines()
-    assert lines[0] == "nothing was created:" and len(lines) == 3
+    # A round larger than the gold pool is the request check's: nothing is created.
+    with pytest.raises(CommandError) as error:
+        call_command(
+            "create_batch", *args, "--qualification-items", "99", "--qualification-pass-mark", "0.8"
+        )
+    assert str(error.value) == (
+        "nothing was created: qualification: 99 gold items per attempt, but the study has 10 gold"
+        " item(s) to draw from"
+    )
     with pytest.raises(CommandError, match="give a pass mark"):
         call_command("create_batch", *args, "--qualification-items", "2")
     assert not Batch.objects.exists()
