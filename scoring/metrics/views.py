@@ -27,6 +27,7 @@ from scoring.metrics.selectors import study_summary as study_summary_data
 from scoring.planning import batch_plan as plan_for
 from scoring.report import charts
 from scoring.report import tasks as report_tasks
+from scoring.report.display import confidence_label
 from scoring.report.ppi_tables import display_ppi
 from scoring.report.waiting import computing_response
 
@@ -57,6 +58,7 @@ def study_statistics(request, slug: str):
     context = {
         "freshness": documents,
         "freshness_target": "statistics",
+        "level": confidence_label(metrics),  # the "95%" of the "[95% CI]" headings
         "study": study,
         "labels": labels,
         "label_sources": study_metrics.LABEL_SOURCES,
@@ -87,6 +89,7 @@ def study_summary(request, slug: str):
     context = {
         "study": study,
         "summary": summary,
+        "level": confidence_label(documents.report),
         "freshness": documents,
         "freshness_target": "summary",
     }
