@@ -5,8 +5,8 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
-from annotations.common import form_keys
 from annotations.common.bounds import MAX_SAMPLE_SIZE, MAX_SEED
+from annotations.common.form_keys import OneTimeKeyForm
 from annotations.common.study_address import study_address_problem
 from generation.prompts import DEFAULT_HARMFUL_SHARE, OVERT_MINI_PATH, load_taxonomy
 
@@ -32,7 +32,7 @@ def shipped_attributes() -> list[tuple[str, str]]:
     return [(name, name) for name in load_taxonomy().attributes]
 
 
-class PlanForm(forms.Form):
+class PlanForm(OneTimeKeyForm):
     slug = forms.SlugField(max_length=100, help_text="A new study is created under this slug.")
     name = forms.CharField(max_length=200, required=False)
     base_prompts = forms.ChoiceField(choices=BASE_PROMPT_SOURCES, initial="acrb")
@@ -79,13 +79,6 @@ class PlanForm(forms.Form):
     harmful_seed = forms.IntegerField(
         initial=0, min_value=0, max_value=MAX_SEED, required=False, label="Harmful-control seed"
     )
-    # A one-time key per rendered form: a resubmit stores no second plan and no second study.
-    request_key = form_keys.form_key_field()
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        if not self.is_bound:
-            self.initial["request_key"] = form_keys.new_form_key()
 
     def clean_slug(self):
         slug = self.cleaned_data["slug"]

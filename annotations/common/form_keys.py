@@ -36,6 +36,18 @@ def form_key_field() -> forms.CharField:
     return forms.CharField(max_length=KEY_LENGTH, required=False, widget=forms.HiddenInput)
 
 
+class OneTimeKeyForm(forms.Form):
+    """A form rendered with a fresh one-time key in ``request_key`` (the one definition every
+    staff form that creates something uses; what the key protects is the service's to record)."""
+
+    request_key = form_key_field()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            self.initial["request_key"] = new_form_key()
+
+
 def form_key_claim(*, key: str, purpose: str, user) -> tuple[FormSubmission | None, bool]:
     """(submission, created) for ``key``, inside the caller's transaction.
 

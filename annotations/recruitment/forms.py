@@ -2,6 +2,8 @@ from django import forms
 from django.conf import settings
 from django.core.validators import validate_email
 
+from annotations.common.form_keys import OneTimeKeyForm
+
 from ..models import Batch
 from .rules import DEFAULT_INVITE_DAYS, new_secret
 
@@ -18,7 +20,7 @@ class ConsentPublishForm(forms.Form):
     )
 
 
-class RecruitmentBatchForm(forms.Form):
+class RecruitmentBatchForm(OneTimeKeyForm):
     name = forms.CharField(max_length=200)
     policy = forms.ChoiceField(
         choices=[
@@ -32,14 +34,6 @@ class RecruitmentBatchForm(forms.Form):
     )
     gold_per_annotator = forms.IntegerField(min_value=0, initial=0)
     seed = forms.IntegerField(required=False, min_value=0)
-    # A one-time key per rendered form: a resubmit (a double click, a retried POST) makes no
-    # second batch (``enrolment.recruitment_batch_create``).
-    request_key = forms.CharField(max_length=64, required=False, widget=forms.HiddenInput)
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        if not self.is_bound:
-            self.initial["request_key"] = new_secret()
 
 
 def _batch_field(study):
@@ -50,21 +44,17 @@ def _batch_field(study):
     )
 
 
-class InviteCreateForm(forms.Form):
+class InviteCreateForm(OneTimeKeyForm):
     group = forms.CharField(max_length=100, required=False, help_text="e.g. Nigerian")
     count = forms.IntegerField(min_value=1, max_value=500, initial=1)
     days = forms.IntegerField(
         min_value=1, max_value=365, initial=DEFAULT_INVITE_DAYS, label="Expires in (days)"
     )
     note = forms.CharField(max_length=200, required=False)
-    # A one-time key per rendered form: a resubmit makes no second set of links.
-    request_key = forms.CharField(max_length=64, required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, study, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields = {"batch": _batch_field(study), **self.fields}
-        if not self.is_bound:
-            self.initial["request_key"] = new_secret()
 
 
 class PanelLinkForm(forms.Form):

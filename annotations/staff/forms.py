@@ -1,9 +1,9 @@
-import secrets
 from dataclasses import fields as dataclass_fields
 
 from django import forms
 
 from annotations.batches.request import NAME_MAX_LENGTH, NUMBER_OPTIONS, BatchRequest, NumberOption
+from annotations.common.form_keys import OneTimeKeyForm
 from annotations.models import Annotator, Batch, Study
 from annotations.staff.audit_context import audit_context_errors
 
@@ -85,19 +85,13 @@ class ManifestUploadForm(forms.Form):
     )
 
 
-class LabelImportForm(forms.Form):
+class LabelImportForm(OneTimeKeyForm):
     """Labels from another tool (``importers.annotations_import``). ``request_key`` is a
     one-time key per rendered form, so a form sent twice imports once."""
 
     labels = forms.FileField(allow_empty_file=True)
     create_annotators = forms.BooleanField(required=False)
     allow_staff_annotators = forms.BooleanField(required=False)
-    request_key = forms.CharField(max_length=64, required=False, widget=forms.HiddenInput)
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        if not self.is_bound:
-            self.initial["request_key"] = secrets.token_urlsafe(32)
 
 
 class ItemExcludeForm(forms.Form):

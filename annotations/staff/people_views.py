@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from annotations.common import form_keys
+from annotations.common.form_keys import OneTimeKeyForm
 from annotations.common.permissions import staff_required
 from annotations.common.study_address import study_addresses_split
 from annotations.models import Annotator, Study
@@ -28,7 +28,7 @@ from annotations.recruitment.selectors import people_invites_overview
 from annotations.staff import people
 
 
-class AnnotatorAccountsForm(forms.Form):
+class AnnotatorAccountsForm(OneTimeKeyForm):
     usernames = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 4, "placeholder": "ana\nbola"}),
         label="User names",
@@ -38,13 +38,6 @@ class AnnotatorAccountsForm(forms.Form):
         max_length=100, required=False, help_text="e.g. Nigerian: expertise-matched batches use it."
     )
     expertise = forms.CharField(max_length=200, required=False)
-    # A one-time key per rendered form: a resubmit makes no second set of accounts.
-    request_key = form_keys.form_key_field()
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        if not self.is_bound:
-            self.initial["request_key"] = form_keys.new_form_key()
 
 
 class PauseForm(forms.Form):
