@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 
 import pytest
 from django.core.management import call_command
@@ -182,6 +183,14 @@ def test_first_study_from_images_to_pdf(live_server, chromium, upload, monkeypat
     _shoot(page, "study-dashboard")
     page.click("a:has-text('Audit report')")
     page.locator("a:has-text('Download PDF')").wait_for()
+    # The dashboard's fragments have just queued the figures for the newest answers: the report
+    # says so and asks for a reload (docs/report.md, "Fresh figures and slow files"); reload as
+    # it says until they are in.
+    deadline = time.monotonic() + 90
+    while "before the newest answers" in page.inner_text("main") and time.monotonic() < deadline:
+        page.wait_for_timeout(1000)
+        page.reload()
+        page.locator("a:has-text('Download PDF')").wait_for()
     assert "12 human annotations by 2 annotators on 6 items" in page.inner_text("main")
     _shoot(page, "report", full_page=False)
     pdf_url = page.locator("a:has-text('Download PDF')").get_attribute("href")
