@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import Runs, emit, machine
+from harness import Runs, emit, machine, recreate_postgres
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -181,7 +181,7 @@ def main() -> None:
         env = dict(os.environ, ACRB_VAR_DIR=folder, DJANGO_SETTINGS_MODULE="acrb_web.settings")
         env.pop("DATABASE_URL", None)
         if arguments.database_url:
-            _recreate_postgres(arguments.database_url)
+            recreate_postgres(arguments.database_url)
             env["DATABASE_URL"] = arguments.database_url
         command = [
             sys.executable,
@@ -207,7 +207,7 @@ def main() -> None:
             raise SystemExit(result.returncode)
         figures = json.loads(result.stdout.strip().splitlines()[-1])
         if arguments.database_url:
-            _recreate_postgres(arguments.database_url, create=False)
+            recreate_postgres(arguments.database_url, create=False)
     emit(
         {
             "benchmark": "export_bench",
@@ -216,17 +216,6 @@ def main() -> None:
             **machine(["django", "numpy", "pandas", "scipy", "psycopg"]),
         }
     )
-
-
-def _recreate_postgres(url: str, *, create: bool = True) -> None:
-    """Drop the bench database (and create it afresh unless ``create`` is False)."""
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        if create:
-            connection.execute(f'CREATE DATABASE "{name}"')
 
 
 if __name__ == "__main__":

@@ -192,3 +192,15 @@ def setup_django(*, var_dir: str, database_url: str, media_root: str | None = No
 
     django.setup()
     call_command("migrate", verbosity=0)
+
+
+def recreate_postgres(url: str, *, create: bool = True) -> None:
+    """Drop a benchmark's PostgreSQL database (and create it afresh unless ``create`` is
+    False): the bench owns it and nothing else may live there."""
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        if create:
+            connection.execute(f'CREATE DATABASE "{name}"')

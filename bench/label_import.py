@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import Runs, emit, machine, setup_django
+from harness import Runs, emit, machine, recreate_postgres, setup_django
 
 ROOT = Path(__file__).resolve().parents[1]
 CUES = ("retained", "erased", "substituted")
@@ -95,7 +95,7 @@ def main() -> None:
     folder = tempfile.mkdtemp(prefix="label-import-bench-")
     sys.path.insert(0, str(ROOT))
     if arguments.database_url:
-        _recreate_postgres(arguments.database_url)
+        recreate_postgres(arguments.database_url)
     setup_django(
         var_dir=folder,
         database_url=arguments.database_url or f"sqlite:///{Path(folder) / 'bench.sqlite3'}",
@@ -127,7 +127,7 @@ def main() -> None:
         Batch.objects.filter(study=study).delete()
     if arguments.database_url:
         connection.close()
-        _recreate_postgres(arguments.database_url, create=False)
+        recreate_postgres(arguments.database_url, create=False)
     emit(
         {
             "benchmark": "label_import",
@@ -140,17 +140,6 @@ def main() -> None:
             **machine(["django", "psycopg"]),
         }
     )
-
-
-def _recreate_postgres(url: str, *, create: bool = True) -> None:
-    """Drop the bench database (and create it afresh unless ``create`` is False)."""
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        if create:
-            connection.execute(f'CREATE DATABASE "{name}"')
 
 
 if __name__ == "__main__":
