@@ -9,8 +9,9 @@
   is not made yet queues its making once and gets a page that polls; the file is served as soon
   as it is in the cache.
 
-Each piece of work is claimed once per state of the data (``cache.add``), so concurrent
-requests queue it once. The tasks run on the "default" queue (CPU work). If no worker takes
+The study page's documents are claimed once per study while computed, a file once per state of
+the data (``cache.add``), so concurrent requests queue the work once and a study that keeps
+changing builds no backlog. The tasks run on the "default" queue (CPU work). If no worker takes
 the work within ``INLINE_AFTER_S`` (a development server without a worker), the next request
 does it itself: slow, but never stuck.
 """
@@ -112,19 +113,23 @@ def _page_documents_served(study: Study, fingerprint: str) -> tuple[Served, Serv
     return metrics, report
 
 
-def _page_documents_claim(study: Study, fingerprint: str) -> str:
+def _page_documents_claim(study: Study) -> str:
+    """One computation in flight per study (and audit context): while answers keep coming, the
+    pages queue no backlog of recomputations; the next request after it ends claims again."""
     # The report's settings hold the staff-stated audit context: an edit is a new claim too.
-    report_key, _ = study_data_cache_keys(
-        "report", study, fingerprint, report_settings(study=study)
-    )
-    return f"page-documents:{report_key}"
+    _, latest_report_key = study_data_cache_keys("report", study, "", report_settings(study=study))
+    return f"page-documents:{latest_report_key}"
 
 
 def page_documents_compute(*, study: Study, fingerprint: str | None = None) -> None:
-    """Compute (or find in the cache) the page's two documents for today's data."""
-    fingerprint = fingerprint or annotation_selectors.study_data_fingerprint(study=study)
-    metrics_document_cached(study=study, fingerprint=fingerprint)
-    report_document_cached(study=study, fingerprint=fingerprint)
+    """Compute (or find in the cache) the page's two documents for today's data, then release
+    the study's claim."""
+    try:
+        fingerprint = fingerprint or annotation_selectors.study_data_fingerprint(study=study)
+        metrics_document_cached(study=study, fingerprint=fingerprint)
+        report_document_cached(study=study, fingerprint=fingerprint)
+    finally:
+        cache.delete(_page_documents_claim(study))
 
 
 @shared_task(acks_late=True)
@@ -142,7 +147,7 @@ def page_documents(*, study: Study) -> PageDocuments:
     metrics, report = _page_documents_served(study, fingerprint)
     since = None
     if not (metrics.current and report.current):
-        claimed, since = _claimed(_page_documents_claim(study, fingerprint))
+        claimed, since = _claimed(_page_documents_claim(study))
         if claimed:
             _queue(
                 page_documents_task,

@@ -152,3 +152,21 @@ def test_the_pdf_job_makes_the_file_and_the_poll_sends_the_browser_to_it(
     assert poll.status_code == 204 and poll["HX-Redirect"] == url
     pdf = staff_client.get(url)
     assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
+
+
+def test_answers_arriving_while_a_computation_is_queued_queue_no_backlog(
+    staff_client, batch, queued
+):
+    _answer(batch, 4)
+    url = reverse("metrics:study_summary", args=[batch.study.slug])
+    staff_client.get(url, **HTMX)
+    for _ in range(3):  # annotators keep answering while the page polls
+        _answer(batch, 1)
+        staff_client.get(url, **HTMX)
+    assert len(queued) == 1  # one computation in flight per study, not one per state
+    task, args = queued.pop()
+    task(*args)  # the worker computes today's data and releases the study's claim
+    _answer(batch, 1)
+    html = staff_client.get(url, **HTMX).content.decode()
+    assert "before the newest answers" in html  # the last figures, with their age
+    assert len(queued) == 1  # and the newest state is queued again
