@@ -13,11 +13,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.support.serving import start_in_terminal, wait_until_serving
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,26 +73,15 @@ def test_a_busy_port_stops_make_before_anything_runs(tmp_path, target):
 @needs_make
 def test_ctrl_c_on_make_serve_prints_no_make_interrupt_line(tmp_path):
     port = _free_port()
-    out = (tmp_path / "make.out").open("w+")
-    make = subprocess.Popen(
+    log = tmp_path / "make.out"
+    make = start_in_terminal(
         ["make", "--no-print-directory", "serve", f"PORT={port}"],
         cwd=ROOT,
         env=_env(tmp_path, port),
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # the terminal's foreground group
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        log=log,
     )
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=5)
-                break
-            except OSError:
-                if time.monotonic() > deadline or make.poll() is not None:
-                    pytest.fail(f"the server did not start: {(tmp_path / 'make.out').read_text()}")
-                time.sleep(0.5)
+        wait_until_serving(port, make, log, timeout_s=120)
         os.killpg(make.pid, signal.SIGINT)  # Ctrl-C reaches the whole group, make included
         make.wait(timeout=30)
     finally:

@@ -9,10 +9,11 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.support.serving import start_in_terminal, wait_until_serving
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,28 +47,13 @@ def test_ctrl_c_stops_server_and_worker_at_once_with_its_stopped_line(tmp_path):
         "GUNICORN_WORKERS": "2",
         "PYTHONPATH": str(ROOT),
     }
-    log = (tmp_path / "serve.out").open("w+")
-    script = subprocess.Popen(
-        ["bash", str(ROOT / "scripts" / "serve.sh")],
-        cwd=tmp_path,  # var/log/ is written here
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # a process group of its own, as a terminal's foreground job
-        # Ctrl-C must not be ignored on entry, or bash could not trap it (a test runner started
-        # in the background ignores it; a terminal does not).
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    log = tmp_path / "serve.out"
+    # cwd: var/log/ is written there.
+    script = start_in_terminal(
+        ["bash", str(ROOT / "scripts" / "serve.sh")], cwd=tmp_path, env=env, log=log
     )
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=5)
-                break
-            except OSError:
-                if time.monotonic() > deadline or script.poll() is not None:
-                    pytest.fail(f"the server did not start: {(tmp_path / 'serve.out').read_text()}")
-                time.sleep(0.5)
+        wait_until_serving(port, script, log, timeout_s=90)
         # A browser keeps a connection open; gunicorn used to wait on it.
         held = socket.create_connection(("127.0.0.1", port))
         held.sendall(b"GET /accounts/login/ HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n")
