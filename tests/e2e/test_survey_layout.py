@@ -377,7 +377,12 @@ def test_on_a_phone_the_submit_bar_never_covers_the_note(page, survey_url):
         assert box["y"] + box["height"] <= bar_box["y"] + 0.5, (height, box, bar_box)
 
     # Scrolled to the end of the page: the note and the links below it show above the bar.
+    # The page's height is final once its images are in (scrolling earlier raced them).
+    page.wait_for_function("Array.from(document.images).every(image => image.complete)")
     page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    page.wait_for_function(
+        "Math.ceil(window.scrollY + window.innerHeight) >= document.documentElement.scrollHeight"
+    )
     assert_note_clear_of_the_bar(PHONE[1])
     assert page.locator("#skip").bounding_box()["y"] + 28 <= bar.bounding_box()["y"] + 0.5
 
