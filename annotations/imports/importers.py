@@ -202,7 +202,13 @@ def annotations_import(
         request_key=request_key,
     )
     # 2. Check: every problem at once, or the plan of what to write.
-    plan = check()
+    try:
+        plan = check()
+    except LabelsInvalid:
+        # The same form may have committed between the first look and the check: its labels
+        # now "already have an answer", and the truthful reply is that it was imported once.
+        _labels_not_repeated(study=study, request_key=request_key)
+        raise
     # 3. Write, in bulk and in one transaction.
     try:
         write(plan=plan)

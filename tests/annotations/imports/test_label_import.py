@@ -272,3 +272,22 @@ def test_two_files_creating_one_new_annotator_at_once_both_import(imported_study
     )
     assert results == [2, 2, 2, 2], results
     assert Annotation.objects.filter(assignment__annotator__user__username="zoe").count() == 4
+
+
+def test_a_form_that_commits_between_the_first_look_and_the_check_is_reported_as_repeated(
+    imported_study, annotators, staff_client, monkeypatch
+):
+    """The race CI met on PostgreSQL, made deterministic: the same form's first submit commits
+    after this submit's repeat check and before its label check."""
+    text = HEADER + "".join(f"item-{i},ann{i % 3},,true,\n" for i in range(6))
+    real_check = importers.labels_check
+
+    def check_after_the_other_submit_commits(**kwargs):
+        monkeypatch.setattr(importers, "labels_check", real_check)
+        importers.annotations_import(study=imported_study, csv_text=text, request_key="k" * 43)
+        return real_check(**kwargs)
+
+    monkeypatch.setattr(importers, "labels_check", check_after_the_other_submit_commits)
+    [shown] = _upload(staff_client, imported_study, text.encode(), request_key="k" * 43)
+    assert "this form already imported 6 labels" in shown, shown
+    assert Batch.objects.count() == 1 and Annotation.objects.count() == 6
