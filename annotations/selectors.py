@@ -15,6 +15,7 @@ from django.db import connection
 from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q
 from django.http import Http404
 
+from annotations.common.compiled import CompiledQuery
 from annotations.common.row_fields import ANNOTATION_ROW, JUDGMENT_ROW
 from annotations.labels import gold_accuracy_from_records
 from annotations.qualification import status as qualification_status
@@ -141,22 +142,37 @@ def assignment_for_annotator(
     """
     if annotator is None:
         raise Http404("no such assignment")
-    rows = (
-        _own_assignments(annotator).select_related(*ANSWER_RELATED)
-        if for_answer
-        else _survey_rows(annotator)
-    )
-    try:
-        return rows.get(pk=assignment_id)
-    except Assignment.DoesNotExist:
-        raise Http404("no such assignment") from None
+    query = _ANSWER_ROW if for_answer else _SURVEY_ROW
+    rows = query(annotator=annotator.pk, assignment_id=assignment_id)
+    if not rows:
+        raise Http404("no such assignment")
+    return rows[0]
+
+
+# assignment_for_annotator's two queries, compiled once per process: every survey page and
+# answer runs one (common.compiled: compiling costs more than running them).
+_SURVEY_ROW = CompiledQuery(
+    lambda annotator, assignment_id: _survey_rows(annotator).filter(pk=assignment_id),
+    values=("annotator", "assignment_id"),
+)
+_ANSWER_ROW = CompiledQuery(
+    lambda annotator, assignment_id: (
+        _own_assignments(annotator).select_related(*ANSWER_RELATED).filter(pk=assignment_id)
+    ),
+    values=("annotator", "assignment_id"),
+)
 
 
 def consent_state(*, annotator_id: int, study_id: int) -> tuple[int | None, bool]:
     """(the study's current consent version, whether the annotator agreed to that version), in
     one query; (None, True) for a study without consent text. The survey's answers are taken
     only when it is agreed (docs/annotation.md#consent-and-instructions)."""
-    row = (
+    rows = _CONSENT_STATE(annotator_id=annotator_id, study_id=study_id)
+    return (rows[0].version, bool(rows[0].agreed)) if rows else (None, True)
+
+
+_CONSENT_STATE = CompiledQuery(
+    lambda annotator_id, study_id: (
         StudyConsent.objects.filter(study_id=study_id)
         .order_by("-version")
         .annotate(
@@ -164,10 +180,10 @@ def consent_state(*, annotator_id: int, study_id: int) -> tuple[int | None, bool
                 ConsentRecord.objects.filter(annotator_id=annotator_id, consent=OuterRef("pk"))
             )
         )
-        .values_list("version", "agreed")
-        .first()
-    )
-    return (row[0], bool(row[1])) if row else (None, True)
+        .values_list("version", "agreed")[:1]
+    ),
+    values=("annotator_id", "study_id"),
+)
 
 
 def batch_for_annotator(*, annotator: Annotator | None, batch_id: int) -> Batch:
@@ -187,14 +203,59 @@ def assignment_queue_head(
     when too few unskipped ones are left. Two is what the survey needs: the item to show and
     the one after it, whose image the page preloads.
     """
+    open_rows = _queue_open(_survey_rows(annotator), batch_id=batch_id)
+    head = list(_queue_unskipped(open_rows)[:size])
+    if len(head) < size:
+        head += list(_queue_skipped(open_rows)[: size - len(head)])
+    return head
+
+
+def _queue_open(rows, *, batch_id: int):
     # The qualification gate is part of the same query: a batch's items wait until passed.
-    open_rows = _survey_rows(annotator).filter(
+    return rows.filter(
         qualification_status.servable_q(), batch_id=batch_id, answered_at__isnull=True
     )
-    head = list(open_rows.filter(skipped_at__isnull=True).order_by("position")[:size])
+
+
+def _queue_unskipped(open_rows):
+    return open_rows.filter(skipped_at__isnull=True).order_by("position")
+
+
+def _queue_skipped(open_rows):
+    return open_rows.filter(skipped_at__isnull=False).order_by("skipped_at", "position")
+
+
+# What a redirect to the next item, its gates and a preload link need of the queue's first rows.
+PEEK_FIELDS = (
+    *("pk", "item_id", "item__image", "item__intent"),
+    *("batch__study_id", "batch__qualification_items"),
+)
+
+
+def _peek_rows(annotator: int, batch_id: int):
+    return _queue_open(_own_assignments(annotator).values_list(*PEEK_FIELDS), batch_id=batch_id)
+
+
+# The same queries as assignment_queue_head's, compiled once per process (they run on every
+# request of the annotator's loop, and compiling them costs twenty times running them).
+_PEEK_UNSKIPPED = CompiledQuery(
+    lambda annotator, batch_id, size: _queue_unskipped(_peek_rows(annotator, batch_id))[:size],
+    values=("annotator", "batch_id"),
+)
+_PEEK_SKIPPED = CompiledQuery(
+    lambda annotator, batch_id, size: _queue_skipped(_peek_rows(annotator, batch_id))[:size],
+    values=("annotator", "batch_id"),
+)
+
+
+def assignment_queue_peek(*, annotator: Annotator, batch_id: int, size: int = 2) -> list:
+    """``assignment_queue_head``'s rows, in the same order and behind the same gate, as named
+    tuples of ``PEEK_FIELDS``: a few columns instead of six joined tables, for the requests
+    that only redirect to the next item or preload its image.
+    """
+    head = _PEEK_UNSKIPPED(annotator=annotator.pk, batch_id=batch_id, size=size)
     if len(head) < size:
-        skipped = open_rows.filter(skipped_at__isnull=False).order_by("skipped_at", "position")
-        head += list(skipped[: size - len(head)])
+        head += _PEEK_SKIPPED(annotator=annotator.pk, batch_id=batch_id, size=size - len(head))
     return head
 
 

@@ -9,12 +9,25 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 
+from annotations.common.compiled import CompiledQuery
+
 
 class UserWithAnnotatorBackend(ModelBackend):
     def get_user(self, user_id):
-        user_model = get_user_model()
         try:
-            user = user_model._default_manager.select_related("annotator").get(pk=user_id)
-        except user_model.DoesNotExist:
+            user_id = int(user_id)
+        except (TypeError, ValueError):  # a session from another user model
             return None
-        return user if self.user_can_authenticate(user) else None
+        rows = _USER_WITH_ANNOTATOR(user_id=user_id)
+        if not rows:
+            return None
+        return rows[0] if self.user_can_authenticate(rows[0]) else None
+
+
+# Compiled once per process: every request runs it (common.compiled).
+_USER_WITH_ANNOTATOR = CompiledQuery(
+    lambda user_id: (
+        get_user_model()._default_manager.select_related("annotator").filter(pk=user_id)
+    ),
+    values=("user_id",),
+)

@@ -74,6 +74,20 @@ def my_answers(request, slug: str):
 @require_GET
 def batch_next(request, batch_id: int):
     annotator = selectors.annotator_for_user(request.user)
+    # The common case in one light query: an open item of the annotator's proves the batch is
+    # theirs, and a batch without a qualification round has no gate but consent.
+    head = (
+        selectors.assignment_queue_peek(annotator=annotator, batch_id=batch_id, size=1)
+        if annotator
+        else []
+    )
+    if head and not head[0].batch__qualification_items:
+        first = head[0]
+        if gate := consent_gate(
+            request, annotator=annotator, batch_id=batch_id, study_id=first.batch__study_id
+        ):
+            return gate
+        return redirect("annotations:assignment", pk=first.pk)
     batch = selectors.batch_for_annotator(annotator=annotator, batch_id=batch_id)
     if gate := consent_gate(
         request, annotator=annotator, batch_id=batch.pk, study_id=batch.study_id
@@ -126,20 +140,30 @@ def _consent_gate_for(request, annotator, assignment):
     )
 
 
-def survey_context(annotator, assignment, form=None, queue_head=None):
+def _preloadable(item_id, image, intent) -> int | None:
+    """The item whose image the page asks the browser to fetch early: never a harmful
+    control's, which is served only once opened."""
+    return item_id if image and intent != "harmful" else None
+
+
+_UNKNOWN = object()
+
+
+def survey_context(annotator, assignment, form=None, preload_item_id=_UNKNOWN):
     """What the survey page shows (reads only; the view records the serving first);
-    ``queue_head`` (the first open assignments) when known."""
+    ``preload_item_id`` (the item after this one, ``_preloadable``) when known."""
     # A qualification item's arrows and progress stay within its round.
     place = (
         selectors.assignment_queue_place(assignment=assignment)
         if assignment.qualification_attempt_id is None
         else selectors.qualification_place(assignment=assignment)
     )
-    if queue_head is None:
-        queue_head = selectors.assignment_queue_head(
-            annotator=annotator, batch_id=assignment.batch_id
+    if preload_item_id is _UNKNOWN:
+        head = selectors.assignment_queue_peek(annotator=annotator, batch_id=assignment.batch_id)
+        after = next((row for row in head if row.pk != assignment.pk), None)
+        preload_item_id = after and _preloadable(
+            after.item_id, after.item__image, after.item__intent
         )
-    upcoming = next((row for row in queue_head if row.pk != assignment.pk), None)
     annotation = getattr(assignment, "annotation", None)
     attempt = assignment.qualification_attempt
     return {
@@ -150,11 +174,8 @@ def survey_context(annotator, assignment, form=None, queue_head=None):
         "annotation": annotation,
         "previous_id": place.previous_id,
         "next_id": place.next_id,
-        # The image the annotator will most likely see next, for the browser to fetch early
-        # (never a harmful control's: it is served only once opened).
-        "preload": upcoming.item
-        if upcoming and upcoming.item.image and upcoming.item.intent != "harmful"
-        else None,
+        # The image the annotator will most likely see next, for the browser to fetch early.
+        "preload_item_id": preload_item_id,
         # A harmful control's image, prompt and answers wait behind its content warning.
         "hidden": assignment.item.intent == "harmful" and assignment.revealed_at is None,
         # The tab title's "Item 3/45": the item's 1-based place in the queue.
@@ -292,16 +313,22 @@ def _go_next(request, annotator, assignment):
     ):
         url = reverse("qualification:page", args=[assignment.batch_id])
         return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    queue_head = selectors.assignment_queue_head(annotator=annotator, batch_id=assignment.batch_id)
-    upcoming = queue_head[0] if queue_head else None
-    if upcoming is None:
+    if not request.htmx:  # a redirect needs only the next item's id
+        head = selectors.assignment_queue_peek(
+            annotator=annotator, batch_id=assignment.batch_id, size=1
+        )
+    else:  # the next item's page, and the one after it for its image's preload
+        head = selectors.assignment_queue_head(annotator=annotator, batch_id=assignment.batch_id)
+    if not head:
         url = reverse("annotations:batch_next", args=[assignment.batch_id])
         return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    url = reverse("annotations:assignment", args=[upcoming.pk])
+    url = reverse("annotations:assignment", args=[head[0].pk])
     if not request.htmx:
         return redirect(url)
+    upcoming, after = head[0], (head[1] if len(head) > 1 else None)
     services.assignment_mark_served(assignment=upcoming)
-    context = survey_context(annotator, upcoming, queue_head=queue_head)
+    preload = after and _preloadable(after.item_id, after.item.image, after.item.intent)
+    context = survey_context(annotator, upcoming, preload_item_id=preload)
     response = render(request, "annotations/item.html#survey", context)
     response["HX-Push-Url"] = url
     return response
