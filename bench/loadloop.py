@@ -21,6 +21,8 @@ the command line its README gives for this project:
    Each at saturation (``--think-ms 0``) and at human pace (``--think-ms 1500``);
 4. overlap: no item may hold more answers than the batch's k, whatever the client reports.
 
+Each path and pace runs ``--repeats`` times (3), interleaved; figures are median [min–max].
+
 Run: .venv/bin/python bench/loadloop.py [--quick] [--loop ../shared/tools/loadloop/loop.py]
 """
 
@@ -51,7 +53,7 @@ from annotation_load import (
     migrate,
     study_seed,
 )
-from harness import emit, machine
+from harness import emit, machine, spread
 
 DEFAULT_LOOP = ROOT.parent / "shared" / "tools" / "loadloop" / "loop.py"
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/acrb_loadloop"
@@ -193,6 +195,18 @@ def run_figures(summary: dict) -> dict:
     }
 
 
+SPREAD_KEYS = (
+    "cycles_per_s", "next_p50_ms", "next_p99_ms", "submit_p50_ms", "submit_p99_ms",
+    "server_cpu_ms_per_cycle", "postgres_cpu_ms_per_cycle",
+    "server_and_postgres_cpu_ms_per_cycle", "client_cpu_ms_per_cycle",
+)  # fmt: skip
+
+
+def summary_of(figures: list[dict]) -> dict:
+    """Median [min, max] of each figure over the repeats."""
+    return {key: spread([f[key] for f in figures if f[key] is not None]) for key in SPREAD_KEYS}
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--loop", type=Path, default=DEFAULT_LOOP, help="the shared client")
@@ -205,10 +219,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--iterations", type=int, default=None, help="default 30, 10 quick")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--max-seconds", type=float, default=300)
+    parser.add_argument("--repeats", type=int, default=None, help="default 3, 1 quick")
     parser.add_argument("--paths", default="plain,htmx", help="plain, htmx or both")
     parser.add_argument("--paces", default=None, help="think times in ms; default 0,1500 (0 quick)")
     args = parser.parse_args(argv)
     args.iterations = args.iterations or (10 if args.quick else 30)
+    args.repeats = args.repeats or (1 if args.quick else 3)
     args.paces = [float(p) for p in (args.paces or ("0" if args.quick else "0,1500")).split(",")]
     args.paths = [p for p in args.paths.split(",") if p]
     if set(args.paths) - {"plain", "htmx"}:
@@ -239,45 +255,53 @@ def main(argv=None) -> int:
         migrate(env)
         django_setup(env)
         load_before = os.getloadavg()[0]
-        runs = {}
-        for path in args.paths:
-            for think_ms in args.paces:
-                label = f"{path}_{'saturation' if think_ms == 0 else f'think{think_ms:g}'}"
-                log(f"{label}: {args.annotators} annotators, {args.iterations} cycles each")
-                runs[label] = run_figures(
-                    one_run(args, label=label, path=path, think_ms=think_ms, env=env,
-                            workdir=workdir)
-                )  # fmt: skip
-                log(f"{label}: {json.dumps(runs[label])}")
-        saturated = {label: r for label, r in runs.items() if label.endswith("saturation")}
-        paced = {label: r for label, r in runs.items() if not label.endswith("saturation")}
-        ls_rate = min(LABEL_STUDIO["cycles_per_s_saturation"])
+        runs: dict[str, list[dict]] = {}
+        # Repeats interleave the four runs, so a slow spell of the machine hits them alike.
+        for repeat in range(args.repeats):
+            for path in args.paths:
+                for think_ms in args.paces:
+                    label = f"{path}_{'saturation' if think_ms == 0 else f'think{think_ms:g}'}"
+                    log(f"{label} ({repeat + 1}/{args.repeats}): {args.annotators} annotators")
+                    figures = run_figures(
+                        one_run(args, label=f"{label}{repeat}", path=path, think_ms=think_ms,
+                                env=env, workdir=workdir)
+                    )  # fmt: skip
+                    runs.setdefault(label, []).append(figures)
+                    log(f"{label}: {json.dumps(figures)}")
+        summary = {label: summary_of(figures) for label, figures in runs.items()}
+        saturated = {k: v for k, v in summary.items() if k.endswith("saturation")}
+        paced = {k: v for k, v in summary.items() if not k.endswith("saturation")}
+        ls_best = max(LABEL_STUDIO["cycles_per_s_saturation"])
         targets = {
             "x_label_studio_cycles_per_s": {
-                label: round(r["cycles_per_s"] / ls_rate, 1) if r["cycles_per_s"] else None
+                label: round(r["cycles_per_s"]["median"] / ls_best, 1)
                 for label, r in saturated.items()
             },
-            "at_least_8x": all((r["cycles_per_s"] or 0) >= 8 * max(
-                LABEL_STUDIO["cycles_per_s_saturation"]) for r in saturated.values()),
+            "at_least_8x": all(
+                r["cycles_per_s"]["median"] >= 8 * ls_best for r in saturated.values()
+            ),
             "p99_under_100_ms_at_human_pace": all(
-                (r["next_p99_ms"] or 1e9) < 100 and (r["submit_p99_ms"] or 1e9) < 100
+                r["next_p99_ms"]["median"] < 100 and r["submit_p99_ms"]["median"] < 100
                 for r in paced.values()
             ) if paced else None,
-            "no_answer_over_overlap": not any(r["overlap"]["over_overlap"] for r in runs.values()),
+            "no_answer_over_overlap": not any(
+                f["overlap"]["over_overlap"] for figures in runs.values() for f in figures
+            ),
         }  # fmt: skip
         emit({
             "benchmark": "loadloop",
-            "runs": runs,
+            "summary": summary,
             "targets": targets,
+            "runs": runs,
             "label_studio": LABEL_STUDIO,
             "items": args.items, "annotators": args.annotators,
             "gunicorn": f"{args.workers} workers x {args.threads} threads",
-            "iterations": args.iterations, "warmup": args.warmup,
+            "iterations": args.iterations, "warmup": args.warmup, "repeats": args.repeats,
             "load_average_before": round(load_before, 2),
             **machine(["django", "gunicorn", "psycopg", "httpx"]),
         })  # fmt: skip
-        refused = [label for label, r in runs.items()
-                   if set(r["statuses"]["submit"]) - {"302", "200"}]  # fmt: skip
+        refused = [label for label, figures in runs.items() for f in figures
+                   if set(f["statuses"]["submit"]) - {"302", "200"}]  # fmt: skip
         if refused:
             log(f"answers refused in {', '.join(refused)}: see statuses")
         return 0 if targets["no_answer_over_overlap"] and not refused else 1

@@ -140,10 +140,12 @@ def _consent_gate_for(request, annotator, assignment):
     )
 
 
-def _preloadable(item_id, image, intent) -> int | None:
-    """The item whose image the page asks the browser to fetch early: never a harmful
-    control's, which is served only once opened."""
-    return item_id if image and intent != "harmful" else None
+def _preload_item_id(row) -> int | None:
+    """The item of a queue row (``selectors.assignment_queue_peek``) whose image the page asks
+    the browser to fetch early: never a harmful control's, which is served only once opened."""
+    if row is None or not row.item__image or row.item__intent == "harmful":
+        return None
+    return row.item_id
 
 
 _UNKNOWN = object()
@@ -151,7 +153,7 @@ _UNKNOWN = object()
 
 def survey_context(annotator, assignment, form=None, preload_item_id=_UNKNOWN):
     """What the survey page shows (reads only; the view records the serving first);
-    ``preload_item_id`` (the item after this one, ``_preloadable``) when known."""
+    ``preload_item_id`` (the item after this one, ``_preload_item_id``) when known."""
     # A qualification item's arrows and progress stay within its round.
     place = (
         selectors.assignment_queue_place(assignment=assignment)
@@ -160,10 +162,7 @@ def survey_context(annotator, assignment, form=None, preload_item_id=_UNKNOWN):
     )
     if preload_item_id is _UNKNOWN:
         head = selectors.assignment_queue_peek(annotator=annotator, batch_id=assignment.batch_id)
-        after = next((row for row in head if row.pk != assignment.pk), None)
-        preload_item_id = after and _preloadable(
-            after.item_id, after.item__image, after.item__intent
-        )
+        preload_item_id = _preload_item_id(next((r for r in head if r.pk != assignment.pk), None))
     annotation = getattr(assignment, "annotation", None)
     attempt = assignment.qualification_attempt
     return {
@@ -313,21 +312,19 @@ def _go_next(request, annotator, assignment):
     ):
         url = reverse("qualification:page", args=[assignment.batch_id])
         return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    if not request.htmx:  # a redirect needs only the next item's id
-        head = selectors.assignment_queue_peek(
-            annotator=annotator, batch_id=assignment.batch_id, size=1
-        )
-    else:  # the next item's page, and the one after it for its image's preload
-        head = selectors.assignment_queue_head(annotator=annotator, batch_id=assignment.batch_id)
+    # The next item's id; with htmx also the one after it, whose image the page preloads.
+    head = selectors.assignment_queue_peek(
+        annotator=annotator, batch_id=assignment.batch_id, size=2 if request.htmx else 1
+    )
     if not head:
         url = reverse("annotations:batch_next", args=[assignment.batch_id])
         return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     url = reverse("annotations:assignment", args=[head[0].pk])
     if not request.htmx:
         return redirect(url)
-    upcoming, after = head[0], (head[1] if len(head) > 1 else None)
+    upcoming = selectors.assignment_for_annotator(annotator=annotator, assignment_id=head[0].pk)
     services.assignment_mark_served(assignment=upcoming)
-    preload = after and _preloadable(after.item_id, after.item.image, after.item.intent)
+    preload = _preload_item_id(head[1] if len(head) > 1 else None)
     context = survey_context(annotator, upcoming, preload_item_id=preload)
     response = render(request, "annotations/item.html#survey", context)
     response["HX-Push-Url"] = url
