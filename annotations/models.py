@@ -634,3 +634,32 @@ class LabelExample(models.Model):
             ),
         ]
         ordering = ["study", "label", "created_at", "id"]
+
+
+class EquivalenceMargin(models.Model):
+    """δ of one outcome of a study: the largest difference between two values' rates that still
+    counts as no disparity (docs/metrics.md, "Equivalence within δ"). Rows are never edited: a
+    change is a new row, so the history keeps every δ, who set it and when, and whether the
+    study already had human labels then (a δ chosen after seeing data is flagged in the report).
+    Written only by ``scoring.services.equivalence_margin_set``."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="equivalence_margins")
+    outcome = models.CharField(max_length=20)
+    delta_margin = models.FloatField()
+    set_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    set_at = models.DateTimeField()
+    labels_existed = models.BooleanField()
+
+    class Meta:
+        ordering = ["study", "outcome", "set_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(delta_margin__gt=0) & Q(delta_margin__lt=1),
+                name="equivalence_margin_between_0_and_1",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.study.slug} {self.outcome} δ={self.delta_margin}"

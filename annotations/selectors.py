@@ -29,6 +29,7 @@ from .models import (
     AutomatedJudgment,
     Batch,
     ConsentRecord,
+    EquivalenceMargin,
     Item,
     ItemReview,
     Study,
@@ -645,8 +646,8 @@ def gold_accuracy(*, study: Study) -> list[dict]:
 
 
 def study_data_fingerprint(*, study: Study) -> str:
-    """Changes whenever an answer, judgment, item, gold flag, adjudication or label exclusion of
-    the study changes (five queries). A SHA-256 hex digest, like REFLECT's answers fingerprint:
+    """Changes whenever an answer, judgment, item, gold flag, adjudication, label exclusion or
+    equivalence margin of the study changes (six queries). A SHA-256 hex digest, like REFLECT's answers fingerprint:
     the report prints it, and the counts and times it hashes are internals."""
     answers = Annotation.objects.filter(assignment__item__study=study).aggregate(
         n=Count("id"),
@@ -670,8 +671,10 @@ def study_data_fingerprint(*, study: Study) -> str:
     excluded = AnnotatorLabelExclusion.objects.filter(study=study).aggregate(
         n=Count("id"), last=Max("excluded_at")
     )
+    # So does a new equivalence margin δ (rows are only ever added).
+    margins = EquivalenceMargin.objects.filter(study=study).aggregate(top=Max("id"))
     parts = [*answers.values(), *judged.values(), *items.values(), *decisions.values()]
-    parts += excluded.values()
+    parts += [*excluded.values(), *margins.values()]
     return hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()
 
 

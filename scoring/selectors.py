@@ -11,8 +11,17 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count, Q
 
-from annotations.models import Annotation, AutomatedJudgment, BackgroundJob, Item, Study
+from annotations.models import (
+    Annotation,
+    AutomatedJudgment,
+    BackgroundJob,
+    EquivalenceMargin,
+    Item,
+    Study,
+)
 from generation.backends.registry import not_configured
+from scoring.stats.equivalence import DEFAULT_DELTA_MARGIN
+from scoring.stats.study_rates import MEASURES
 
 from .models import RefusalThreshold, ScoringBatch
 
@@ -167,3 +176,36 @@ def refusal_scores(*, study: Study, judge: str, judge_version: str) -> list[dict
         .exclude(score__isnull=True)
         .values("item_id", "item__generator", "score")
     )
+
+
+def equivalence_margins(*, study: Study) -> dict:
+    """Per outcome: the study's δ (``DEFAULT_DELTA_MARGIN`` where none was set), who set it and
+    when, whether a δ was set after the study had human labels (``set_after_data``: chosen
+    with the data in view, which the report flags), and every earlier δ (``history``)."""
+    rows = list(
+        EquivalenceMargin.objects.filter(study=study)
+        .select_related("set_by")
+        .order_by("set_at", "id")
+    )
+    margins = {}
+    for outcome in MEASURES:
+        history = [
+            {
+                "delta_margin": row.delta_margin,
+                "set_by": row.set_by.username if row.set_by else None,
+                "set_at": row.set_at.isoformat(),
+                "labels_existed": row.labels_existed,
+            }
+            for row in rows
+            if row.outcome == outcome
+        ]
+        current = history[-1] if history else None
+        margins[outcome] = {
+            "delta_margin": current["delta_margin"] if current else DEFAULT_DELTA_MARGIN,
+            "default": current is None,
+            "set_by": current["set_by"] if current else None,
+            "set_at": current["set_at"] if current else None,
+            "set_after_data": any(row["labels_existed"] for row in history),
+            "history": history,
+        }
+    return margins

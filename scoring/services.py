@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F, Sum
 from django.utils import timezone
@@ -36,7 +37,14 @@ from django.utils import timezone
 from annotations.common import jobs
 from annotations.common.bulk import rows_upsert
 from annotations.common.jobs import Progress
-from annotations.models import AutomatedJudgment, BackgroundJob, Item, Study
+from annotations.models import (
+    Annotation,
+    AutomatedJudgment,
+    BackgroundJob,
+    EquivalenceMargin,
+    Item,
+    Study,
+)
 from scoring.judges import ItemInput, Judge, JudgmentOutput, load_judge
 from scoring.judges.calibration import choose_threshold
 from scoring.judges.records import (
@@ -46,6 +54,8 @@ from scoring.judges.records import (
     preferred_batch_size,
 )
 from scoring.judges.registry import runs_a_local_model
+from scoring.stats.equivalence import check_delta_margin
+from scoring.stats.study_rates import MEASURES
 from scoring.storage import local_file_paths
 
 from . import selectors
@@ -408,3 +418,36 @@ def refusal_threshold_calibrate(
                 n=len(group), n_positive=choice.n_positive, roc_points=choice.roc,
             ))  # fmt: skip
     return CalibrationResult(judge, version, thresholds, skipped)
+
+
+def equivalence_margin_set(
+    *, study: Study, outcome: str, delta_margin, user=None
+) -> EquivalenceMargin | None:
+    """Set δ for one outcome of a study (docs/metrics.md, "Equivalence within δ"): a new row of
+    its history, recording who and when, and whether human labels already existed (the report
+    then says δ was set after data were seen). The current δ again changes nothing (None).
+    ValidationError names an unknown outcome or a δ outside (0, 1)."""
+    if outcome not in MEASURES:
+        raise ValidationError(f"unknown outcome {outcome!r}; use one of {', '.join(MEASURES)}")
+    try:
+        margin = check_delta_margin(delta_margin)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+    with transaction.atomic():
+        # One writer per study at a time: two staff setting δ at once both land in the history.
+        Study.objects.select_for_update().filter(pk=study.pk).first()
+        current = (
+            EquivalenceMargin.objects.filter(study=study, outcome=outcome)
+            .order_by("-set_at", "-id")
+            .first()
+        )
+        if current is not None and current.delta_margin == margin:
+            return None
+        return EquivalenceMargin.objects.create(
+            study=study,
+            outcome=outcome,
+            delta_margin=margin,
+            set_by=user if getattr(user, "pk", None) else None,
+            set_at=timezone.now(),
+            labels_existed=Annotation.objects.filter(assignment__item__study=study).exists(),
+        )

@@ -23,10 +23,12 @@ from annotations import selectors
 from annotations.adjudication import disputes as adjudication
 from annotations.exports.datasets import ExportDataset
 from annotations.models import Study
+from scoring import selectors as scoring_selectors
 from scoring.report.dataset import human_vs_auto_rows
 from scoring.report.document_types import StudyMetrics
 from scoring.report.schema import STUDY_METRICS
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
+from scoring.stats.equivalence import equivalence_section
 from scoring.stats.label_models import AGGREGATED_LABEL_ROW, aggregate_labels
 from scoring.stats.label_sensitivity import DEFAULT_METHODS as DEFAULT_LABEL_MODELS
 from scoring.stats.label_sources import ADJUDICATED, LABEL_SOURCES, POOLED, labels_frame
@@ -99,6 +101,14 @@ def metrics_document(
         for row in selectors.excluded_items(study=study)
     ]
     document["gold_accuracy"] = selectors.gold_accuracy(study=study)
+    # δ per outcome with its history, and the verdict of every Δ against it.
+    margins = scoring_selectors.equivalence_margins(study=study)
+    document["equivalence_margins"] = margins
+    document["equivalence"] = equivalence_section(
+        document["rates"],
+        document.get("ppi"),
+        margins={outcome: m["delta_margin"] for outcome, m in margins.items()},
+    )
     document["generated_at"] = timezone.now().isoformat()
     return document
 

@@ -17,6 +17,7 @@ from scoring.report.display import (
     p_value,
     with_interval,
 )
+from scoring.report.equivalence_table import verdict_for
 from scoring.report.text import differential_errors, judge_only_cautions, ppi_deltas
 from scoring.stats.agreement import agreement_band
 
@@ -89,6 +90,8 @@ def largest_disparities(report: dict, *, limit: int = LARGEST_DISPARITIES) -> li
             "extremes": highest_lowest(row.get("max_value"), row.get("min_value"), row["delta"]),
             "p_holm": p_value(row.get("delta_p_holm")),
             "flagged": bool(row.get("flagged")),
+            # What the row lets the study claim, in the report's words (docs/metrics.md).
+            "claim": verdict_for(report, row["source"], row["measure"], row["attribute"]),
         }
         for row in rows
     ]

@@ -82,6 +82,8 @@ def study_document(inputs: dict, *, generated_at: str | None = None) -> dict:
         references=context["references"],
         data_fingerprint=context["data_fingerprint"],
         generated_at=generated_at,
+        # A folder written before δ was recorded has none: every outcome's default.
+        equivalence_margins=context.get("equivalence_margins"),
         **context["settings"],
     )
     report["people"] = annotator_pool(

@@ -28,6 +28,7 @@ from scoring.report.schema import AUDIT_REPORT
 from scoring.report.side_by_side import report_section as models_side_by_side
 from scoring.report.text import article_10_map, limitations
 from scoring.stats.bootstrap import DEFAULT_N_RESAMPLES
+from scoring.stats.equivalence import equivalence_section
 from scoring.stats.hypothesis_tests import benjamini_hochberg_adjust, holm_adjust
 from scoring.stats.regression import logistic_regression
 from scoring.stats.safety_utility import BENIGN, intent_interaction_report_tables, rows_of_intent
@@ -68,6 +69,7 @@ def audit_report(
     metrics: dict | None = None,
     data_fingerprint: str | None = None,
     generated_at: str | None = None,
+    equivalence_margins: dict | None = None,
     **settings,
 ) -> dict:
     """The whole report as plain data (no NaN, no numpy types).
@@ -77,6 +79,9 @@ def audit_report(
     regression reference value per attribute type; by default, the value with the most
     observations. ``metrics`` may pass a ``study_metrics`` result already computed on the same
     frames with the same seed, n_resamples and confidence (the dashboard's cache).
+    ``equivalence_margins`` (``scoring.selectors.equivalence_margins``: δ per outcome, with
+    its history) gives the margins of the equivalence verdicts; by default every outcome's
+    is ``equivalence.DEFAULT_DELTA_MARGIN``.
     ``settings``: any key of ``DEFAULTS``.
     """
     unknown = set(settings) - set(DEFAULTS)
@@ -126,6 +131,14 @@ def audit_report(
         "validation": validation_section(annotations, metrics, gold_accuracy or [], options),
         "provenance": provenance(options, data_fingerprint, generated_at),
     }
+    # "Equivalent within δ", "disparity shown" or "inconclusive" for every Δ (docs/metrics.md).
+    if equivalence_margins:
+        report["equivalence_margins"] = equivalence_margins
+    report["equivalence"] = equivalence_section(
+        metrics["rates"],
+        metrics["ppi"],
+        margins={o: m["delta_margin"] for o, m in (equivalence_margins or {}).items()},
+    )
     # Two or more generators: each one's rates and Δ, and the change between two of them.
     models = models_side_by_side(sources, options)
     if models is not None:

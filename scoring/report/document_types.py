@@ -422,6 +422,8 @@ class AuditReport(_Extensions, total=False):
     models_side_by_side: Section
     validation: Required[Section]
     provenance: Required[Provenance]
+    equivalence_margins: Section
+    equivalence: Section
     limitations: Required[list[TextRow]]
     article_10: Required[Rows]
     # Added by bundle.report_from_inputs (the folder, the page, the command):
@@ -457,6 +459,8 @@ class StudyMetrics(_Extensions, total=False):
     labels: Section
     excluded_items: Rows
     gold_accuracy: Rows
+    equivalence_margins: Section
+    equivalence: Section
     generated_at: str
 
 

@@ -14,6 +14,7 @@ from django.template.loader import get_template
 from annotations import selectors
 from annotations.models import Batch, Item, Study
 from generation.models import PlannedPrompt, StudyPlan
+from scoring import selectors as scoring_selectors
 from scoring.reflect import reports as reflect_reports
 from scoring.reflect import selectors as reflect_selectors
 from scoring.report import selectors as report_selectors
@@ -58,6 +59,7 @@ def report_inputs(*, study: Study, references: dict | None = None, **options) ->
             "batches": batch_records(study=study),
             "guidelines": guidelines_shown(),
             "plan": plan_record(study=study),
+            "equivalence_margins": scoring_selectors.equivalence_margins(study=study),
         },
     }
 

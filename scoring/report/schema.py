@@ -78,6 +78,36 @@ def rows(item: dict) -> dict:
 ESTIMATE = record({"estimate": NUMBER, "ci_low": NUMBER, "ci_high": NUMBER, "reason": TEXT_OR_NULL})
 
 DEFS: dict[str, dict] = {
+    "equivalence": record(
+        {
+            "delta_margin": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+            "verdict": {"enum": ["equivalent within δ", "disparity shown", "inconclusive", None]},
+            "max_abs_bound": NUMBER,
+            "method": TEXT,
+        },
+        ("delta_margin", "verdict", "max_abs_bound", "method"),
+    ),
+    "equivalence_margin": record(
+        {
+            "delta_margin": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+            "default": {"type": "boolean"},
+            "set_by": TEXT_OR_NULL,
+            "set_at": TEXT_OR_NULL,
+            "set_after_data": {"type": "boolean"},
+            "history": rows(
+                record(
+                    {
+                        "delta_margin": {"type": "number"},
+                        "set_by": TEXT_OR_NULL,
+                        "set_at": TEXT,
+                        "labels_existed": {"type": "boolean"},
+                    },
+                    ("delta_margin", "set_at", "labels_existed"),
+                )
+            ),
+        },
+        ("delta_margin", "default", "set_after_data", "history"),
+    ),
     # rates.<source>.<outcome>.<attribute>.values.<value> (docs/metrics.md, "Rates")
     "rate_cell": record(
         {
@@ -533,6 +563,8 @@ def report_schema() -> dict[str, Any]:
             },
             ("human_vs_auto", "inter_annotator", "gold_accuracy"),
         ),
+        "equivalence_margins": mapping(ref("equivalence_margin")),
+        "equivalence": mapping(mapping(mapping(ref("equivalence")))),
         "limitations": rows(TEXT_ROW),
         "article_10": rows(
             record({"provision": TEXT, "section": TEXT, "evidence": TEXT}, ("provision",))
@@ -637,6 +669,10 @@ def metrics_schema() -> dict[str, Any]:
                 )
             ),
             "gold_accuracy": rows({"type": "object"}),
+            # equivalence_margins.<outcome>: δ, who set it and when, and its history
+            "equivalence_margins": mapping(ref("equivalence_margin")),
+            # equivalence.<source>.<outcome>.<attribute> (docs/metrics.md, "Equivalence within δ")
+            "equivalence": mapping(mapping(mapping(ref("equivalence")))),
             "generated_at": TEXT,
             **EXTENSIONS,
         },

@@ -15,6 +15,7 @@ STUDY_REPORT: list[ReportSection] = [
     study_sections.DESIGN,
     study_sections.MEASURES,
     study_sections.DISPARITIES,
+    study_sections.EQUIVALENCE,
     study_sections.REGRESSION,
     safety.SECTION,
     study_sections.VALIDATION,

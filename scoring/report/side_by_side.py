@@ -10,6 +10,7 @@ import pandas as pd
 from annotations.labels import NEUTRAL
 from scoring.report.display import DASH, ZERO_WIDTH, interval, number, p_value
 from scoring.report.report_section import ReportSection
+from scoring.stats.equivalence import equivalence_entry
 from scoring.stats.version_change import PAIRED, comparison_by_source
 
 GENERATOR = "generator"
@@ -53,11 +54,16 @@ def _rate_cell(cell: dict | None) -> dict:
 
 
 def _delta_cell(block: dict | None) -> dict:
+    """A model's Δ: the point, and its interval and what it lets one claim at the default δ
+    (the same words as the report's "Equivalence within δ")."""
     if not block or block.get("delta") is None:
         return {"value": DASH, "detail": ""}
     bounds = interval(block.get("delta_ci_low"), block.get("delta_ci_high"))
     if not bounds and block.get("delta_ci_reason"):
         bounds = "no interval"
+    claim = equivalence_entry(block)
+    if claim["verdict"] is not None:
+        bounds = f"{bounds} · {claim['verdict']} (δ = {claim['delta_margin']:g})"
     return {"value": number(block["delta"]), "detail": bounds}
 
 

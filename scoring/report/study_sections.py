@@ -49,6 +49,12 @@ DISPARITIES = ReportSection(
     templates=("staff/partials/report_disparities.html",),
     figures=disparity_figures,
 )
+EQUIVALENCE = ReportSection(
+    id="equivalence",
+    title="Equivalence within δ: what can be claimed",
+    templates=("staff/partials/report_equivalence.html",),
+    present=lambda report: bool(report.get("equivalence")),
+)
 REGRESSION = ReportSection(
     id="regression",
     title="Regression",

@@ -28,6 +28,7 @@ from scoring.report.display import (
     with_interval,
 )
 from scoring.report.document_types import fit_coefficients
+from scoring.report.equivalence_table import equivalence_display
 from scoring.report.ppi_tables import display_ppi
 from scoring.report.text import detection_measures
 
@@ -59,6 +60,7 @@ def display_report(report: dict) -> dict:
         ),
         "measures": detection_measures(report),
         "ppi": display_ppi(report),
+        "equivalence": equivalence_display(report),
     }
 
 

@@ -111,3 +111,41 @@ def equivalence_from_rates(
         df=df,
     )
     return equivalence_entry(block, delta_margin=margin)
+
+
+PPI_SOURCE_PREFIX = "ppi:"
+
+
+def equivalence_section(
+    rates: dict, ppi: dict | None = None, *, margins: dict | None = None
+) -> dict:
+    """``equivalence.<source>.<outcome>.<attribute>`` for every Δ of a study export.
+
+    ``rates`` is the export's ``rates`` section (a source per pooled humans and per judge);
+    ``ppi`` its ``ppi`` section: a judge that humans validated gets a second source,
+    ``ppi:<judge>``, read from its prediction-powered Δ, which is the one to cite for it.
+    ``margins`` maps an outcome to its δ (``DEFAULT_DELTA_MARGIN`` for one not given).
+    """
+    margins = margins or {}
+
+    def margin(outcome: str) -> float:
+        return check_delta_margin(margins.get(outcome, DEFAULT_DELTA_MARGIN))
+
+    section: dict = {}
+    for source, outcomes in (rates or {}).items():
+        for outcome, attributes in (outcomes or {}).items():
+            for attribute, block in (attributes or {}).items():
+                if isinstance(block, dict) and "delta" in block:
+                    section.setdefault(source, {}).setdefault(outcome, {})[attribute] = (
+                        equivalence_entry(block, delta_margin=margin(outcome))
+                    )
+    for judge, outcomes in (ppi or {}).items():
+        for outcome, result in (outcomes or {}).items():
+            deltas = (result or {}).get("delta") if isinstance(result, dict) else None
+            for attribute, block in (deltas or {}).items():
+                if isinstance(block, dict):
+                    source = f"{PPI_SOURCE_PREFIX}{judge}"
+                    section.setdefault(source, {}).setdefault(outcome, {})[attribute] = (
+                        equivalence_entry(block, delta_margin=margin(outcome), prefix="")
+                    )
+    return section

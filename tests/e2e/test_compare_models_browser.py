@@ -78,4 +78,4 @@ def test_the_pdf_holds_the_section(report, tmp_path):
     text = subprocess.run(
         ["pdftotext", str(path), "-"], capture_output=True, text=True, check=True
     ).stdout
-    assert "11. Models side by side" in text and "B − A [CI]" in text
+    assert "12. Models side by side" in text and "B − A [CI]" in text

@@ -200,7 +200,7 @@ def test_the_report_has_the_section_with_several_generators(
     assert schema.validation_errors(document) == []
     assert document["models_side_by_side"]["baseline"] == "model-v1"
     html = staff_client.get(reverse("report:study_report", args=[two_generators.slug])).content
-    assert "11. Models side by side" in html.decode() and 'id="models"' in html.decode()
+    assert "12. Models side by side" in html.decode() and 'id="models"' in html.decode()
     single = staff_client.get(reverse("report:study_report_json", args=[two_versions[0].slug]))
     assert "models_side_by_side" not in json.loads(single.content)
 

@@ -129,13 +129,13 @@ def test_a_partial_document_does_not_break_the_display(plain_report):
     )
 
 
-def test_report_html_has_section_8_in_the_contents(report, plain_report):
+def test_report_html_has_section_9_in_the_contents(report, plain_report):
     from scoring.report.render import render_report_html
 
     html = render_report_html(report, with_figures=False)
-    title = "8. Judges and humans combined: prediction-powered estimates and judge fairness"
+    title = "9. Judges and humans combined: prediction-powered estimates and judge fairness"
     assert html.count(title) == 2  # the contents and the heading
-    assert 'id="ppi"' in html and "9. Stated limitations" in html and "10. Provenance" in html
+    assert 'id="ppi"' in html and "10. Stated limitations" in html and "11. Provenance" in html
     assert "do not report" in html and "32.0% [22.0%, 43.0%]" in html
     assert "False positives [95% CI]" in html and "25.0% [17.0%, 35.0%]" in html
     # The flag's sentence, silent (gender) and fired (culture), each with the study's power.

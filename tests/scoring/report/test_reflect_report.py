@@ -288,7 +288,7 @@ def test_a_study_with_a_reflect_part_is_one_document(answered_study, face_set, s
     assert [s["part"] for s in report["legal"]["systems"]] == ["study", "reflect"]
     html = (out / "report.html").read_text()
     assert html.count('<nav class="toc"') == 1 and html.count('id="summary"') == 1
-    assert html.count('id="evidence"') == 1 and "11. REFLECT: decision tasks" in html
+    assert html.count('id="evidence"') == 1 and "12. REFLECT: decision tasks" in html
     summary = html[html.index('id="summary"') : html.index('<nav class="toc"')]
     assert "REFLECT face set" in summary and "Study “" in summary
     assert verify_folder(out) == ([], [])

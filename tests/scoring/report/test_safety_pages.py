@@ -66,7 +66,7 @@ def test_with_controls_the_section_has_findings_table_and_figures(tmp_path, staf
     csv = staff_client.get(figure.replace(".svg", ".csv")).content.decode()
     assert csv.splitlines()[0].startswith("source,generator,attribute,value,over_refusal")
     report = staff_client.get(reverse("report:study_report", args=[study.slug])).content.decode()
-    assert '<h2 id="safety">6. Safety–utility trade-off by attribute</h2>' in report
+    assert '<h2 id="safety">7. Safety–utility trade-off by attribute</h2>' in report
 
 
 def test_the_fragment_is_staff_only(tmp_path, annotators, client):

@@ -166,3 +166,41 @@ def test_verdicts_from_the_study_exports_own_delta_blocks():
     delta = ppi["delta"][ppi_scenarios.ATTRIBUTE]
     entry = eq.equivalence_entry(delta, delta_margin=0.2, prefix="")
     assert entry["verdict"] == eq.EQUIVALENT and entry["max_abs_bound"] == delta["ci_high"]
+
+
+def test_the_section_reads_every_delta_of_a_study_export_by_hand():
+    """``equivalence_section`` over a whole study export: one entry per Δ of ``rates`` and per
+    PPI Δ (source ``ppi:<judge>``), each outcome against its own margin, every verdict the plain
+    reading of its interval."""
+    from scoring.stats import study_metrics
+    from scoring.stats.synthetic_study import synthetic_study
+
+    annotations, judgments = synthetic_study(n_items=600, n_annotated_items=200, seed=1)
+    metrics = study_metrics(annotations, judgments, n_resamples=200, seed=0)
+    margins = {"erasure": 0.3}
+    section = eq.equivalence_section(metrics["rates"], metrics["ppi"], margins=margins)
+    blocks = [
+        (source, outcome, attribute, block, "delta_")
+        for source, outcomes in metrics["rates"].items()
+        for outcome, attributes in outcomes.items()
+        for attribute, block in attributes.items()
+    ] + [
+        (f"ppi:{judge}", outcome, attribute, block, "")
+        for judge, outcomes in metrics["ppi"].items()
+        for outcome, result in outcomes.items()
+        for attribute, block in result["delta"].items()
+    ]
+    defined = 0
+    for source, outcome, attribute, block, prefix in blocks:
+        entry = section[source][outcome][attribute]
+        margin = margins.get(outcome, eq.DEFAULT_DELTA_MARGIN)
+        assert entry["delta_margin"] == margin
+        low, high = block.get(f"{prefix}ci_low"), block.get(f"{prefix}ci_high")
+        if low is None or high is None:
+            assert entry["verdict"] is None and entry["reason_code"]
+            continue
+        plain = eq.EQUIVALENT if high < margin else eq.DISPARITY if low > 0 else eq.INCONCLUSIVE
+        assert (entry["verdict"], entry["max_abs_bound"]) == (plain, high)
+        defined += 1
+    assert defined > 50
+    assert sum(len(a) for o in section.values() for a in o.values()) == len(blocks)
