@@ -138,3 +138,19 @@ def test_the_report_shows_the_verdicts_and_flags_a_late_margin(
     assert "Equivalence within δ: what can be claimed" in html
     assert "was set after human labels existed" in html
     call_command("verify_report", str(out))  # the folder's numbers recompute from its data
+
+
+def test_the_summarys_largest_disparities_say_what_each_delta_lets_one_claim():
+    from scoring.metrics.headlines import largest_disparities
+
+    report = {
+        "disparities": [
+            {"source": "human", "measure": "refusal", "attribute": "culture", "delta": 0.2},
+            {"source": "human", "measure": "erasure", "attribute": "gender", "delta": 0.1},
+        ],
+        "equivalence": {
+            "human": {"refusal": {"culture": {"verdict": "disparity shown"}}},
+        },
+    }
+    claims = [row["claim"] for row in largest_disparities(report)]
+    assert claims == ["disparity shown", "no verdict"]
