@@ -30,7 +30,8 @@ def study_summary(*, study: Study, metrics: dict | None = None, report: dict | N
         # Three rows: the summary stays on one laptop screen; the details hold every row.
         "ppi": summary.ppi_headline(metrics, limit=3),
         "agreement": summary.agreement_headline(metrics),
-        "disparities": summary.largest_disparities(report),
+        "disparities": (disparities := summary.largest_disparities(report)),
+        "claims": summary.claim_counts(disparities),
         "alpha": report["settings"]["alpha"],
         "warnings": summary.warnings(
             metrics=metrics,

@@ -71,10 +71,10 @@ def test_summary_selector_runs_the_same_queries_whatever_the_study_size(annotato
         counts.append(len(queries))
         assert len(summary["progress"]["annotators"]) == 3
     assert counts[0] == counts[1], counts
-    # One data fingerprint of five queries (answers, judgments, items, adjudications, label
-    # exclusions; shared by the cached metrics and report), progress per batch and annotator,
-    # flags waiting.
-    assert counts[0] == 5 + 2 + 1
+    # One data fingerprint of six queries (answers, judgments, items, adjudications, label
+    # exclusions, equivalence margins; shared by the cached metrics and report), progress per
+    # batch and annotator, flags waiting.
+    assert counts[0] == 6 + 2 + 1
 
 
 def test_summary_numbers_are_the_exports(batch, annotators):

@@ -141,7 +141,7 @@ def test_the_report_shows_the_verdicts_and_flags_a_late_margin(
 
 
 def test_the_summarys_largest_disparities_say_what_each_delta_lets_one_claim():
-    from scoring.metrics.headlines import largest_disparities
+    from scoring.metrics.headlines import claim_counts, largest_disparities
 
     report = {
         "disparities": [
@@ -152,5 +152,9 @@ def test_the_summarys_largest_disparities_say_what_each_delta_lets_one_claim():
             "human": {"refusal": {"culture": {"verdict": "disparity shown"}}},
         },
     }
-    claims = [row["claim"] for row in largest_disparities(report)]
-    assert claims == ["disparity shown", "no verdict"]
+    rows = largest_disparities(report)
+    assert [row["claim"] for row in rows] == ["disparity shown", "no verdict"]
+    assert claim_counts(rows) == [
+        {"verdict": "disparity shown", "n": 1},
+        {"verdict": "no verdict", "n": 1},
+    ]

@@ -103,6 +103,10 @@ def test_ctrl_c_stops_at_once_and_keeps_the_stored_chunks(face_set, serve):
     paths = {image.pk: image.file.path for image in selectors.accepted_images(face_set=face_set)}
     planned = selectors.run_planned_requests(run=run, task="mcq", paths=paths)
     blocking = Blocks(build_backend(choice))
+    # A command-line process has Python's own SIGINT handler; in the full suite an earlier test
+    # (not found: it passes alone and with its neighbours) left another, so the Ctrl-C was not
+    # raised in 2 of 2 full runs. The test is about what a real Ctrl-C does, so it sets it.
+    previous_handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))  # a real Ctrl-C
     timer.start()
     started = time.monotonic()
@@ -116,6 +120,7 @@ def test_ctrl_c_stops_at_once_and_keeps_the_stored_chunks(face_set, serve):
     finally:
         timer.cancel()
         blocking.release.set()
+        signal.signal(signal.SIGINT, previous_handler)
     assert ReflectAnswer.objects.count() == 1 + 5  # the pre-flight answer and one chunk
 
 
