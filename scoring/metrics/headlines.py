@@ -9,8 +9,6 @@ on the summary is the one the export and the report hold.
 
 from __future__ import annotations
 
-from collections import Counter
-
 from scoring.report.display import (
     confidence_label,
     fleiss_scope,
@@ -19,10 +17,9 @@ from scoring.report.display import (
     p_value,
     with_interval,
 )
-from scoring.report.equivalence_table import verdict_for
+from scoring.report.equivalence_table import verdict_counts, verdict_for
 from scoring.report.text import differential_errors, judge_only_cautions, ppi_deltas
 from scoring.stats.agreement import agreement_band
-from scoring.stats.equivalence import VERDICTS
 
 HUMAN = "human"
 # Below Landis & Koch's "moderate" a judge's labels do not stand in for human ones.
@@ -101,11 +98,9 @@ def largest_disparities(report: dict, *, limit: int = LARGEST_DISPARITIES) -> li
 
 
 def claim_counts(rows: list[dict]) -> list[dict]:
-    """How many of ``rows`` (``largest_disparities``) each verdict covers, in the verdicts'
-    order: the summary's line under the table, in the report's words."""
-    counts = Counter(row["claim"] for row in rows)
-    order = [*VERDICTS, "no verdict"]
-    return [{"verdict": v, "n": counts[v]} for v in order if counts[v]]
+    """How many of ``rows`` (``largest_disparities``) each verdict covers: the summary's line
+    under the table, in the report's words."""
+    return verdict_counts(row["claim"] for row in rows)
 
 
 def warnings(

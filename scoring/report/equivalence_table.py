@@ -4,17 +4,20 @@ report.json ``equivalence`` and ``equivalence_margins``; docs/metrics.md, "Equiv
 
 from __future__ import annotations
 
-from scoring.report.display import TableNotes
-from scoring.stats.equivalence import DISPARITY, EQUIVALENT, PPI_SOURCE_PREFIX
+from collections import Counter
 
-# Humans first, then each judge's prediction-powered Δ (the one to cite for a judge humans
-# validated), then the judges alone.
-_SOURCE_ORDER = {"human": 0}
+from scoring.report.display import TableNotes
+from scoring.stats.equivalence import PPI_SOURCE_PREFIX, VERDICTS
+
+# Where a Δ has no interval, and so no verdict.
+NO_VERDICT = "no verdict"
 
 
 def _source_rank(source: str) -> tuple[int, str]:
-    if source in _SOURCE_ORDER:
-        return _SOURCE_ORDER[source], source
+    """Humans first, then each judge's prediction-powered Δ (the one to cite for a judge humans
+    validated), then the judges alone."""
+    if source == "human":
+        return 0, source
     return (1 if source.startswith(PPI_SOURCE_PREFIX) else 2), source
 
 
@@ -29,19 +32,13 @@ def source_label(source: str) -> str:
 def verdict_for(report: dict, source: str, outcome: str, attribute: str) -> str:
     """The verdict words of one Δ of ``report`` (the summary's and the report's column)."""
     entry = (report.get("equivalence") or {}).get(source, {}).get(outcome, {}).get(attribute)
-    return (entry or {}).get("verdict") or "no verdict"
+    return (entry or {}).get("verdict") or NO_VERDICT
 
 
-def verdict_text(entry: dict) -> str:
-    """One verdict in words: the verdict and the bound it rests on, or why there is none."""
-    if entry.get("verdict") is None:
-        return "no verdict"
-    bound = f"|difference| ≤ {entry['max_abs_bound']:.3f}"
-    if entry["verdict"] == EQUIVALENT:
-        return f"{EQUIVALENT} ({bound} < δ = {entry['delta_margin']:g})"
-    if entry["verdict"] == DISPARITY:
-        return f"{DISPARITY} (an interval excludes 0)"
-    return f"{entry['verdict']} ({bound}, δ = {entry['delta_margin']:g})"
+def verdict_counts(verdicts) -> list[dict]:
+    """``[{verdict, n}]`` for the verdicts given, in the verdicts' own order (no verdict last)."""
+    counts = Counter(verdicts)
+    return [{"verdict": v, "n": counts[v]} for v in (*VERDICTS, NO_VERDICT) if counts[v]]
 
 
 def equivalence_display(report: dict) -> dict:
@@ -62,13 +59,10 @@ def equivalence_display(report: dict) -> dict:
                         "bound": "—"
                         if entry.get("max_abs_bound") is None
                         else f"{entry['max_abs_bound']:.3f}",
-                        "verdict": entry.get("verdict") or "no verdict",
+                        "verdict": entry.get("verdict") or NO_VERDICT,
                         "mark": notes.mark(entry.get("reason")),
                     }
                 )
-    counts = {}
-    for row in rows:
-        counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
     late = [
         f"δ for {outcome} ({margin['delta_margin']:g}) was set after human labels existed "
         f"(by {margin.get('set_by') or 'a command'}, {str(margin.get('set_at') or '')[:10]}): "
@@ -80,7 +74,7 @@ def equivalence_display(report: dict) -> dict:
     return {
         "rows": rows,
         "notes": notes.items,
-        "counts": counts,
+        "counts": verdict_counts(row["verdict"] for row in rows),
         "set_after_data": late,
         # The chance of a false certificate: the test's size, at most 1 − confidence.
         "error_rate": f"{round(100 * (1 - confidence), 1):g} %",
