@@ -186,7 +186,7 @@ def findings(report: dict) -> list[str]:
         f"{'is' if len(flagged) == 1 else 'are'} flagged (Δ's max-t test, Holm-adjusted "
         f"p < {alpha} within each source)."
     ]
-    # Where humans validated a judge, its prediction-powered estimates lead (section 7).
+    # Where humans validated a judge, its prediction-powered estimates lead (the section "Judges and humans combined").
     out = ppi_findings(report) + out
     largest = sorted(defined, key=lambda r: (not r.get("flagged"), -r["delta"]))
     level = confidence_label(report)
@@ -293,7 +293,7 @@ def evidence(report: dict) -> list[str]:
     if unfitted:
         out.append(
             f"{unfitted} of {2 * len(report['regression'])} regression fits are undefined "
-            "(reasons in section 5)."
+            "(reasons in the section Regression)."
         )
     generators = [g["generator"] for g in study_design(report)["generators"]]
     out.append(
